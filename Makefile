@@ -1,0 +1,51 @@
+# The two commands a newcomer needs are `make demo` and `make test`; the rest
+# are the pieces they are built from.
+SHELL := /bin/bash
+GO    ?= go
+BIN   := $(CURDIR)/bin
+VENV  := $(CURDIR)/.venv
+export PATH := $(BIN):$(VENV)/bin:$(PATH)
+
+.PHONY: all build venv demo demo-images test bench release blobs bosh-cli clean
+
+all: build
+
+# Go tools: hey and credhub-perf from the shipped (vendored) module,
+# credhub-sim from its own module so its SQLite driver never ships.
+build:
+	@mkdir -p $(BIN)
+	cd src/credhub-perf && $(GO) build -o $(BIN)/ ./cmd/...
+	cd src/credhub-sim && $(GO) build -o $(BIN)/ ./cmd/...
+
+# The plotter in a local virtualenv.
+venv: $(VENV)/.installed
+$(VENV)/.installed: plotting/pyproject.toml
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e './plotting[test]'
+	@touch $@
+
+demo: build venv
+	scripts/demo
+
+# Regenerates the images the README shows, from a fresh demo run.
+demo-images: demo
+	scripts/demo-images
+
+test: build venv
+	scripts/test-all
+
+bench: build venv
+	scripts/bench
+
+bosh-cli:
+	@scripts/bosh-cli >/dev/null
+
+blobs: bosh-cli
+	scripts/add-blobs
+
+release: blobs
+	scripts/create-release
+
+clean:
+	rm -rf $(BIN) demo-out dev_releases .dev_builds

@@ -1,0 +1,3 @@
+module github.com/credhub-perf/credhub-perf
+
+go 1.22

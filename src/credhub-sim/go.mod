@@ -1,0 +1,3 @@
+module github.com/credhub-perf/credhub-sim
+
+go 1.22
