@@ -1,0 +1,297 @@
+// Command null-server is the HTTPS target of `make bench`: it answers every
+// request with 200 and a small fixed body, so the figures measure the load
+// generators and TLS, never an application. It is stdlib only so the bench
+// needs nothing but a Go toolchain.
+//
+//	null-server -gen-certs DIR
+//	null-server -cert DIR/server.crt -key DIR/server.key [-client-ca DIR/ca.crt]
+//	            [-listen 127.0.0.1:0] [-addr-file FILE] [-resumption]
+//
+// With -client-ca the server requires and verifies a client certificate
+// (mTLS); without it, it is server-auth-only TLS (for peers such as wrk and
+// rakyll/hey that cannot present one). On SIGTERM or SIGINT it prints one
+// line of counters to stderr, which the bench uses to check that a
+// "keep-alive off" run really did one handshake per request.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// body is small and fixed: generators differ in how they read bodies, and a
+// large one would measure copying instead of request handling.
+var body = []byte("ok\n")
+
+type counters struct {
+	requests   atomic.Int64
+	conns      atomic.Int64
+	handshakes atomic.Int64
+	resumed    atomic.Int64
+}
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	fs := flag.NewFlagSet("null-server", flag.ContinueOnError)
+	genCerts := fs.String("gen-certs", "", "write ca/server/client RSA-2048 certificates and keys into `DIR` and exit")
+	certFile := fs.String("cert", "", "server certificate `PEM` file")
+	keyFile := fs.String("key", "", "server private key `PEM` file")
+	clientCA := fs.String("client-ca", "", "CA `PEM` file; when set, a client certificate signed by it is required (mTLS)")
+	listen := fs.String("listen", "127.0.0.1:0", "listen `address`")
+	addrFile := fs.String("addr-file", "", "write the base URL to `FILE` once listening")
+	resumption := fs.Bool("resumption", false, "allow TLS session resumption (off by default so every new connection is a full handshake)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "null-server: unexpected argument %q; all options are flags (see -h)\n", fs.Arg(0))
+		return 2
+	}
+	if *genCerts != "" {
+		if err := writeCerts(*genCerts); err != nil {
+			fmt.Fprintf(os.Stderr, "null-server: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	if *certFile == "" || *keyFile == "" {
+		fmt.Fprintln(os.Stderr, "null-server: -cert and -key are required (create them with: null-server -gen-certs DIR)")
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	o := options{listen: *listen, certFile: *certFile, keyFile: *keyFile, clientCA: *clientCA, addrFile: *addrFile, resumption: *resumption}
+	st, err := serve(ctx, o, func(url, mode string) {
+		fmt.Printf("null-server listening on %s (%s)\n", url, mode)
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "null-server: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "null-server stats: requests=%d conns=%d handshakes=%d resumed=%d\n",
+		st.Requests, st.Conns, st.Handshakes, st.Resumed)
+	return 0
+}
+
+type options struct {
+	listen, certFile, keyFile, clientCA, addrFile string
+	resumption                                    bool
+}
+
+// stats is what the server counted between start and shutdown.
+type stats struct {
+	Requests, Conns, Handshakes, Resumed int64
+}
+
+// serve runs until ctx is done, calling ready once it accepts connections.
+func serve(ctx context.Context, o options, ready func(url, mode string)) (stats, error) {
+	cert, err := tls.LoadX509KeyPair(o.certFile, o.keyFile)
+	if err != nil {
+		return stats{}, fmt.Errorf("load server certificate %s and key %s: %w", o.certFile, o.keyFile, err)
+	}
+	var c counters
+	cfg := &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		// HTTP/1.1 only: every peer in the bench speaks it, and an h2
+		// upgrade by some of them would compare different protocols.
+		NextProtos:             []string{"http/1.1"},
+		SessionTicketsDisabled: !o.resumption,
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			c.handshakes.Add(1)
+			if cs.DidResume {
+				c.resumed.Add(1)
+			}
+			return nil
+		},
+	}
+	mode := "server-auth TLS"
+	if o.clientCA != "" {
+		pemBytes, err := os.ReadFile(o.clientCA)
+		if err != nil {
+			return stats{}, fmt.Errorf("read client CA: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pemBytes) {
+			return stats{}, fmt.Errorf("client CA %s holds no PEM certificate; pass the ca.crt written by -gen-certs", o.clientCA)
+		}
+		cfg.ClientCAs = pool
+		cfg.ClientAuth = tls.RequireAndVerifyClientCert
+		mode = "mTLS"
+	}
+
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return stats{}, fmt.Errorf("listen on %s: %w", o.listen, err)
+	}
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			c.requests.Add(1)
+			// Drain the request body so a keep-alive connection stays usable
+			// for generators that send one.
+			_, _ = io.Copy(io.Discard, r.Body)
+			h := w.Header()
+			h["Content-Type"] = []string{"text/plain"}
+			h["Content-Length"] = []string{"3"}
+			_, _ = w.Write(body)
+		}),
+		TLSConfig: cfg,
+		// An empty map disables the automatic HTTP/2 of net/http.
+		TLSNextProto:      map[string]func(*http.Server, *tls.Conn, http.Handler){},
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       60 * time.Second,
+		// Generators cut connections at the end of a timed run; those
+		// handshake and read errors are expected and would only add noise.
+		ErrorLog: log.New(io.Discard, "", 0),
+		ConnState: func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				c.conns.Add(1)
+			}
+		},
+	}
+
+	url := "https://" + ln.Addr().String()
+	if o.addrFile != "" {
+		// Write then rename so a reader polling for the file never sees it half written.
+		tmp := o.addrFile + ".tmp"
+		if err := os.WriteFile(tmp, []byte(url+"\n"), 0o644); err != nil {
+			return stats{}, fmt.Errorf("write address file: %w", err)
+		}
+		if err := os.Rename(tmp, o.addrFile); err != nil {
+			return stats{}, fmt.Errorf("write address file: %w", err)
+		}
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ServeTLS(ln, "", "") }()
+	ready(url, mode)
+	select {
+	case err := <-errc:
+		return stats{}, fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+	return stats{c.requests.Load(), c.conns.Load(), c.handshakes.Load(), c.resumed.Load()}, nil
+}
+
+// writeCerts writes the same file names as `credhub-sim certs --out DIR`
+// (ca.crt ca.key server.crt server.key client.crt client.key) so either can
+// feed the bench. RSA-2048 because that is what the issue's handshake figures
+// are about and what CredHub deployments commonly use.
+func writeCerts(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create certificate directory: %w", err)
+	}
+	now := time.Now()
+	caKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return fmt.Errorf("generate CA key: %w", err)
+	}
+	caTmpl := &x509.Certificate{
+		SerialNumber:          serial(),
+		Subject:               pkix.Name{CommonName: "null-server bench CA"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(365 * 24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		return fmt.Errorf("create CA certificate: %w", err)
+	}
+	caCert, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return fmt.Errorf("parse CA certificate: %w", err)
+	}
+	if err := writePair(dir, "ca", caDER, caKey); err != nil {
+		return err
+	}
+	leaves := []struct {
+		name string
+		tmpl *x509.Certificate
+	}{
+		{"server", &x509.Certificate{
+			Subject:     pkix.Name{CommonName: "localhost"},
+			DNSNames:    []string{"localhost"},
+			IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")},
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		}},
+		{"client", &x509.Certificate{
+			Subject:     pkix.Name{CommonName: "bench-client"},
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		}},
+	}
+	for _, l := range leaves {
+		key, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			return fmt.Errorf("generate %s key: %w", l.name, err)
+		}
+		l.tmpl.SerialNumber = serial()
+		l.tmpl.NotBefore = now.Add(-time.Hour)
+		l.tmpl.NotAfter = now.Add(365 * 24 * time.Hour)
+		l.tmpl.KeyUsage = x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment
+		der, err := x509.CreateCertificate(rand.Reader, l.tmpl, caCert, &key.PublicKey, caKey)
+		if err != nil {
+			return fmt.Errorf("create %s certificate: %w", l.name, err)
+		}
+		if err := writePair(dir, l.name, der, key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writePair(dir, name string, der []byte, key *rsa.PrivateKey) error {
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	if err := os.WriteFile(filepath.Join(dir, name+".crt"), certPEM, 0o644); err != nil {
+		return fmt.Errorf("write %s certificate: %w", name, err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return fmt.Errorf("encode %s key: %w", name, err)
+	}
+	keyPath := filepath.Join(dir, name+".key")
+	// Remove first: WriteFile keeps the mode of an existing file, and an
+	// older, wider-open key file must not stay readable by others.
+	if err := os.Remove(keyPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("replace %s key: %w", name, err)
+	}
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
+	if err := os.WriteFile(keyPath, keyPEM, 0o600); err != nil {
+		return fmt.Errorf("write %s key: %w", name, err)
+	}
+	return nil
+}
+
+func serial() *big.Int {
+	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 126))
+	if err != nil {
+		// crypto/rand failing means the system has no entropy source; no
+		// certificate can be made safely then.
+		panic(fmt.Sprintf("crypto/rand: %v", err))
+	}
+	return n
+}
