@@ -1,0 +1,461 @@
+package load
+
+import (
+	"context"
+	crand "crypto/rand"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// resultBuffer bounds the results in flight between workers and the
+// collector, so memory stays flat however many requests a run sends.
+const resultBuffer = 4096
+
+type header struct {
+	name string
+	val  *text
+}
+
+// Engine sends requests described by a Template with ClientOptions. One
+// Engine may Run many steps, one after another.
+type Engine struct {
+	opts      ClientOptions
+	method    string
+	scheme    string
+	host      string // host[:port] as in the URL
+	hostname  string
+	port      string
+	hostHdr   string
+	baseURL   string // scheme://host
+	target    *text  // request target: path and query
+	body      *text
+	headers   []header
+	hasUA     bool
+	hasCT     bool
+	tlsConf   *tls.Config
+	fast      bool
+	static    []byte // pre-rendered request (fast path, no per-request values)
+	hc        *http.Client
+	authURL   *url.URL
+	seq       atomic.Uint64
+	bodyless  bool // HEAD: responses carry no body
+	needsLen  bool // send Content-Length even when the body is empty
+	reqHeader http.Header
+}
+
+// New validates opts and t (certificates, CA bundle, URL, templates) and
+// builds an Engine. Every error is one line naming the problem.
+func New(opts ClientOptions, t Template) (*Engine, error) {
+	e := &Engine{opts: opts}
+	e.method = strings.ToUpper(strings.TrimSpace(t.Method))
+	if e.method == "" {
+		e.method = http.MethodGet
+	}
+	if !validToken(e.method) {
+		return nil, fmt.Errorf("invalid HTTP method %q", t.Method)
+	}
+	e.bodyless = e.method == http.MethodHead
+	e.needsLen = e.method == http.MethodPost || e.method == http.MethodPut || e.method == http.MethodPatch
+
+	if err := e.parseURL(t.URL); err != nil {
+		return nil, err
+	}
+	files := pickCache{}
+	var err error
+	rawTarget := t.URL[len(e.baseURL):]
+	if rawTarget == "" || rawTarget[0] != '/' {
+		rawTarget = "/" + rawTarget
+	}
+	if i := strings.IndexByte(rawTarget, '#'); i >= 0 {
+		rawTarget = rawTarget[:i]
+	}
+	if e.target, err = compileText(rawTarget, "URL", files); err != nil {
+		return nil, err
+	}
+	for _, s := range e.target.segs {
+		if s.kind == segPick {
+			for n, l := range s.lines {
+				if strings.ContainsAny(string(l), " \t\x00\x7f") {
+					return nil, fmt.Errorf("template in URL: line %d of a {{pick}} file contains whitespace, which a URL cannot hold: %q", n+1, l)
+				}
+			}
+		}
+		if s.kind == segLit && strings.ContainsAny(string(s.lit), " \t\r\n") {
+			return nil, fmt.Errorf("URL %q contains whitespace: percent-encode it (%%20)", t.URL)
+		}
+	}
+	if e.body, err = compileText(t.Body, "body", files); err != nil {
+		return nil, err
+	}
+	for name, vals := range t.Header {
+		if !validToken(name) {
+			return nil, fmt.Errorf("invalid header name %q", name)
+		}
+		canon := textproto.CanonicalMIMEHeaderKey(name)
+		switch canon {
+		case "Host":
+			if e.opts.Host == "" && len(vals) > 0 {
+				e.opts.Host = vals[0]
+			}
+			continue
+		case "Content-Length", "Transfer-Encoding", "Connection":
+			// The engine frames requests itself; a user value would
+			// contradict the body or the keep-alive setting.
+			continue
+		case "User-Agent":
+			e.hasUA = true
+		case "Content-Type":
+			e.hasCT = true
+		}
+		for _, v := range vals {
+			if strings.ContainsAny(v, "\r\n") {
+				return nil, fmt.Errorf("header %s: value contains a line break", name)
+			}
+			vt, err := compileText(v, "header "+canon, files)
+			if err != nil {
+				return nil, err
+			}
+			e.headers = append(e.headers, header{name: canon, val: vt})
+		}
+	}
+	e.hostHdr = e.host
+	if e.opts.Host != "" {
+		e.hostHdr = e.opts.Host
+	}
+
+	if e.scheme == "https" {
+		if e.tlsConf, err = buildTLSConfig(opts.TLS); err != nil {
+			return nil, err
+		}
+		if e.tlsConf.ServerName == "" {
+			e.tlsConf.ServerName = e.hostname
+		}
+	} else if opts.TLS.CertFile != "" || opts.TLS.KeyFile != "" || opts.TLS.CAFile != "" {
+		// Still validate the files: a typo should not pass silently.
+		if _, err := buildTLSConfig(opts.TLS); err != nil {
+			return nil, err
+		}
+	}
+	if opts.HTTP2 && e.scheme != "https" {
+		return nil, fmt.Errorf("HTTP/2 needs an https URL (cleartext h2c is not supported)")
+	}
+	if opts.ProxyURL != nil && opts.ProxyURL.Host == "" {
+		return nil, fmt.Errorf("proxy URL %q has no host: use host:port or http://host:port", opts.ProxyURL.String())
+	}
+	e.fast = !opts.HTTP2 && opts.ProxyURL == nil && !opts.ForceNetHTTP
+	if e.fast {
+		if e.target.static() && e.body.static() && opts.Authorize == nil {
+			allStatic := true
+			for _, h := range e.headers {
+				allStatic = allStatic && h.val.static()
+			}
+			if allStatic {
+				e.static, _ = e.renderRaw(nil, nil, 0, nil, nil)
+			}
+		}
+	} else {
+		e.hc = e.newHTTPClient()
+	}
+	if opts.Authorize != nil {
+		e.authURL, _ = url.Parse(e.baseURL + "/")
+	}
+	return e, nil
+}
+
+func (e *Engine) parseURL(raw string) error {
+	if raw == "" {
+		return errors.New("no URL given: pass an http:// or https:// URL")
+	}
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return fmt.Errorf("URL %q has no scheme: use http://HOST/... or https://HOST/...", raw)
+	}
+	scheme = strings.ToLower(scheme)
+	if scheme != "http" && scheme != "https" {
+		return fmt.Errorf("URL %q: unsupported scheme %q, use http or https", raw, scheme)
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	host := rest[:end]
+	if strings.Contains(host, "{{") {
+		return fmt.Errorf("URL %q: templates may only appear in the path and query, not the host", raw)
+	}
+	if strings.Contains(host, "@") {
+		return fmt.Errorf("URL %q: credentials in the URL are not supported; use -a or a header", raw)
+	}
+	u, err := url.Parse(scheme + "://" + host + "/")
+	if err != nil {
+		return fmt.Errorf("bad URL %q: %w", raw, err)
+	}
+	if u.Hostname() == "" {
+		return fmt.Errorf("URL %q has no host", raw)
+	}
+	e.scheme, e.host, e.hostname = scheme, u.Host, u.Hostname()
+	e.port = u.Port()
+	if e.port == "" {
+		e.port = "80"
+		if scheme == "https" {
+			e.port = "443"
+		}
+	}
+	e.baseURL = raw[:len(raw)-len(rest)] + host
+	return nil
+}
+
+func validToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("()<>@,;:\\\"/[]?={}", c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// worker is one sender: its connection, buffers and random source.
+type worker struct {
+	e    *Engine
+	rng  *rand.Rand
+	buf  []byte
+	body []byte
+	tmp  []byte
+	fc   *fconn
+	mu   sync.Mutex // guards fc.nc against a concurrent abort
+	dead bool
+}
+
+func newRNG() *rand.Rand {
+	var b [16]byte
+	_, _ = crand.Read(b[:])
+	return rand.New(rand.NewPCG(binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:])))
+}
+
+// abort makes in-flight I/O on the worker's connection fail now.
+func (w *worker) abort() {
+	w.mu.Lock()
+	w.dead = true
+	if w.fc != nil && w.fc.nc != nil {
+		_ = w.fc.nc.SetDeadline(time.Unix(1, 0))
+	}
+	w.mu.Unlock()
+}
+
+func (w *worker) closeConn() {
+	w.mu.Lock()
+	if w.fc != nil && w.fc.nc != nil {
+		_ = w.fc.nc.Close()
+		w.fc.nc = nil
+	}
+	w.mu.Unlock()
+}
+
+func (w *worker) do(ctx context.Context, r *Result) {
+	if w.e.fast {
+		w.doFast(ctx, r)
+	} else {
+		w.doStd(ctx, r)
+	}
+}
+
+// Run sends one step's requests and records every request issued (failures
+// included) to sink. It returns when the step is done, when ctx is cancelled
+// (with ctx's error; in-flight requests are aborted and recorded), or on an
+// invalid step.
+func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
+	if err := s.validate(); err != nil {
+		return err
+	}
+	if sink == nil {
+		sink = Discard
+	}
+	start := s.StartAt
+	if start.IsZero() {
+		start = time.Now()
+	} else if d := time.Until(start); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+	runStart := s.RunStart
+	if runStart.IsZero() {
+		runStart = start
+	}
+	var end time.Time
+	if s.Duration > 0 {
+		end = start.Add(s.Duration)
+	}
+
+	n := s.Concurrency
+	if s.Rate == 0 && s.Requests > 0 && s.Requests < n {
+		n = s.Requests
+	}
+	workers := make([]*worker, n)
+	for i := range workers {
+		workers[i] = &worker{e: e, rng: newRNG()}
+	}
+
+	ch := make(chan Result, resultBuffer)
+	collected := make(chan struct{})
+	go func() {
+		defer close(collected)
+		var r Result // one heap cell for the whole run
+		for r = range ch {
+			r.Offset = r.Start.Sub(runStart)
+			r.Concurrency = s.Concurrency
+			r.Rate = s.Rate
+			sink.Record(&r)
+		}
+	}()
+
+	finished := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			for _, w := range workers {
+				w.abort()
+			}
+		case <-finished:
+		}
+	}()
+
+	var wg sync.WaitGroup
+	var slot atomic.Int64
+	for i, w := range workers {
+		wg.Add(1)
+		go func(i int, w *worker) {
+			defer wg.Done()
+			defer w.closeConn()
+			if s.Rate > 0 {
+				w.openLoop(ctx, s, start, end, &slot, ch)
+				return
+			}
+			count := 0
+			if s.Requests > 0 {
+				count = s.Requests / n
+				if i < s.Requests%n {
+					count++
+				}
+			}
+			w.closedLoop(ctx, s, start, end, count, ch)
+		}(i, w)
+	}
+	wg.Wait()
+	close(finished)
+	close(ch)
+	<-collected
+	if e.hc != nil {
+		e.hc.CloseIdleConnections()
+	}
+	return ctx.Err()
+}
+
+func (s Step) validate() error {
+	switch {
+	case s.Concurrency < 1:
+		return fmt.Errorf("step: concurrency must be at least 1, got %d", s.Concurrency)
+	case s.Rate < 0:
+		return fmt.Errorf("step: rate must not be negative, got %g", s.Rate)
+	case s.QPS < 0:
+		return fmt.Errorf("step: per-worker QPS must not be negative, got %g", s.QPS)
+	case s.Requests < 0:
+		return fmt.Errorf("step: requests must not be negative, got %d", s.Requests)
+	case s.Duration < 0:
+		return fmt.Errorf("step: duration must not be negative, got %s", s.Duration)
+	case s.Requests == 0 && s.Duration == 0:
+		return errors.New("step: give a number of requests or a duration")
+	}
+	return nil
+}
+
+// sleepUntil waits for t; false when ctx ended first.
+func sleepUntil(ctx context.Context, timer **time.Timer, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	if *timer == nil {
+		*timer = time.NewTimer(d)
+	} else {
+		(*timer).Reset(d)
+	}
+	select {
+	case <-(*timer).C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (w *worker) closedLoop(ctx context.Context, s Step, start, end time.Time, count int, ch chan<- Result) {
+	var timer *time.Timer
+	var interval time.Duration
+	if s.QPS > 0 {
+		interval = time.Duration(float64(time.Second) / s.QPS)
+	}
+	next := start
+	for k := 0; count == 0 || k < count; k++ {
+		if interval > 0 {
+			if !end.IsZero() && !next.Before(end) {
+				return
+			}
+			if !sleepUntil(ctx, &timer, next) {
+				return
+			}
+			next = next.Add(interval)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if !end.IsZero() && !time.Now().Before(end) {
+			return
+		}
+		var r Result
+		w.do(ctx, &r)
+		ch <- r
+	}
+}
+
+func (w *worker) openLoop(ctx context.Context, s Step, start, end time.Time, slot *atomic.Int64, ch chan<- Result) {
+	var timer *time.Timer
+	interval := float64(time.Second) / s.Rate
+	for {
+		i := slot.Add(1) - 1
+		if s.Requests > 0 && i >= int64(s.Requests) {
+			return
+		}
+		sched := start.Add(time.Duration(float64(i) * interval))
+		if !end.IsZero() && !sched.Before(end) {
+			return
+		}
+		if !sleepUntil(ctx, &timer, sched) {
+			return
+		}
+		var r Result
+		w.do(ctx, &r)
+		if lag := r.Start.Sub(sched); lag > 0 {
+			r.SchedLag = lag
+			r.Latency += lag
+		}
+		r.Start = sched
+		ch <- r
+	}
+}

@@ -1,0 +1,121 @@
+// Package load is the load engine shared by hey and credhub-perf: closed-loop
+// and open-loop request generation over HTTP/1.1 (a lean client on raw
+// connections) or net/http (HTTP/2, proxies), with mutual TLS, per-request
+// templates and per-request phase timings streamed to a Sink.
+package load
+
+import (
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// TLSOptions configures the client side of (mutual) TLS.
+type TLSOptions struct {
+	CertFile   string // client certificate (PEM); with KeyFile enables mTLS
+	KeyFile    string // client private key (PEM: RSA, ECDSA or Ed25519)
+	CAFile     string // server CA bundle (PEM); system roots when empty
+	ServerName string // overrides the name verified in the server certificate
+	Insecure   bool   // skip server verification; only on explicit request
+}
+
+// ClientOptions configures how requests are sent.
+type ClientOptions struct {
+	TLS                TLSOptions
+	KeepAlive          bool
+	HTTP2              bool
+	Timeout            time.Duration // per request, 0 = none
+	DisableCompression bool
+	DisableRedirects   bool
+	ProxyURL           *url.URL
+	Host               string // Host header override
+	// Authorize is called before every request (e.g. to set a bearer token
+	// that may be refreshed). Only the headers it sets are used. An error
+	// fails that request (recorded, not fatal).
+	Authorize func(*http.Request) error
+	// ForceNetHTTP routes HTTP/1.1 through net/http instead of the lean
+	// client; for comparison and as an escape hatch.
+	ForceNetHTTP bool
+}
+
+// Template describes the request. URL (path and query only), Body and header
+// values may contain {{seq}}, {{uuid}}, {{rand N}} and {{pick FILE}}.
+type Template struct {
+	Method string
+	URL    string
+	Header http.Header
+	Body   string
+}
+
+// Step is one run of the engine.
+type Step struct {
+	Concurrency int     // workers (open loop: most requests in flight)
+	Rate        float64 // total requests/s, open loop; 0 = closed loop
+	QPS         float64 // closed loop: per-worker limit (hey -q); 0 = none
+	Requests    int     // total requests; 0 = until Duration
+	Duration    time.Duration
+	StartAt     time.Time // when to start; zero = now
+	RunStart    time.Time // origin of Result.Offset; zero = step start
+}
+
+// Result is one request. Start+Latency is when its response ended. In open
+// loop Start is the scheduled time and SchedLag how late the request left.
+type Result struct {
+	Start       time.Time
+	Offset      time.Duration
+	Latency     time.Duration
+	DNSDial     time.Duration // DNS + dial + TLS handshake (new connections)
+	DNS         time.Duration
+	ReqWrite    time.Duration
+	RespDelay   time.Duration // request written -> first response byte
+	RespRead    time.Duration // first byte -> body read
+	SchedLag    time.Duration
+	Status      int // 0 when no response came back
+	Err         string
+	Concurrency int
+	Rate        float64
+	BytesIn     int64 // response body bytes
+}
+
+// Failed reports whether r counts as an error (status 0 or >= 400, or an
+// error message), per docs/design.md.
+func (r *Result) Failed() bool {
+	return r.Status == 0 || r.Status >= 400 || r.Err != ""
+}
+
+// Sink receives results from one goroutine, in completion order. It must not
+// keep the pointer.
+type Sink interface {
+	Record(*Result)
+}
+
+// SinkFunc adapts a function to Sink.
+type SinkFunc func(*Result)
+
+// Record calls f(r).
+func (f SinkFunc) Record(r *Result) { f(r) }
+
+type multi []Sink
+
+func (m multi) Record(r *Result) {
+	for _, s := range m {
+		s.Record(r)
+	}
+}
+
+// Multi returns a Sink that records to every non-nil sink in order.
+func Multi(sinks ...Sink) Sink {
+	var m multi
+	for _, s := range sinks {
+		if s != nil {
+			m = append(m, s)
+		}
+	}
+	if len(m) == 1 {
+		return m[0]
+	}
+	return m
+}
+
+// Discard is a Sink that drops results (warm-up requests).
+var Discard Sink = SinkFunc(func(*Result) {})
