@@ -1,0 +1,455 @@
+package load_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/credhub-perf/credhub-perf/load"
+	"github.com/credhub-perf/credhub-perf/load/loadtest"
+)
+
+type collect struct {
+	mu  sync.Mutex
+	res []load.Result
+}
+
+func (c *collect) Record(r *load.Result) {
+	c.mu.Lock()
+	c.res = append(c.res, *r)
+	c.mu.Unlock()
+}
+
+func mtlsOpts(p *loadtest.PKI, keepAlive bool) load.ClientOptions {
+	return load.ClientOptions{
+		TLS:       load.TLSOptions{CertFile: p.ClientCert, KeyFile: p.ClientKey, CAFile: p.CAFile},
+		KeepAlive: keepAlive,
+		Timeout:   10 * time.Second,
+	}
+}
+
+// paths runs a subtest for the lean client and for net/http.
+func paths(t *testing.T, f func(t *testing.T, force bool)) {
+	t.Run("lean", func(t *testing.T) { f(t, false) })
+	t.Run("net-http", func(t *testing.T) { f(t, true) })
+}
+
+func run(t *testing.T, opts load.ClientOptions, tmpl load.Template, s load.Step) []load.Result {
+	t.Helper()
+	e, err := load.New(opts, tmpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c collect
+	if err := e.Run(context.Background(), s, &c); err != nil {
+		t.Fatal(err)
+	}
+	return c.res
+}
+
+func TestClientCertificatePresentedAndVerified(t *testing.T) {
+	for _, kt := range []loadtest.KeyType{loadtest.RSA, loadtest.ECDSA} {
+		t.Run(string(kt), func(t *testing.T) {
+			p := loadtest.NewPKI(t, kt)
+			var seen sync.Map
+			srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if len(r.TLS.VerifiedChains) == 0 {
+					http.Error(w, "unverified", 403)
+					return
+				}
+				seen.Store(r.TLS.PeerCertificates[0].Subject.CommonName, true)
+				io.WriteString(w, "ok")
+			}), true, false)
+			paths(t, func(t *testing.T, force bool) {
+				opts := mtlsOpts(p, true)
+				opts.ForceNetHTTP = force
+				res := run(t, opts, load.Template{URL: srv.URL + "/x"}, load.Step{Concurrency: 3, Requests: 30})
+				if len(res) != 30 {
+					t.Fatalf("got %d results, want 30", len(res))
+				}
+				for _, r := range res {
+					if r.Status != 200 || r.Err != "" || r.BytesIn != 2 {
+						t.Fatalf("request failed: %+v", r)
+					}
+				}
+				if _, ok := seen.Load(p.ClientName); !ok {
+					t.Fatal("server did not see the client certificate")
+				}
+				// Without a client certificate the server must refuse, and the
+				// failures must be recorded.
+				opts.TLS.CertFile, opts.TLS.KeyFile = "", ""
+				res = run(t, opts, load.Template{URL: srv.URL + "/x"}, load.Step{Concurrency: 2, Requests: 4})
+				if len(res) != 4 {
+					t.Fatalf("got %d results without a certificate, want 4", len(res))
+				}
+				for _, r := range res {
+					if !r.Failed() || r.Err == "" {
+						t.Fatalf("request without client certificate succeeded: %+v", r)
+					}
+				}
+			})
+		})
+	}
+}
+
+func TestServerVerification(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), true, false)
+	opts := mtlsOpts(p, true)
+	opts.TLS.CAFile = "" // system roots do not know our CA
+	res := run(t, opts, load.Template{URL: srv.URL}, load.Step{Concurrency: 1, Requests: 2})
+	if len(res) != 2 || !strings.Contains(res[0].Err, "certificate") {
+		t.Fatalf("unknown CA accepted: %+v", res)
+	}
+	opts.TLS.Insecure = true
+	res = run(t, opts, load.Template{URL: srv.URL}, load.Step{Concurrency: 1, Requests: 2})
+	if res[0].Err != "" || res[0].Status != 200 {
+		t.Fatalf("insecure request failed: %+v", res[0])
+	}
+	// Server name override: the certificate holds credhub.test but not
+	// "example.invalid".
+	opts = mtlsOpts(p, true)
+	opts.TLS.ServerName = "example.invalid"
+	res = run(t, opts, load.Template{URL: srv.URL}, load.Step{Concurrency: 1, Requests: 1})
+	if !strings.Contains(res[0].Err, "certificate") {
+		t.Fatalf("wrong server name accepted: %+v", res[0])
+	}
+	opts.TLS.ServerName = "credhub.test"
+	res = run(t, opts, load.Template{URL: srv.URL}, load.Step{Concurrency: 1, Requests: 1})
+	if res[0].Err != "" {
+		t.Fatalf("server name override failed: %+v", res[0])
+	}
+}
+
+func TestKeepAliveOffOneHandshakePerRequest(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	paths(t, func(t *testing.T, force bool) {
+		srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, "hello")
+		}), true, false)
+		opts := mtlsOpts(p, false)
+		opts.ForceNetHTTP = force
+		res := run(t, opts, load.Template{URL: srv.URL}, load.Step{Concurrency: 4, Requests: 40})
+		for _, r := range res {
+			if r.Err != "" || r.DNSDial <= 0 {
+				t.Fatalf("request failed or reused a connection: %+v", r)
+			}
+		}
+		if h := srv.Handshakes(); h != 40 {
+			t.Fatalf("keep-alive off: %d handshakes for 40 requests", h)
+		}
+		opts.KeepAlive = true
+		before := srv.Handshakes()
+		run(t, opts, load.Template{URL: srv.URL}, load.Step{Concurrency: 4, Requests: 40})
+		if h := srv.Handshakes() - before; h != 4 {
+			t.Fatalf("keep-alive on: %d handshakes for 4 workers", h)
+		}
+	})
+}
+
+func TestFailuresRecorded(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/slow":
+			time.Sleep(600 * time.Millisecond)
+		case "/fail":
+			http.Error(w, "boom", 500)
+		}
+	}), true, false)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "https://" + l.Addr().String() + "/"
+	l.Close()
+
+	paths(t, func(t *testing.T, force bool) {
+		cases := []struct {
+			url, want string
+			status    int
+		}{
+			{refused, "connection refused", 0},
+			{srv.URL + "/slow", "timeout", 0},
+			{srv.URL + "/fail", "", 500},
+		}
+		for _, c := range cases {
+			opts := mtlsOpts(p, true)
+			opts.ForceNetHTTP = force
+			opts.Timeout = 200 * time.Millisecond
+			res := run(t, opts, load.Template{URL: c.url}, load.Step{Concurrency: 2, Requests: 6})
+			if len(res) != 6 {
+				t.Fatalf("%s: %d results, want 6", c.url, len(res))
+			}
+			for _, r := range res {
+				if !r.Failed() || r.Status != c.status || !strings.Contains(r.Err, c.want) {
+					t.Fatalf("%s: got status %d err %q, want %d %q", c.url, r.Status, r.Err, c.status, c.want)
+				}
+				if r.Start.IsZero() || r.Latency <= 0 {
+					t.Fatalf("%s: failure without timing: %+v", c.url, r)
+				}
+			}
+		}
+	})
+}
+
+func TestPhasesWithinLatency(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.RSA)
+	srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(2 * time.Millisecond)
+		w.Write(make([]byte, 100000))
+	}), true, false)
+	paths(t, func(t *testing.T, force bool) {
+		for _, ka := range []bool{true, false} {
+			opts := mtlsOpts(p, ka)
+			opts.ForceNetHTTP = force
+			u := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
+			res := run(t, opts, load.Template{URL: u}, load.Step{Concurrency: 2, Requests: 20})
+			for _, r := range res {
+				sum := r.DNSDial + r.ReqWrite + r.RespDelay + r.RespRead
+				if r.Err != "" || sum > r.Latency || r.RespDelay < 2*time.Millisecond || r.BytesIn != 100000 {
+					t.Fatalf("keepalive=%v: phases %v > latency %v or failure: %+v", ka, sum, r.Latency, r)
+				}
+				if r.DNS > r.DNSDial {
+					t.Fatalf("DNS %v longer than DNS+dial %v", r.DNS, r.DNSDial)
+				}
+			}
+			if !ka && res[0].DNS == 0 {
+				t.Fatalf("no DNS time for a name lookup: %+v", res[0])
+			}
+		}
+	})
+}
+
+func TestResponseFraming(t *testing.T) {
+	// Chunked bodies, bodies delimited by connection close, HEAD, 204 and
+	// servers closing keep-alive connections (like Tomcat after 100
+	// requests) must all be read correctly by the lean client.
+	var n atomic.Int64
+	srv := loadtest.NewMTLSServer(t, loadtest.NewPKI(t, loadtest.ECDSA), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		k := n.Add(1)
+		switch r.URL.Path {
+		case "/chunked":
+			w.Write([]byte("abc"))
+			w.(http.Flusher).Flush()
+			w.Write([]byte("defgh"))
+		case "/close":
+			if k%3 == 0 {
+				w.Header().Set("Connection", "close")
+			}
+			w.Write([]byte("12345678"))
+		case "/nocontent":
+			w.WriteHeader(204)
+		case "/raw":
+			conn, bw, _ := w.(http.Hijacker).Hijack()
+			bw.WriteString("HTTP/1.1 200 OK\r\n\r\nuntil-eof")
+			bw.Flush()
+			conn.Close()
+		default:
+			w.Write([]byte("0123456789"))
+		}
+	}), false, false)
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	_ = p
+	opts := load.ClientOptions{KeepAlive: true, Timeout: 5 * time.Second, TLS: load.TLSOptions{Insecure: true}}
+	for _, c := range []struct {
+		method, path string
+		bytes        int64
+		status       int
+	}{
+		{"GET", "/chunked", 8, 200}, {"GET", "/close", 8, 200}, {"GET", "/nocontent", 0, 204},
+		{"GET", "/raw", 9, 200}, {"HEAD", "/", 0, 200}, {"POST", "/", 10, 200},
+	} {
+		res := run(t, opts, load.Template{Method: c.method, URL: srv.URL + c.path, Body: ""}, load.Step{Concurrency: 2, Requests: 12})
+		for _, r := range res {
+			if r.Err != "" || r.Status != c.status || r.BytesIn != c.bytes {
+				t.Fatalf("%s %s: %+v", c.method, c.path, r)
+			}
+		}
+	}
+}
+
+func TestHTTP2(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	var proto atomic.Value
+	srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		proto.Store(r.Proto)
+	}), true, true)
+	opts := mtlsOpts(p, true)
+	opts.HTTP2 = true
+	res := run(t, opts, load.Template{URL: srv.URL}, load.Step{Concurrency: 4, Requests: 20})
+	if len(res) != 20 || res[0].Err != "" || proto.Load() != "HTTP/2.0" {
+		t.Fatalf("HTTP/2: proto %v, %+v", proto.Load(), res[0])
+	}
+	opts.HTTP2 = false
+	run(t, opts, load.Template{URL: srv.URL}, load.Step{Concurrency: 1, Requests: 1})
+	if proto.Load() != "HTTP/1.1" {
+		t.Fatalf("HTTP/1.1 requested, server saw %v", proto.Load())
+	}
+}
+
+func TestTemplates(t *testing.T) {
+	names := filepath.Join(t.TempDir(), "names.txt")
+	os.WriteFile(names, []byte("/perf/a\n\n/perf/b\r\n/perf/c\n"), 0o600)
+	type seen struct{ uri, body, hdr string }
+	var mu sync.Mutex
+	var got []seen
+	srv := loadtest.NewMTLSServer(t, loadtest.NewPKI(t, loadtest.ECDSA), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, seen{r.URL.RequestURI(), string(b), r.Header.Get("X-Id")})
+		mu.Unlock()
+	}), false, false)
+	paths(t, func(t *testing.T, force bool) {
+		got = nil
+		opts := load.ClientOptions{KeepAlive: true, TLS: load.TLSOptions{Insecure: true}, ForceNetHTTP: force}
+		tmpl := load.Template{
+			Method: "PUT",
+			URL:    srv.URL + "/api/v1/data?name={{pick " + names + "}}&n={{seq}}",
+			Header: http.Header{"X-Id": {"{{uuid}}"}},
+			Body:   `{"name":"/perf/{{seq}}","value":"{{rand 10}}"}`,
+		}
+		res := run(t, opts, tmpl, load.Step{Concurrency: 3, Requests: 60})
+		if len(res) != 60 || len(got) != 60 {
+			t.Fatalf("%d results, %d seen", len(res), len(got))
+		}
+		seqs := map[string]bool{}
+		uuids := map[string]bool{}
+		picks := map[string]bool{}
+		uuidRE := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+		bodyRE := regexp.MustCompile(`^\{"name":"/perf/(\d+)","value":"(\d)"\}$`)
+		uriRE := regexp.MustCompile(`^/api/v1/data\?name=(/perf/[abc])&n=(\d+)$`)
+		for _, g := range got {
+			m := uriRE.FindStringSubmatch(g.uri)
+			b := bodyRE.FindStringSubmatch(g.body)
+			if m == nil || b == nil || !uuidRE.MatchString(g.hdr) {
+				t.Fatalf("bad rendering: %+v", g)
+			}
+			if m[2] != b[1] {
+				t.Fatalf("{{seq}} differs within one request: %+v", g)
+			}
+			seqs[m[2]], uuids[g.hdr], picks[m[1]] = true, true, true
+		}
+		if len(seqs) != 60 || len(uuids) != 60 || len(picks) != 3 {
+			t.Fatalf("values not unique/varied: %d seqs, %d uuids, %d picks", len(seqs), len(uuids), len(picks))
+		}
+	})
+}
+
+func TestNewErrors(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.RSA)
+	q := loadtest.NewPKI(t, loadtest.ECDSA)
+	empty := filepath.Join(t.TempDir(), "empty.pem")
+	os.WriteFile(empty, []byte("not a certificate\n"), 0o600)
+	u := "https://127.0.0.1:1/"
+	cases := []struct {
+		name string
+		opts load.ClientOptions
+		tmpl load.Template
+		want string
+	}{
+		{"mismatch", load.ClientOptions{TLS: load.TLSOptions{CertFile: p.ClientCert, KeyFile: q.ClientKey}}, load.Template{URL: u}, "do not match"},
+		{"missing cert", load.ClientOptions{TLS: load.TLSOptions{CertFile: "/nonexistent.crt", KeyFile: p.ClientKey}}, load.Template{URL: u}, "reading client certificate"},
+		{"key without cert", load.ClientOptions{TLS: load.TLSOptions{KeyFile: p.ClientKey}}, load.Template{URL: u}, "without its certificate"},
+		{"cert is not PEM", load.ClientOptions{TLS: load.TLSOptions{CertFile: empty, KeyFile: p.ClientKey}}, load.Template{URL: u}, "contains no PEM certificate"},
+		{"key is a cert", load.ClientOptions{TLS: load.TLSOptions{CertFile: p.ClientCert, KeyFile: p.ClientCert}}, load.Template{URL: u}, "no PEM private key"},
+		{"empty CA", load.ClientOptions{TLS: load.TLSOptions{CAFile: empty}}, load.Template{URL: u}, "contains no PEM certificates"},
+		{"no scheme", load.ClientOptions{}, load.Template{URL: "localhost:8080/x"}, "no scheme"},
+		{"ftp", load.ClientOptions{}, load.Template{URL: "ftp://host/x"}, "unsupported scheme"},
+		{"no host", load.ClientOptions{}, load.Template{URL: "https:///x"}, "no host"},
+		{"template in host", load.ClientOptions{}, load.Template{URL: "https://{{seq}}.example/x"}, "not the host"},
+		{"unknown func", load.ClientOptions{}, load.Template{URL: u + "{{nope}}"}, "unknown {{nope}}"},
+		{"unclosed", load.ClientOptions{}, load.Template{URL: u, Body: "{{seq"}, "without a closing"},
+		{"rand zero", load.ClientOptions{}, load.Template{URL: u, Body: "{{rand 0}}"}, "positive integer"},
+		{"pick missing", load.ClientOptions{}, load.Template{URL: u, Body: "{{pick /nonexistent}}"}, "pick /nonexistent"},
+		{"pick empty", load.ClientOptions{}, load.Template{URL: u, Body: "{{pick " + empty + "x}}"}, "no such file"},
+		{"bad method", load.ClientOptions{}, load.Template{URL: u, Method: "GE T"}, "invalid HTTP method"},
+		{"h2c", load.ClientOptions{HTTP2: true}, load.Template{URL: "http://127.0.0.1:1/"}, "HTTP/2 needs an https URL"},
+	}
+	for _, c := range cases {
+		_, err := load.New(c.opts, c.tmpl)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: got %v, want one line containing %q", c.name, err, c.want)
+		}
+	}
+	e, _ := load.New(load.ClientOptions{}, load.Template{URL: u})
+	for _, s := range []load.Step{{Concurrency: 0, Requests: 1}, {Concurrency: 1}, {Concurrency: 1, Requests: -1}, {Concurrency: 1, Rate: -1, Requests: 1}} {
+		if err := e.Run(context.Background(), s, nil); err == nil {
+			t.Errorf("step %+v accepted", s)
+		}
+	}
+}
+
+func TestCancelRecordsInFlight(t *testing.T) {
+	release := make(chan struct{})
+	srv := loadtest.NewMTLSServer(t, loadtest.NewPKI(t, loadtest.ECDSA), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}), false, false)
+	defer close(release)
+	paths(t, func(t *testing.T, force bool) {
+		e, err := load.New(load.ClientOptions{KeepAlive: true, TLS: load.TLSOptions{Insecure: true}, ForceNetHTTP: force}, load.Template{URL: srv.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		var c collect
+		start := time.Now()
+		err = e.Run(ctx, load.Step{Concurrency: 5, Duration: time.Minute}, &c)
+		if err == nil || time.Since(start) > 5*time.Second {
+			t.Fatalf("Run returned %v after %v", err, time.Since(start))
+		}
+		if len(c.res) != 5 {
+			t.Fatalf("%d results for 5 in-flight requests", len(c.res))
+		}
+		for _, r := range c.res {
+			if !strings.Contains(r.Err, "canceled") || r.Latency < 250*time.Millisecond {
+				t.Fatalf("in-flight request: %+v", r)
+			}
+		}
+	})
+}
+
+func TestClosedLoopSplitAndStepFields(t *testing.T) {
+	srv := loadtest.NewMTLSServer(t, loadtest.NewPKI(t, loadtest.ECDSA), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), false, false)
+	runStart := time.Now().Add(-time.Second)
+	res := run(t, load.ClientOptions{KeepAlive: true, TLS: load.TLSOptions{Insecure: true}}, load.Template{URL: srv.URL},
+		load.Step{Concurrency: 7, Requests: 100, RunStart: runStart})
+	if len(res) != 100 {
+		t.Fatalf("%d results, want exactly 100", len(res))
+	}
+	for _, r := range res {
+		if r.Concurrency != 7 || r.Rate != 0 || r.SchedLag != 0 || r.Offset < time.Second || r.Offset != r.Start.Sub(runStart) {
+			t.Fatalf("step fields: %+v", r)
+		}
+	}
+	// Duration-bounded with per-worker QPS (hey -q): 2 workers at 20/s for
+	// 1 s is about 40 requests.
+	start := time.Now()
+	res = run(t, load.ClientOptions{KeepAlive: true, TLS: load.TLSOptions{Insecure: true}}, load.Template{URL: srv.URL},
+		load.Step{Concurrency: 2, QPS: 20, Duration: time.Second})
+	if el := time.Since(start); len(res) < 30 || len(res) > 42 || el > 3*time.Second {
+		t.Fatalf("QPS 2x20/s for 1s: %d requests in %v", len(res), el)
+	}
+}
+
+func ExampleMulti() {
+	var n int
+	s := load.Multi(load.SinkFunc(func(*load.Result) { n++ }), nil, load.SinkFunc(func(*load.Result) { n++ }))
+	s.Record(&load.Result{})
+	fmt.Println(n)
+	// Output: 2
+}
