@@ -1,0 +1,320 @@
+"""Pure, vectorised analysis: steps, windows, percentiles, Little's law, knee, SLO, capacity.
+
+Definitions follow docs/design.md ("Definitions the Go and Python sides share"):
+a step's duration is max(offset + response-time) - min(offset) over its rows,
+throughput is all its rows (successes and failures) over that duration, and a
+row is an error when status-code is 0 or >= 400 or the error column is not empty.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+PERCENTILES = (50, 90, 95, 99)
+
+
+def percentiles(values: np.ndarray, qs) -> np.ndarray:
+    """Exact nearest-rank percentiles: the smallest value with at least q% of values at or below it."""
+    if len(values) == 0:
+        return np.full(len(qs), np.nan)
+    v = np.asarray(values)
+    n = len(v)
+    ranks = np.clip(np.ceil(np.asarray(qs, dtype=np.float64) / 100.0 * n).astype(np.int64) - 1, 0, n - 1)
+    part = np.partition(v, np.unique(ranks))
+    return part[ranks].astype(np.float64)
+
+
+def assign_steps(segment: np.ndarray, concurrency: np.ndarray | None, rate: np.ndarray | None,
+                 offset: np.ndarray) -> np.ndarray:
+    """Step index per row: runs of equal (header block, concurrency, rate).
+
+    Rows are written in completion order, so a straggler of one step can land
+    after the first rows of the next; when the runs in file order interleave
+    like that, the runs are taken in start (offset) order instead, where a
+    step's rows are contiguous.
+    """
+    n = len(segment)
+    if n == 0:
+        return np.empty(0, dtype=np.int32)
+
+    def runs(seg, conc, rt):
+        ch = np.diff(seg) != 0
+        if conc is not None:
+            ch |= np.diff(conc) != 0
+        if rt is not None:
+            ch |= np.diff(rt) != 0
+        out = np.empty(len(seg), dtype=np.int32)
+        out[0] = 0
+        np.cumsum(ch, out=out[1:])
+        return out
+
+    ids = runs(segment, concurrency, rate)
+    nruns = int(ids[-1]) + 1
+    if nruns == 1:
+        return ids
+    # Distinct keys among run starts; more runs than keys means interleaving (or a revisited step).
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(ids)) + 1))
+    keys = {(int(segment[i]), int(concurrency[i]) if concurrency is not None else 0,
+             float(rate[i]) if rate is not None else 0.0) for i in starts}
+    if len(keys) == nruns:
+        return ids
+    order = np.argsort(offset, kind="stable")
+    sorted_ids = runs(segment[order], None if concurrency is None else concurrency[order],
+                      None if rate is None else rate[order])
+    out = np.empty(n, dtype=np.int32)
+    out[order] = sorted_ids
+    return out
+
+
+def windows(offset: np.ndarray, t0: float, t1: float, width: float) -> tuple[np.ndarray, int, float]:
+    """Window index (0..k-1) of each row of ONE step, by start offset.
+
+    The step's span [t0, t1] is cut into k = max(1, floor(span / width))
+    equal windows, so no window straddles two steps and a step shorter than
+    the width is one window of its own (never merged into a neighbour).
+    """
+    span = max(t1 - t0, 1e-9)
+    k = max(1, int(math.floor(span / width + 1e-9)))
+    w = span / k
+    idx = np.floor((offset - t0) / w).astype(np.int32)
+    np.clip(idx, 0, k - 1, out=idx)
+    return idx, k, w
+
+
+@dataclass
+class Step:
+    index: int
+    concurrency: int | None
+    rate: float | None
+    requests: int
+    errors: int
+    duration_s: float
+    throughput: float
+    mean_s: float
+    p50_s: float
+    p90_s: float
+    p95_s: float
+    p99_s: float
+    max_s: float
+    slo_s: float                       # the SLO percentile's value
+    t0: float
+    t1: float
+    in_flight: float                   # Little's law: throughput x mean latency
+    littles_residual: float | None     # (concurrency - in_flight) / concurrency, closed loop only
+    sched_lag_p99_s: float | None = None
+
+    @property
+    def error_rate(self) -> float:
+        return self.errors / self.requests if self.requests else 0.0
+
+    @property
+    def closed(self) -> bool:
+        return not self.rate
+
+    def summary(self) -> dict:
+        return {"concurrency": self.concurrency, "rate": self.rate, "requests": self.requests,
+                "errors": self.errors, "duration_s": self.duration_s, "throughput": self.throughput,
+                "mean_s": self.mean_s, "p50_s": self.p50_s, "p90_s": self.p90_s, "p95_s": self.p95_s,
+                "p99_s": self.p99_s, "max_s": self.max_s}
+
+
+def step_stats(index: int, lat: np.ndarray, off: np.ndarray, err: np.ndarray, concurrency: int | None,
+               rate: float | None, slo_percentile: float, sched_lag: np.ndarray | None = None) -> Step:
+    n = len(lat)
+    t0 = float(off.min())
+    t1 = float((off + lat).max())
+    dur = max(t1 - t0, 1e-9)
+    qs = list(PERCENTILES) + [slo_percentile]
+    p = percentiles(lat, qs)
+    mean = float(lat.mean())
+    tput = n / dur
+    in_flight = tput * mean
+    resid = None
+    if not rate and concurrency:
+        resid = (concurrency - in_flight) / concurrency
+    lag = None
+    if sched_lag is not None and rate:
+        lag = float(percentiles(sched_lag, [99])[0])
+    return Step(index=index, concurrency=concurrency, rate=rate, requests=n, errors=int(err.sum()),
+                duration_s=dur, throughput=tput, mean_s=mean, p50_s=p[0], p90_s=p[1], p95_s=p[2], p99_s=p[3],
+                max_s=float(lat.max()), slo_s=p[4], t0=t0, t1=t1, in_flight=in_flight,
+                littles_residual=resid, sched_lag_p99_s=lag)
+
+
+# ---------------------------------------------------------------- knee
+
+@dataclass
+class Knee:
+    """Fit latency = a + b / (xmax - x) and the knee where its slope reaches k x the no-load slope."""
+
+    a: float
+    b: float
+    xmax: float
+    slope_ratio: float
+    throughput: float | None           # knee inside the measured range, else None
+    estimate: float | None             # where the fit puts it, even beyond the measured range
+    measured_max: float
+    points: int
+
+    def curve(self, x: np.ndarray) -> np.ndarray:
+        return self.a + self.b / (self.xmax - x)
+
+
+def fit_knee(x: np.ndarray, r: np.ndarray, slope_ratio: float = 10.0) -> Knee | None:
+    """Fit the 1/x-shaped (MVA/M/M/1-like) curve to per-step (throughput, mean latency).
+
+    For a fixed asymptote xmax the model is linear in (a, b), solved by least
+    squares on relative errors (each point weighted 1/r^2 so low-latency
+    steps count as much as saturated ones); xmax is searched on a geometric
+    grid just above the largest measured throughput.  The slope is
+    b / (xmax - x)^2, so it is k times its no-load value b / xmax^2 at
+    x = xmax (1 - 1/sqrt(k)): that is the knee.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    r = np.asarray(r, dtype=np.float64)
+    keep = np.isfinite(x) & np.isfinite(r) & (x > 0) & (r > 0)
+    x, r = x[keep], r[keep]
+    if len(x) < 3:
+        return None
+    xm = float(x.max())
+    best = None
+    wgt = 1.0 / r
+    for gap in xm * np.geomspace(1e-4, 50.0, 600):
+        xmax = xm + gap
+        u = 1.0 / (xmax - x)
+        a_mat = np.stack([np.ones_like(x), u], axis=1) * wgt[:, None]
+        coef, *_ = np.linalg.lstsq(a_mat, r * wgt, rcond=None)
+        a, b = coef
+        if a < 0 or b < 0:
+            # Constrained: one parameter pinned at zero, the other refitted.
+            cands = []
+            col = u * wgt
+            bb = max(float(col @ (r * wgt)) / float(col @ col), 0.0)
+            cands.append((0.0, bb))
+            aa = max(float(wgt @ (r * wgt)) / float(wgt @ wgt), 0.0)
+            cands.append((aa, 0.0))
+            a, b = min(cands, key=lambda ab: float(np.sum(((ab[0] + ab[1] * u - r) * wgt) ** 2)))
+        sse = float(np.sum(((a + b * u - r) * wgt) ** 2))
+        if best is None or sse < best[0] - 1e-15:
+            best = (sse, float(a), float(b), xmax)
+    _, a, b, xmax = best
+    if b <= 0:
+        return Knee(a, b, xmax, slope_ratio, None, None, xm, len(x))
+    est = xmax * (1.0 - 1.0 / math.sqrt(slope_ratio))
+    inside = est <= xm * 1.0001
+    return Knee(a, b, xmax, slope_ratio, est if inside else None, est, xm, len(x))
+
+
+# ---------------------------------------------------------------- SLO
+
+def max_throughput_at_slo(x: np.ndarray, p: np.ndarray, ok: np.ndarray, bound: float) -> tuple[float | None, str]:
+    """Highest throughput whose SLO percentile stays within bound, interpolated between steps.
+
+    Steps are in load order.  Each step that meets the bound counts with its
+    own throughput; between a step that meets it and the next one that does
+    not, the crossing is interpolated linearly in (throughput, latency).
+    Steps over the error-rate limit (ok False) never count and are never
+    interpolated into.  None when no step meets the bound.
+    """
+    best, how = None, "never met"
+    for i in range(len(x)):
+        if not ok[i] or p[i] > bound:
+            continue
+        if best is None or x[i] > best:
+            best, how = float(x[i]), "measured"
+        if i + 1 < len(x) and ok[i + 1] and p[i + 1] > bound and p[i + 1] > p[i]:
+            cross = x[i] + (bound - p[i]) * (x[i + 1] - x[i]) / (p[i + 1] - p[i])
+            if cross > best:
+                best, how = float(cross), "interpolated"
+    return best, how
+
+
+# ---------------------------------------------------------------- capacity
+
+@dataclass
+class CapacityRow:
+    scenario: str
+    group: str                 # instance count as text, or the label when instances is null
+    instances: int | None
+    runs: int
+    max_tput: float | None     # median over the group's runs
+    knee: float | None
+    efficiency: float | None   # vs the smallest instance count measured
+    labels: list[str] = field(default_factory=list)
+
+
+def capacity_table(rows: list[dict]) -> list[CapacityRow]:
+    """rows: {scenario, instances, label, max_tput, knee} per run -> one row per (scenario, group)."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        key = (r["scenario"], r["instances"] if r["instances"] is not None else "label:" + r["label"])
+        groups.setdefault(key, []).append(r)
+    out = []
+    for (scen, g), rs in groups.items():
+        vals = [r["max_tput"] for r in rs if r["max_tput"] is not None]
+        knees = [r["knee"] for r in rs if r["knee"] is not None]
+        inst = rs[0]["instances"]
+        out.append(CapacityRow(scenario=scen, group=str(inst) if inst is not None else rs[0]["label"],
+                               instances=inst, runs=len(rs),
+                               max_tput=float(np.median(vals)) if vals else None,
+                               knee=float(np.median(knees)) if knees else None, efficiency=None,
+                               labels=[r["label"] for r in rs]))
+    out.sort(key=lambda c: (c.scenario, c.instances is None, c.instances or 0, c.group))
+    for scen in {c.scenario for c in out}:
+        counted = [c for c in out if c.scenario == scen and c.instances and c.max_tput]
+        if not counted:
+            continue
+        base = min(counted, key=lambda c: c.instances)
+        per = base.max_tput / base.instances
+        for c in counted:
+            c.efficiency = c.max_tput / (c.instances * per)
+    return out
+
+
+@dataclass
+class Recommendation:
+    scenario: str
+    target: float
+    instances: int | None
+    extrapolated: bool
+    text: str
+
+
+def recommend(table: list[CapacityRow], scenario: str, target: float) -> Recommendation:
+    """Smallest instance count whose max throughput at SLO reaches target.
+
+    Beyond the largest measured count it extrapolates with the marginal gain
+    per added instance between the two largest counts (or, with one count,
+    that count's per-instance throughput) and says so.
+    """
+    rows = sorted([c for c in table if c.scenario == scenario and c.instances and c.max_tput],
+                  key=lambda c: c.instances)
+    if not rows:
+        return Recommendation(scenario, target, None, False,
+                              f"{scenario}: no run with a known instance count met the SLO; "
+                              "cannot recommend an instance count")
+    for c in rows:
+        if c.max_tput >= target:
+            return Recommendation(scenario, target, c.instances, False,
+                                  f"{scenario}: {c.instances} instance(s) serve {c.max_tput:.0f} req/s "
+                                  f"within the SLO, enough for {target:g} req/s (measured)")
+    top = rows[-1]
+    if len(rows) >= 2:
+        prev = rows[-2]
+        gain = (top.max_tput - prev.max_tput) / (top.instances - prev.instances)
+        basis = f"+{gain:.0f} req/s per added instance between {prev.instances} and {top.instances}"
+    else:
+        gain = top.max_tput / top.instances
+        basis = f"{gain:.0f} req/s per instance at {top.instances}, assuming linear scaling"
+    if gain <= 0:
+        return Recommendation(scenario, target, None, True,
+                              f"{scenario}: {target:g} req/s is beyond the {top.max_tput:.0f} req/s measured at "
+                              f"{top.instances} instances and adding instances did not add capacity "
+                              f"({basis}); look for another bottleneck (database, tester)")
+    need = top.instances + math.ceil((target - top.max_tput) / gain - 1e-9)
+    return Recommendation(scenario, target, need, True,
+                          f"{scenario}: about {need} instances for {target:g} req/s - EXTRAPOLATED beyond the "
+                          f"largest measured count ({top.instances}: {top.max_tput:.0f} req/s) using {basis}; "
+                          f"measure {need} instances to confirm")

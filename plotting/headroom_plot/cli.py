@@ -1,0 +1,167 @@
+"""headroom-plot: headroom plots and the capacity report from credhub-perf runs."""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+
+from . import __version__
+
+EPILOG = """\
+inputs:
+  RUN_DIR   a credhub-perf run directory: meta.json, results.csv or several
+            results-<tester>.csv (merged on time: throughput adds up), summary.json
+            (cross-checked). Runs are grouped by meta.json's scenario and
+            instances (its label when instances is null).
+  CSV       a results CSV on its own: the credhub-perf format, upstream hey's
+            (-o csv) or the old hey fork's (start-time,response-time[,...]),
+            one header repeated per concatenated step. A meta.json beside it is used.
+
+outputs (in --out):
+  headroom-<scenario>-<label>.<fmt>            one per run
+  latency-over-time-<scenario>-<label>.<fmt>   one per run
+  overlay-<scenario>.<fmt>                     when 2 or more runs share a scenario
+  report.md, report.html                       tables, recommendation, warnings
+                                               (report.html has the images inlined)
+
+exit status: 0 ok, 2 bad input or usage (one line on stderr naming file and line).
+"""
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "run"
+
+
+def _positive(kind):
+    def conv(v):
+        try:
+            x = kind(v)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{v!r} is not a number") from None
+        if x <= 0:
+            raise argparse.ArgumentTypeError(f"{v!r} must be greater than 0")
+        return x
+    return conv
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="headroom-plot", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
+        description="Draw headroom plots (latency vs throughput, with the knee and the SLO) and write a "
+                    "capacity report: how many CredHub instances serve T req/s within the latency SLO.")
+    p.add_argument("inputs", nargs="+", metavar="RUN_DIR|CSV", help="run directories or results CSV files")
+    p.add_argument("--out", required=True, metavar="DIR", help="directory for plots and reports (created)")
+    p.add_argument("--slo-percentile", type=_positive(float), default=None, metavar="P",
+                   help="latency percentile the SLO bounds (default: meta.json's slo, else 95)")
+    p.add_argument("--slo-ms", type=_positive(float), default=None, metavar="L",
+                   help="SLO latency bound in milliseconds (default: meta.json's slo, else 100)")
+    p.add_argument("--target-rps", type=_positive(float), default=None, metavar="T",
+                   help="recommend the instance count that serves T req/s within the SLO "
+                        "(marked extrapolated beyond the largest measured count)")
+    p.add_argument("--max-error-rate", type=float, default=0.01, metavar="R",
+                   help="steps with a larger failed fraction do not count as capacity (default 0.01)")
+    p.add_argument("--window", type=_positive(float), default=1.0, metavar="SECONDS",
+                   help="throughput window for the scatter; windows never straddle steps (default 1)")
+    p.add_argument("--knee-slope-ratio", type=_positive(float), default=10.0, metavar="K",
+                   help="the knee is where the fitted curve's slope is K times its no-load slope (default 10)")
+    p.add_argument("--littles-tolerance", type=_positive(float), default=0.10, metavar="F",
+                   help="warn when a closed-loop step's Little's law residual exceeds F (default 0.10)")
+    p.add_argument("--format", default="png,svg", metavar="LIST",
+                   help="comma-separated image formats: png, svg, pdf (default png,svg)")
+    p.add_argument("--title", default=None, help="title for the report and the overlay plot")
+    p.add_argument("--no-report", action="store_true", help="write only the images")
+    p.add_argument("--quiet", action="store_true", help="do not print warnings (paths are still printed)")
+    p.add_argument("--version", action="version", version=f"headroom-plot {__version__}")
+    return p
+
+
+def _slo_defaults(args, runs_meta: list[dict]) -> tuple[float, float]:
+    pct, ms = args.slo_percentile, args.slo_ms
+    slos = {(m.get("slo") or {}).get("percentile") for m in runs_meta} | set()
+    lats = {(m.get("slo") or {}).get("latency_s") for m in runs_meta}
+    if pct is None:
+        pct = slos.pop() if len(slos) == 1 and isinstance(next(iter(slos)), (int, float)) else 95.0
+    if ms is None:
+        only = next(iter(lats)) if len(lats) == 1 else None
+        ms = float(only) * 1000 if isinstance(only, (int, float)) and only > 0 else 100.0
+    return float(pct), float(ms)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    formats = [f.strip().lower() for f in args.format.split(",") if f.strip()]
+    bad = [f for f in formats if f not in ("png", "svg", "pdf")]
+    if bad or not formats:
+        print(f"headroom-plot: error: --format {args.format!r}: use png, svg or pdf, comma-separated",
+              file=sys.stderr)
+        return 2
+    if not 0 <= args.max_error_rate <= 1:
+        print("headroom-plot: error: --max-error-rate must be between 0 and 1 (0.01 = 1%)", file=sys.stderr)
+        return 2
+    if args.slo_percentile is not None and args.slo_percentile > 100:
+        print("headroom-plot: error: --slo-percentile must be at most 100", file=sys.stderr)
+        return 2
+
+    from .analysis import capacity_table, recommend
+    from .csvread import InputError
+    from .runs import Options, load_run, resolve
+
+    try:
+        metas = [resolve(a)[1] for a in args.inputs]
+        pct, ms = _slo_defaults(args, metas)
+        opts = Options(slo_percentile=pct, slo_s=ms / 1000.0, max_error_rate=args.max_error_rate,
+                       window_s=args.window, knee_slope_ratio=args.knee_slope_ratio,
+                       littles_tolerance=args.littles_tolerance)
+        runs = [load_run(a, opts) for a in args.inputs]
+    except InputError as exc:
+        print(f"headroom-plot: error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as exc:
+        print(f"headroom-plot: error: --out {args.out}: cannot create: {exc.strerror}", file=sys.stderr)
+        return 2
+
+    from . import plots, report
+
+    seen: dict[str, int] = {}
+    for r in runs:
+        base = _slug(f"{r.scenario}-{r.label}")
+        seen[base] = seen.get(base, 0) + 1
+        r.slug = base if seen[base] == 1 else f"{base}-{seen[base]}"
+
+    written: list[str] = []
+    images: dict[str, list[str]] = {}
+    for r in runs:
+        images[r.slug] = plots.headroom(r, opts, args.out, formats) + \
+            plots.latency_over_time(r, opts, args.out, formats)
+        written += images[r.slug]
+    overlays: dict[str, list[str]] = {}
+    by_scen: dict[str, list] = {}
+    for r in runs:
+        by_scen.setdefault(r.scenario, []).append(r)
+    for scen, rs in sorted(by_scen.items()):
+        if len(rs) >= 2:
+            overlays[scen] = plots.overlay(rs, opts, args.out, formats, scen, args.title)
+            written += overlays[scen]
+
+    table = capacity_table([{"scenario": r.scenario, "instances": r.instances, "label": r.label,
+                             "max_tput": r.max_tput, "knee": r.knee.throughput if r.knee else None}
+                            for r in runs])
+    recs = [recommend(table, scen, args.target_rps) for scen in sorted(by_scen)] if args.target_rps else []
+    warnings = [w for r in runs for w in r.warnings]
+    if not args.no_report:
+        written += report.write(args.out, runs, table, recs, images, overlays, warnings, opts, args.title)
+    if not args.quiet:
+        for w in warnings:
+            print(f"warning: {w}", file=sys.stderr)
+    for rec in recs:
+        print(f"recommendation: {rec.text}", file=sys.stderr)
+    for p in written:
+        print(p)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,313 @@
+"""The pictures: headroom plot, overlay of runs, latency over time (matplotlib, Agg)."""
+from __future__ import annotations
+
+import os
+import textwrap
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
+
+from .runs import Options, Run  # noqa: E402
+
+SCATTER_POINTS = 30_000   # drawn; statistics always use every row
+FAIL_POINTS = 4_000
+PCT_COLORS = {50: "#2a9d4b", 95: "#e07b00", 99: "#8e3fbf"}
+RUN_COLORS = plt.get_cmap("tab10").colors
+SHADES = ("#f3f3f3", "#e4e9f2")
+
+plt.rcParams.update({
+    "font.size": 10, "axes.titlesize": 12, "axes.labelsize": 10, "legend.fontsize": 8.5,
+    "axes.spines.top": False, "axes.spines.right": False, "figure.dpi": 100, "savefig.dpi": 100,
+    "path.simplify": True, "agg.path.chunksize": 10000,
+})
+
+
+def _ms_formatter():
+    def fmt(v, _pos):
+        if v <= 0:
+            return "0"
+        if v >= 1:
+            return f"{v:g}"
+        return f"{v:.2g}"
+    return FuncFormatter(fmt)
+
+
+def _legend(ax, **kw):
+    leg = ax.legend(framealpha=0.92, **kw)
+    for h in leg.legend_handles if hasattr(leg, "legend_handles") else leg.legendHandles:
+        h.set_alpha(1)
+    return leg
+
+
+def _sample(n: int, k: int, seed: int = 0) -> np.ndarray:
+    if n <= k:
+        return np.arange(n)
+    rng = np.random.default_rng(seed)
+    return np.sort(rng.choice(n, size=k, replace=False))
+
+
+def use_log(values_ms: np.ndarray) -> bool:
+    v = values_ms[np.isfinite(values_ms) & (values_ms > 0)]
+    if len(v) < 2:
+        return False
+    lo, hi = np.percentile(v, [0.5, 99.9])
+    return hi / max(lo, 1e-6) > 30
+
+
+def _set_latency_axis(ax, log: bool, lo_ms: float, hi_ms: float) -> None:
+    if log:
+        ax.set_yscale("log")
+        ax.set_ylim(max(lo_ms * 0.7, 1e-3), hi_ms * 1.6)
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1, 2, 5)))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.yaxis.set_major_formatter(_ms_formatter())
+    else:
+        ax.set_ylim(0, hi_ms * 1.08)
+    ax.grid(True, which="major", axis="both", color="#dddddd", linewidth=0.6)
+
+
+def _save(fig, out_dir: str, stem: str, formats: list[str]) -> list[str]:
+    paths = []
+    for fmt in formats:
+        p = os.path.join(out_dir, f"{stem}.{fmt}")
+        fig.savefig(p, format=fmt, bbox_inches="tight")
+        paths.append(p)
+    plt.close(fig)
+    return paths
+
+
+def _step_label(s) -> str:
+    if s.rate:
+        return f"{s.rate:g}/s"
+    if s.concurrency is not None:
+        return f"c={s.concurrency}"
+    return f"step {s.index + 1}"
+
+
+def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: str | None = None) -> list[str]:
+    lat_ms = run.latency * 1000.0
+    n = run.total
+    idx = _sample(n, SCATTER_POINTS, 1)
+    ok_idx = idx[~run.error[idx]]
+    fail_all = np.flatnonzero(run.error)
+    fail_idx = fail_all[_sample(len(fail_all), FAIL_POINTS, 2)]
+    steps = run.steps
+    slo_ms = opts.slo_s * 1000
+    pct = opts.slo_percentile
+
+    probe = np.concatenate([lat_ms[idx], [s.max_s * 1000 for s in steps], [slo_ms]])
+    log = use_log(probe)
+    lo = float(np.percentile(lat_ms[idx], 0.1)) if len(idx) else 0.1
+    hi = max(float(max(s.max_s for s in steps)) * 1000, slo_ms)
+
+    fig = plt.figure(figsize=(12, 10))
+    gs = fig.add_gridspec(4, 2, width_ratios=(5, 1.1), height_ratios=(1.1, 5, 1.4, 0.5),
+                          hspace=0.28, wspace=0.04)
+    ax = fig.add_subplot(gs[1, 0])
+    axt = fig.add_subplot(gs[0, 0], sharex=ax)
+    axr = fig.add_subplot(gs[1, 1], sharey=ax)
+    axs = fig.add_subplot(gs[2, 0])
+    axc = fig.add_subplot(gs[3, :])
+    axc.axis("off")
+
+    xmax_plot = float(max(run.x.max(), max(s.throughput for s in steps))) * 1.08
+    # density-aware transparency: dense clouds fade so their shape shows
+    alpha = float(np.clip(6000.0 / max(len(ok_idx), 1), 0.18, 0.7))
+    ax.scatter(run.x[ok_idx], lat_ms[ok_idx], s=5, c="#3b6ea8", alpha=alpha, linewidths=0, rasterized=True,
+               label=f"one request (window throughput, latency); {len(idx):,} of {n:,} drawn")
+    if len(fail_idx):
+        ax.scatter(run.x[fail_idx], lat_ms[fail_idx], s=22, c="#d62728", marker="x", linewidths=1.0,
+                   rasterized=True, label=f"failed request ({len(fail_all):,} in total)")
+
+    xs = np.array([s.throughput for s in steps])
+    for q, attr in ((50, "p50_s"), (95, "p95_s"), (99, "p99_s")):
+        ys = np.array([getattr(s, attr) for s in steps]) * 1000
+        ax.plot(xs, ys, "-o", color=PCT_COLORS[q], ms=4.5, lw=1.6, label=f"p{q} of each step")
+
+    # Max-latency staircase: the worst latency seen at each throughput level.
+    edges = np.linspace(0, xmax_plot, 41)
+    wx = run.win_count / run.win_width
+    b = np.clip(np.digitize(wx, edges) - 1, 0, len(edges) - 2)
+    stair = np.full(len(edges) - 1, np.nan)
+    for i in np.unique(b):
+        stair[i] = run.win_max[b == i].max() * 1000
+    have = np.flatnonzero(np.isfinite(stair))
+    if len(have):
+        stair_f = np.maximum.accumulate(np.nan_to_num(stair, nan=0.0))
+        seg = slice(have[0], have[-1] + 1)
+        ax.stairs(stair_f[seg], edges[have[0]:have[-1] + 2], baseline=None, color="#7f7f7f", lw=1.2,
+                  label="worst latency seen up to this throughput")
+
+    k = run.knee
+    if k is not None and k.b > 0:
+        top = min(k.xmax - 1e-6, xmax_plot)
+        fx = np.linspace(0, top, 400)
+        fy = k.curve(fx) * 1000
+        keep = fy <= hi * 3
+        ax.plot(fx[keep], fy[keep], "--", color="black", lw=1.4,
+                label=f"fit: latency = a + b/({k.xmax:.0f} \u2212 throughput)")
+        if k.throughput is not None:
+            ky = float(k.curve(k.throughput)) * 1000
+            ax.plot([k.throughput], [ky], marker="D", ms=11, color="gold", mec="black", zorder=6,
+                    label=f"knee \u2248 {k.throughput:,.0f} req/s")
+            ax.annotate(f"knee\n\u2248{k.throughput:,.0f} req/s", (k.throughput, ky), xytext=(-70, 30),
+                        textcoords="offset points", fontsize=9, fontweight="bold",
+                        arrowprops=dict(arrowstyle="->", color="black"))
+
+    ax.axhline(slo_ms, color="#d62728", ls="--", lw=1.3, label=f"SLO: p{pct:g} \u2264 {slo_ms:g} ms")
+    if run.max_tput is not None:
+        ax.axvline(run.max_tput, color="#d62728", ls=":", lw=1.3)
+        ax.plot([run.max_tput], [slo_ms], marker="*", ms=16, color="#d62728", mec="black", zorder=7,
+                label=f"max throughput within SLO \u2248 {run.max_tput:,.0f} req/s")
+
+    ax.set_xlim(0, xmax_plot)
+    _set_latency_axis(ax, log, max(lo, 0.01), hi)
+    ax.set_xlabel("throughput (req/s), measured in %gs windows within each step" % opts.window_s)
+    ax.set_ylabel("latency (ms)" + (", log scale" if log else ""))
+    _legend(ax, loc="upper left")
+
+    # Marginal histograms: where the requests were, on each axis.
+    axt.hist(run.x, bins=edges, color="#3b6ea8", alpha=0.75, weights=np.full(n, 100.0 / n))
+    axt.set_ylabel("% of\nrequests")
+    axt.tick_params(labelbottom=False)
+    axt.set_title(title or f"Headroom: {run.title()}", loc="left", fontweight="bold")
+    ylo, yhi = ax.get_ylim()
+    if log:
+        bins = np.geomspace(ylo, yhi, 60)
+    else:
+        bins = np.linspace(ylo, yhi, 60)
+    ok_lat = lat_ms[~run.error] if len(fail_all) else lat_ms
+    axr.hist(ok_lat, bins=bins, orientation="horizontal", color="#3b6ea8", alpha=0.75,
+             weights=np.full(len(ok_lat), 100.0 / n), label="ok")
+    if len(fail_all):
+        axr.hist(lat_ms[fail_all], bins=bins, orientation="horizontal", color="#d62728", alpha=0.8,
+                 weights=np.full(len(fail_all), 100.0 / n), label="failed")
+    axr.axhline(slo_ms, color="#d62728", ls="--", lw=1.0)
+    axr.set_xlabel("% of requests")
+    axr.tick_params(labelleft=False)
+    axr.grid(True, axis="y", color="#eeeeee")
+
+    _time_strip(axs, run, show_errors=True)
+    axc.text(0, 1.0, textwrap.fill(_caption(run, opts), 160), va="top", ha="left", fontsize=9,
+             color="#333333", transform=axc.transAxes)
+    return _save(fig, out_dir, f"headroom-{run.slug}", formats)
+
+
+def _caption(run: Run, opts: Options) -> str:
+    parts = ["How to read: each dot is one request - across is the throughput of the %gs window it ran in, "
+             "up is its latency. Coloured lines join each load step's p50/p95/p99. " % opts.window_s,
+             "Left of the knee, more load costs little latency; past it requests queue, so throughput "
+             "barely grows while latency climbs. "]
+    if run.max_tput is not None:
+        parts.append("The red star is the most throughput that kept p%g within %g ms (%s): your capacity at "
+                     "that SLO. " % (opts.slo_percentile, opts.slo_s * 1000, run.max_tput_how))
+    else:
+        parts.append("No step kept p%g within %g ms: no capacity at this SLO. " % (opts.slo_percentile,
+                                                                                  opts.slo_s * 1000))
+    parts.append("Margins: how many requests ran at each throughput (top) and latency (right). "
+                 "Bottom strip: throughput over time, one shade per step.")
+    return "".join(parts)
+
+
+def _time_strip(ax, run: Run, show_errors: bool) -> None:
+    t = run.win_t0
+    tp = run.win_count / run.win_width
+    _shade_steps(ax, run, label_y=None)
+    ax.step(t, tp, where="post", color="#3b6ea8", lw=1.0, label="throughput")
+    if show_errors and run.win_errors.sum() > 0:
+        ax.step(t, run.win_errors / run.win_width, where="post", color="#d62728", lw=1.0, label="failures/s")
+        ax.legend(loc="lower right", fontsize=8, framealpha=0.9)
+    ax.set_ylabel("req/s")
+    ax.set_xlabel("time since start of run (s)")
+    ax.set_ylim(0, max(float(tp.max()) * 1.15, 1))
+    ax.set_xlim(float(run.steps[0].t0), float(run.steps[-1].t1))
+
+
+def _shade_steps(ax, run: Run, label_y: float | None, text: bool = True) -> None:
+    nsteps = len(run.steps)
+    every = max(1, nsteps // 14)
+    for i, s in enumerate(run.steps):
+        ax.axvspan(s.t0, s.t1, color=SHADES[i % 2], zorder=0, lw=0)
+        if text and i % every == 0:
+            ax.text((s.t0 + s.t1) / 2, 0.97, _step_label(s), transform=ax.get_xaxis_transform(),
+                    ha="center", va="top", fontsize=8.5, color="#333333", zorder=5)
+
+
+def latency_over_time(run: Run, opts: Options, out_dir: str, formats: list[str]) -> list[str]:
+    lat_ms = run.latency * 1000.0
+    n = run.total
+    idx = _sample(n, SCATTER_POINTS, 3)
+    ok_idx = idx[~run.error[idx]]
+    fail_all = np.flatnonzero(run.error)
+    fail_idx = fail_all[_sample(len(fail_all), FAIL_POINTS, 4)]
+    slo_ms = opts.slo_s * 1000
+    probe = np.concatenate([lat_ms[idx], [s.max_s * 1000 for s in run.steps], [slo_ms]])
+    log = use_log(probe)
+    hi = max(float(max(s.max_s for s in run.steps)) * 1000, slo_ms)
+    lo = float(np.percentile(lat_ms[idx], 0.1))
+
+    fig, ax = plt.subplots(figsize=(12, 5.8))
+    _shade_steps(ax, run, None)
+    alpha = float(np.clip(6000.0 / max(len(ok_idx), 1), 0.18, 0.7))
+    ax.scatter(run.offset[ok_idx], lat_ms[ok_idx], s=4, c="#3b6ea8", alpha=alpha, linewidths=0, rasterized=True,
+               label=f"one request (start time, latency); {len(idx):,} of {n:,} drawn")
+    if len(fail_idx):
+        ax.scatter(run.offset[fail_idx], lat_ms[fail_idx], s=20, c="#d62728", marker="x", linewidths=1.0,
+                   rasterized=True, label=f"failed request ({len(fail_all):,} in total)")
+    ax.step(run.win_t0, run.win_max * 1000, where="post", color="#7f7f7f", lw=0.8,
+            label="max latency per %gs window" % opts.window_s)
+    for q, attr in ((50, "p50_s"), (95, "p95_s"), (99, "p99_s")):
+        for i, s in enumerate(run.steps):
+            ax.hlines(getattr(s, attr) * 1000, s.t0, s.t1, color=PCT_COLORS[q], lw=2.0,
+                      label=f"p{q} of the step" if i == 0 else None)
+    ax.axhline(slo_ms, color="#d62728", ls="--", lw=1.3, label=f"SLO: p{opts.slo_percentile:g} \u2264 {slo_ms:g} ms")
+    _set_latency_axis(ax, log, max(lo, 0.01), hi)
+    ax.set_xlim(float(run.steps[0].t0), float(run.steps[-1].t1))
+    ax.set_xlabel("time since start of run (s); shaded bands are load steps (c = concurrent workers)")
+    ax.set_ylabel("latency (ms)" + (", log scale" if log else ""))
+    ax.set_title(f"Latency over time: {run.title()}", loc="left", fontweight="bold")
+    _legend(ax, loc="upper left", bbox_to_anchor=(0, -0.13), ncol=3)
+    return _save(fig, out_dir, f"latency-over-time-{run.slug}", formats)
+
+
+def overlay(runs: list[Run], opts: Options, out_dir: str, formats: list[str], scenario: str,
+            title: str | None = None) -> list[str]:
+    slo_ms = opts.slo_s * 1000
+    pct = opts.slo_percentile
+    ordered = sorted(runs, key=lambda r: (r.instances is None, r.instances or 0, r.label))
+    fig, ax = plt.subplots(figsize=(12, 7))
+    allv = [slo_ms]
+    for i, r in enumerate(ordered):
+        c = RUN_COLORS[i % len(RUN_COLORS)]
+        xs = np.array([s.throughput for s in r.steps])
+        ys = np.array([s.slo_s for s in r.steps]) * 1000
+        p50 = np.array([s.p50_s for s in r.steps]) * 1000
+        allv += list(ys) + list(p50)
+        cap = f"max {r.max_tput:,.0f} req/s within SLO" if r.max_tput is not None else "SLO never met"
+        ax.plot(xs, ys, "-o", color=c, lw=2, ms=5, label=f"{r.legend()}: p{pct:g}; {cap}")
+        ax.plot(xs, p50, ":", color=c, lw=1.2, alpha=0.8)
+        bad = np.array([s.error_rate > opts.max_error_rate for s in r.steps])
+        if bad.any():
+            ax.plot(xs[bad], ys[bad], "x", color="#d62728", ms=10, mew=2)
+        if r.max_tput is not None:
+            ax.plot([r.max_tput], [slo_ms], marker="*", ms=18, color=c, mec="black", zorder=6)
+            ax.annotate(f"{r.max_tput:,.0f}", (r.max_tput, slo_ms), xytext=(0, -18), textcoords="offset points",
+                        ha="center", fontsize=9, color=c, fontweight="bold")
+    ax.plot([], [], ":", color="grey", label="dotted: p50 of the same run")
+    if any(s.error_rate > opts.max_error_rate for r in ordered for s in r.steps):
+        ax.plot([], [], "x", color="#d62728", mew=2, label=f"step over {opts.max_error_rate:.0%} errors")
+    ax.axhline(slo_ms, color="#d62728", ls="--", lw=1.3, label=f"SLO: p{pct:g} \u2264 {slo_ms:g} ms")
+    v = np.array(allv)
+    log = use_log(v)
+    _set_latency_axis(ax, log, max(float(v[v > 0].min()), 0.01), float(v.max()))
+    ax.set_xlim(0, None)
+    ax.set_xlabel("throughput (req/s) of each load step")
+    ax.set_ylabel(f"p{pct:g} latency (ms)" + (", log scale" if log else ""))
+    ax.set_title(title or f"CredHub {scenario}: latency vs throughput by instance count "
+                 "(\u2605 = most throughput within the SLO)", loc="left", fontweight="bold")
+    _legend(ax, loc="upper left")
+    return _save(fig, out_dir, f"overlay-{scenario}", formats)

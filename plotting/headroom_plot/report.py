@@ -1,0 +1,189 @@
+"""report.md and a self-contained report.html (images inlined) from the same blocks."""
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import html
+import os
+
+from .analysis import CapacityRow, Recommendation
+from .runs import Options, Run
+
+
+def _ms(v: float | None) -> str:
+    return "-" if v is None else f"{v * 1000:.1f}"
+
+
+def _num(v: float | None, fmt: str = "{:,.0f}") -> str:
+    return "-" if v is None else fmt.format(v)
+
+
+def _span(values: list) -> str:
+    vals = [v for v in values if v is not None]
+    if not vals:
+        return "-"
+    lo, hi = min(vals), max(vals)
+    return f"{lo:g}" if lo == hi else f"{lo:g}-{hi:g}"
+
+
+def _conc_step(concs: list) -> str:
+    c = [v for v in concs if v is not None]
+    if len(c) < 2:
+        return "-"
+    d = {b - a for a, b in zip(c, c[1:])}
+    return f"{d.pop():g}" if len(d) == 1 else "varies (" + ", ".join(f"{v:g}" for v in c[:8]) + \
+        (", ..." if len(c) > 8 else "") + ")"
+
+
+def request_details(runs: list[Run]) -> tuple[list[str], list[list[str]]]:
+    head = ["run", "request type", "instances", "requests per step", "concurrency step", "min concurrency",
+            "max concurrency", "steps", "total requests", "CSV format"]
+    rows = []
+    for r in runs:
+        concs = [s.concurrency for s in r.steps]
+        rows.append([r.label, r.scenario, "-" if r.instances is None else str(r.instances),
+                     _span([s.requests for s in r.steps]), _conc_step(concs), _span([min(c for c in concs if c is not None)]) if any(c is not None for c in concs) else "-",
+                     _span([max(c for c in concs if c is not None)]) if any(c is not None for c in concs) else "-",
+                     str(len(r.steps)), f"{r.total:,}",
+                     ", ".join(sorted({t.format for t in r.files})) + (f" ({len(r.files)} testers)" if len(r.files) > 1 else "")])
+    return head, rows
+
+
+def step_table(run: Run, opts: Options) -> tuple[list[str], list[list[str]]]:
+    head = ["step", "concurrency", "rate (req/s)", "requests", "errors", "error %", "duration (s)",
+            "throughput (req/s)", "mean (ms)", "p50 (ms)", "p90 (ms)", "p95 (ms)", "p99 (ms)", "max (ms)",
+            "Little's law residual"]
+    if opts.slo_percentile not in (50, 90, 95, 99):
+        head.insert(-1, f"p{opts.slo_percentile:g} (ms)")
+    rows = []
+    for s in run.steps:
+        row = [str(s.index + 1), "-" if s.concurrency is None else str(s.concurrency),
+               "closed loop" if not s.rate else f"{s.rate:g}", f"{s.requests:,}", f"{s.errors:,}",
+               f"{s.error_rate * 100:.2f}" + (" (over limit)" if s.error_rate > opts.max_error_rate else ""),
+               f"{s.duration_s:.2f}", f"{s.throughput:,.1f}", _ms(s.mean_s), _ms(s.p50_s), _ms(s.p90_s),
+               _ms(s.p95_s), _ms(s.p99_s), _ms(s.max_s),
+               "-" if s.littles_residual is None else f"{s.littles_residual:+.1%}"]
+        if opts.slo_percentile not in (50, 90, 95, 99):
+            row.insert(-1, _ms(s.slo_s))
+        rows.append(row)
+    return head, rows
+
+
+def capacity(table: list[CapacityRow], scenario: str) -> tuple[list[str], list[list[str]]]:
+    rows_s = [c for c in table if c.scenario == scenario]
+    counted = [c for c in rows_s if c.instances and c.max_tput]
+    base = min(counted, key=lambda c: c.instances).instances if counted else None
+    head = ["instances", "runs", "max throughput at SLO (req/s)", "knee (req/s)",
+            f"scaling efficiency vs {base} instance{'s' if base != 1 else ''}" if base else "scaling efficiency"]
+    rows = []
+    for c in rows_s:
+        rows.append([c.group if c.instances is not None else f"? (label {c.group})", str(c.runs),
+                     _num(c.max_tput) if c.max_tput is not None else "SLO never met",
+                     _num(c.knee) if c.knee is not None else "not reached",
+                     "-" if c.efficiency is None else f"{c.efficiency:.0%}"])
+    return head, rows
+
+
+# ---------------------------------------------------------------- rendering
+
+def _md_table(head, rows) -> str:
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+    return "\n".join(out) + "\n"
+
+
+def _html_table(head, rows) -> str:
+    h = "".join(f"<th>{html.escape(c)}</th>" for c in head)
+    b = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{h}</tr></thead><tbody>{b}</tbody></table>\n"
+
+
+CSS = """body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1250px;
+color:#222;line-height:1.45;padding:0 1em}table{border-collapse:collapse;margin:.6em 0 1.4em;font-size:.88em}
+th,td{border:1px solid #ccc;padding:.25em .55em;text-align:right}th{background:#f0f3f8}
+td:first-child,th:first-child{text-align:left}img{max-width:100%;border:1px solid #ddd;margin:.5em 0}
+.warn{background:#fff6e0;border-left:4px solid #e0a000;padding:.5em 1em}.rec{background:#eaf6ea;
+border-left:4px solid #2a9d4b;padding:.5em 1em}code{background:#f4f4f4;padding:0 .2em}"""
+
+
+def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Recommendation],
+          images: dict[str, list[str]], overlays: dict[str, list[str]], warnings: list[str], opts: Options,
+          title: str | None) -> list[str]:
+    """images: run slug -> [png paths]; overlays: scenario -> [png paths]."""
+    now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    heading = title or "CredHub headroom report"
+    slo = f"p{opts.slo_percentile:g} \u2264 {opts.slo_s * 1000:g} ms"
+    md, ht = [], []
+
+    def para(text, cls=None):
+        md.append(text + "\n")
+        ht.append(f"<p{' class=' + repr(cls) if cls else ''}>{html.escape(text)}</p>")
+
+    def h(level, text):
+        md.append("#" * level + " " + text + "\n")
+        ht.append(f"<h{level}>{html.escape(text)}</h{level}>")
+
+    def table_(head, rows):
+        md.append(_md_table(head, rows))
+        ht.append(_html_table(head, rows))
+
+    def image(path, alt):
+        rel = os.path.relpath(path, out_dir)
+        md.append(f"![{alt}]({rel})\n")
+        with open(path, "rb") as f:
+            data = base64.b64encode(f.read()).decode()
+        ht.append(f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">')
+
+    h(1, heading)
+    para(f"Generated {now} by headroom-plot from {len(runs)} run(s). SLO: {slo}; steps with more than "
+         f"{opts.max_error_rate:.1%} failed requests do not count as capacity.")
+
+    scenarios = sorted({r.scenario for r in runs})
+    h(2, "Capacity")
+    for scen in scenarios:
+        if len(scenarios) > 1:
+            h(3, f"Scenario: {scen}")
+        table_(*capacity(table, scen))
+        for rec in recs:
+            if rec.scenario == scen:
+                md.append(f"**Recommendation:** {rec.text}\n")
+                ht.append(f"<p class='rec'><b>Recommendation:</b> {html.escape(rec.text)}</p>")
+        for p in overlays.get(scen, []):
+            if p.endswith(".png"):
+                image(p, f"overlay {scen}")
+
+    h(2, "Warnings")
+    if warnings:
+        md.append("\n".join(f"- {w}" for w in warnings) + "\n")
+        ht.append("<div class='warn'><ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in warnings) +
+                  "</ul></div>")
+    else:
+        para("None: no tester bottleneck, error or Little's law problem detected.")
+
+    h(2, "Request details")
+    table_(*request_details(runs))
+
+    for r in runs:
+        h(2, f"Run: {r.title()}")
+        para(f"Source: {r.path}. Max throughput within the SLO: "
+             f"{_num(r.max_tput)} req/s ({r.max_tput_how}); knee: "
+             + (f"{r.knee.throughput:,.0f} req/s" if r.knee and r.knee.throughput is not None
+                else ("not reached in the measured range" + (f" (fit places it near {r.knee.estimate:,.0f} req/s)"
+                      if r.knee and r.knee.estimate else "")))
+             + ". Little's law residual = (workers - throughput x mean latency) / workers, closed-loop steps.")
+        table_(*step_table(r, opts))
+        if r.error_messages:
+            table_(["most common error messages (digits shown as N)", "count (sampled)"],
+                   [[m, str(c)] for m, c in r.error_messages])
+        for p in images.get(r.slug, []):
+            if p.endswith(".png"):
+                image(p, os.path.basename(p))
+
+    md_path = os.path.join(out_dir, "report.md")
+    html_path = os.path.join(out_dir, "report.html")
+    with open(md_path, "w") as f:
+        f.write("\n".join(md))
+    with open(html_path, "w") as f:
+        f.write(f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(heading)}</title>"
+                f"<style>{CSS}</style></head><body>\n" + "\n".join(ht) + "\n</body></html>\n")
+    return [md_path, html_path]

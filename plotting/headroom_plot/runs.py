@@ -1,0 +1,313 @@
+"""Runs: a run directory (meta.json + results*.csv + summary.json) or a bare CSV, analysed."""
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import analysis
+from .csvread import InputError, Table, read_csv
+
+
+@dataclass
+class Options:
+    slo_percentile: float = 95.0
+    slo_s: float = 0.100
+    max_error_rate: float = 0.01
+    window_s: float = 1.0
+    knee_slope_ratio: float = 10.0
+    littles_tolerance: float = 0.10
+
+
+@dataclass
+class Run:
+    path: str
+    meta: dict
+    scenario: str
+    label: str
+    instances: int | None
+    files: list[Table]
+    # rows, sorted by step
+    latency: np.ndarray
+    offset: np.ndarray
+    error: np.ndarray
+    step: np.ndarray
+    x: np.ndarray                      # throughput of the row's window (req/s)
+    steps: list[analysis.Step]
+    # windows (for time strips)
+    win_t0: np.ndarray
+    win_width: np.ndarray
+    win_count: np.ndarray
+    win_errors: np.ndarray
+    win_max: np.ndarray
+    win_step: np.ndarray
+    has_failures_column: bool
+    warnings: list[str] = field(default_factory=list)
+    knee: analysis.Knee | None = None
+    max_tput: float | None = None
+    max_tput_how: str = ""
+    error_messages: list[tuple[str, int]] = field(default_factory=list)
+    slug: str = ""
+
+    @property
+    def total(self) -> int:
+        return len(self.latency)
+
+    def title(self) -> str:
+        parts = [f"CredHub {self.scenario}" if self.scenario != "custom" else "custom requests"]
+        if self.instances is not None:
+            parts.append(f"{self.instances} instance{'s' if self.instances != 1 else ''}")
+        parts.append(self.label)
+        when = self.meta.get("started_at")
+        if when:
+            parts.append(str(when).replace("T", " ")[:16] + " UTC")
+        return " \u00b7 ".join(parts)
+
+    def legend(self) -> str:
+        if self.instances is not None:
+            return f"{self.instances} instance{'s' if self.instances != 1 else ''} ({self.label})"
+        return self.label
+
+
+def _load_json(path: str) -> dict:
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); fix or remove the file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{path}:1: expected a JSON object")
+    return data
+
+
+def resolve(arg: str) -> tuple[str, dict, list[str], dict | None]:
+    """Argument -> (run path, meta, CSV files, summary or None)."""
+    if not os.path.exists(arg):
+        raise InputError(f"{arg}: no such file or directory; pass run directories or results CSV files")
+    if os.path.isdir(arg):
+        csvs = sorted(glob.glob(os.path.join(arg, "results.csv")) + glob.glob(os.path.join(arg, "results-*.csv")))
+        if not csvs:
+            raise InputError(f"{arg}: no results.csv or results-<tester>.csv in this directory; "
+                             "pass a run directory written by credhub-perf, or the CSV file itself")
+        meta_path = os.path.join(arg, "meta.json")
+        meta = _load_json(meta_path) if os.path.exists(meta_path) else {}
+        sp = os.path.join(arg, "summary.json")
+        summary = _load_json(sp) if os.path.exists(sp) else None
+        return arg, meta, csvs, summary
+    here = os.path.dirname(os.path.abspath(arg))
+    meta_path = os.path.join(here, "meta.json")
+    meta = _load_json(meta_path) if os.path.exists(meta_path) else {}
+    return arg, meta, [arg], None
+
+
+def _fix_segment_offsets(t: Table) -> None:
+    """Concatenated hey outputs each count offset from their own start: lay the blocks end to end."""
+    seg = t.segment
+    if t.offset is None or len(seg) == 0 or seg[-1] == seg[0]:
+        return
+    bounds = np.concatenate(([0], np.flatnonzero(np.diff(seg)) + 1, [len(seg)]))
+    end_prev = None
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        off = t.offset[a:b]
+        lo = float(off.min())
+        if end_prev is not None and lo < end_prev - 1e-6:
+            off += end_prev - lo
+        end_prev = float((off + t.latency[a:b]).max())
+
+
+def _row_errors(t: Table) -> np.ndarray:
+    err = np.zeros(len(t), dtype=bool)
+    if t.status is not None:
+        err |= (t.status == 0) | (t.status >= 400)
+    if t.error is not None:
+        err |= t.error
+    return err
+
+
+def load_run(arg: str, opts: Options) -> Run:
+    path, meta, csvs, summary = resolve(arg)
+    tables = [read_csv(c) for c in csvs]
+    warnings: list[str] = []
+    for t in tables:
+        warnings += t.warnings
+        _fix_segment_offsets(t)
+    formats = {t.format for t in tables}
+    if len(formats) > 1:
+        raise InputError(f"{path}: its CSV files mix formats ({', '.join(sorted(formats))}); "
+                         "plot them as separate runs")
+
+    # Align testers on wall-clock time: each counts offset from its own start.
+    starts = [t.start0 for t in tables]
+    if len(tables) > 1:
+        if all(s is not None for s in starts):
+            base = min(starts)
+            for t, s in zip(tables, starts):
+                t.offset = t.offset + (s - base)
+        else:
+            warnings.append(f"{path}: tester files have no start-time column, merged without clock alignment")
+
+    lat, off, err, step, conc_of, rate_of, lag = [], [], [], [], {}, {}, []
+    nsteps = []
+    for t in tables:
+        sid = analysis.assign_steps(t.segment, t.concurrency, t.rate, t.offset)
+        nsteps.append(int(sid.max()) + 1)
+        # the concurrency and rate of each local step, from any of its rows
+        idx_any = np.zeros(int(sid.max()) + 1, dtype=np.int64)
+        idx_any[sid] = np.arange(len(sid))
+        for k in range(len(idx_any)):
+            i = idx_any[k]
+            c = int(t.concurrency[i]) if t.concurrency is not None else None
+            r = float(t.rate[i]) if t.rate is not None else None
+            conc_of.setdefault(k, []).append(c)
+            rate_of.setdefault(k, []).append(r)
+        lat.append(t.latency)
+        off.append(t.offset)
+        err.append(_row_errors(t))
+        step.append(sid)
+        lag.append(t.sched_lag if t.sched_lag is not None else None)
+    if len(set(nsteps)) > 1:
+        warnings.append(f"{path}: testers ran different numbers of steps ({nsteps}); merged step by step in order")
+
+    latency = np.concatenate(lat) if len(lat) > 1 else lat[0]
+    offset = np.concatenate(off) if len(off) > 1 else off[0]
+    error = np.concatenate(err) if len(err) > 1 else err[0]
+    steps_id = np.concatenate(step) if len(step) > 1 else step[0]
+    sched = None
+    if all(x is not None for x in lag):
+        sched = np.concatenate(lag) if len(lag) > 1 else lag[0]
+    del lat, off, err, step, lag
+    if len(steps_id) > 1 and np.any(np.diff(steps_id) < 0):
+        order = np.argsort(steps_id, kind="stable")
+        latency, offset, error, steps_id = latency[order], offset[order], error[order], steps_id[order]
+        if sched is not None:
+            sched = sched[order]
+        del order
+
+    meta_steps = meta.get("steps") if isinstance(meta.get("steps"), list) else None
+    bounds = np.concatenate(([0], np.flatnonzero(np.diff(steps_id)) + 1, [len(steps_id)]))
+    x = np.empty(len(latency), dtype=np.float32)
+    steps: list[analysis.Step] = []
+    wt0, wwidth, wcount, werr, wmax, wstep = [], [], [], [], [], []
+    for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+        concs = conc_of.get(k, [None])
+        rates = rate_of.get(k, [None])
+        conc = sum(concs) if all(c is not None for c in concs) else None
+        rate = sum(rates) if all(r is not None for r in rates) else None
+        if conc is None and meta_steps and len(meta_steps) == len(bounds) - 1:
+            ms = meta_steps[k] if isinstance(meta_steps[k], dict) else {}
+            conc = ms.get("concurrency")
+            if rate is None:
+                rate = ms.get("rate")
+        s = analysis.step_stats(k, latency[a:b], offset[a:b], error[a:b], conc, rate, opts.slo_percentile,
+                                None if sched is None else sched[a:b])
+        steps.append(s)
+        widx, nwin, width = analysis.windows(offset[a:b], s.t0, s.t1, opts.window_s)
+        counts = np.bincount(widx, minlength=nwin)
+        x[a:b] = counts[widx] / width
+        wt0.append(s.t0 + width * np.arange(nwin))
+        wwidth.append(np.full(nwin, width))
+        wcount.append(counts)
+        werr.append(np.bincount(widx, weights=error[a:b], minlength=nwin))
+        mx = np.zeros(nwin)
+        np.maximum.at(mx, widx, latency[a:b])
+        wmax.append(mx)
+        wstep.append(np.full(nwin, k))
+
+    scenario = str(meta.get("scenario") or "custom")
+    label = str(meta.get("label") or (os.path.basename(os.path.normpath(path)) if os.path.isdir(path)
+                                        else os.path.splitext(os.path.basename(path))[0]))
+    inst = meta.get("instances")
+    instances = int(inst) if isinstance(inst, (int, float)) and not isinstance(inst, bool) else None
+    has_fail = any(t.status is not None or t.error is not None for t in tables)
+    msgs = Counter()
+    for t in tables:
+        msgs.update(_short(m) for m in t.error_messages)
+    run = Run(path=path, meta=meta, scenario=scenario, label=label, instances=instances, files=tables,
+              latency=latency, offset=offset, error=error, step=steps_id, x=x, steps=steps,
+              win_t0=np.concatenate(wt0), win_width=np.concatenate(wwidth), win_count=np.concatenate(wcount),
+              win_errors=np.concatenate(werr), win_max=np.concatenate(wmax), win_step=np.concatenate(wstep),
+              has_failures_column=has_fail, warnings=warnings, error_messages=msgs.most_common(5))
+    for t in tables:  # keep the parsed columns only where they are still needed
+        t.latency = t.offset = t.start = t.status = t.concurrency = t.rate = t.sched_lag = t.error = None
+        t.segment = None
+    evaluate(run, opts)
+    if summary is not None:
+        run.warnings += check_summary(run, summary)
+    return run
+
+
+def _short(msg: str) -> str:
+    # Group messages that differ only in numbers (ports, ids, counters).
+    msg = re.sub(r"\d+", "N", msg.strip())
+    return msg if len(msg) <= 120 else msg[:117] + "..."
+
+
+def evaluate(run: Run, opts: Options) -> None:
+    """Knee, max throughput at SLO and warnings, from the run's steps."""
+    st = run.steps
+    ok = np.array([s.error_rate <= opts.max_error_rate for s in st])
+    xs = np.array([s.throughput for s in st])
+    run.knee = analysis.fit_knee(xs[ok], np.array([s.mean_s for s in st])[ok], opts.knee_slope_ratio)
+    run.max_tput, run.max_tput_how = analysis.max_throughput_at_slo(
+        xs, np.array([s.slo_s for s in st]), ok, opts.slo_s)
+    w = run.warnings
+    name = run.label
+    if not run.has_failures_column:
+        fmts = ", ".join(sorted({t.format for t in run.files}))
+        w.append(f"{name}: this file had no status/error column ({fmts} format): failed requests were not "
+                 "recorded, so error rates show 0 and latency covers successes only")
+    bad = [s for s in st if s.error_rate > opts.max_error_rate]
+    if bad:
+        w.append(f"{name}: {len(bad)} step(s) over the {opts.max_error_rate:.1%} error limit (at concurrency "
+                 f"{', '.join(str(s.concurrency) for s in bad[:6])}); they do not count towards capacity")
+    elif sum(s.errors for s in st):
+        w.append(f"{name}: {sum(s.errors for s in st)} failed request(s), all steps within the "
+                 f"{opts.max_error_rate:.1%} error limit")
+    off = [s for s in st if s.littles_residual is not None and abs(s.littles_residual) > opts.littles_tolerance]
+    if off:
+        worst = max(off, key=lambda s: abs(s.littles_residual))
+        if worst.littles_residual > 0:
+            why = ("workers spent that share of the time outside requests: the tester is a bottleneck "
+                   "(CPU, connection setup, GC) - check its load, or add testers")
+        else:
+            why = "more requests in flight than workers: clock problem or mislabelled concurrency"
+        w.append(f"{name}: Little's law residual {worst.littles_residual:+.0%} at concurrency {worst.concurrency} "
+                 f"(in flight {worst.in_flight:.1f} vs {worst.concurrency} workers; {len(off)} step(s) beyond "
+                 f"\u00b1{opts.littles_tolerance:.0%}): {why}")
+    for s in st:
+        if s.rate and s.throughput < 0.9 * s.rate:
+            w.append(f"{name}: step at rate {s.rate:g} req/s reached only {s.throughput:.0f} req/s "
+                     "(target saturated or tester too slow)")
+        if s.sched_lag_p99_s is not None and s.sched_lag_p99_s > 0.010:
+            w.append(f"{name}: step at rate {s.rate:g} req/s: p99 schedule lag {s.sched_lag_p99_s * 1000:.0f} ms "
+                     "- the generator fell behind; latencies include that lag")
+    if run.knee is None and len(st) >= 1:
+        w.append(f"{name}: fewer than 3 usable steps, no knee fitted")
+
+
+def check_summary(run: Run, summary: dict) -> list[str]:
+    """Cross-check against the Go side's summary.json (same definitions, histogram percentiles)."""
+    ss = summary.get("steps")
+    if not isinstance(ss, list):
+        return []
+    if len(ss) != len(run.steps):
+        return [f"{run.label}: summary.json lists {len(ss)} steps, the CSV has {len(run.steps)}"]
+    out = []
+    for mine, theirs in zip(run.steps, ss):
+        if not isinstance(theirs, dict):
+            continue
+        if theirs.get("requests") not in (None, mine.requests):
+            out.append(f"{run.label}: step {mine.index + 1}: summary.json has {theirs.get('requests')} requests, "
+                       f"the CSV {mine.requests}")
+        tp = theirs.get("throughput")
+        if isinstance(tp, (int, float)) and tp > 0 and abs(tp - mine.throughput) / tp > 0.01:
+            out.append(f"{run.label}: step {mine.index + 1}: throughput {mine.throughput:.1f} req/s differs from "
+                       f"summary.json's {tp:.1f} by more than 1%")
+    return out[:5]
