@@ -156,8 +156,9 @@ type CapacityConfig struct {
 type TesterConfig struct {
 	Index   int    `yaml:"index"`
 	Count   int    `yaml:"count"`
-	StartAt string `yaml:"start_at"`
-	RunID   string `yaml:"run_id"`
+	StartAt     string   `yaml:"start_at"`
+	RunID       string   `yaml:"run_id"`
+	ScenarioGap Duration `yaml:"scenario_gap"`
 }
 
 // configKey describes one configuration key: its YAML path is also its
@@ -293,6 +294,7 @@ var configKeys = []configKey{
 	{"tester.index", "int", "0", "tester-index", "This tester's index (0..count-1). Only tester 0 seeds and cleans up.", setInt(func(c *Config) *int { return &c.Tester.Index })},
 	{"tester.count", "int", "1", "testers", "Number of testers running the same plan in lockstep.", setInt(func(c *Config) *int { return &c.Tester.Count })},
 	{"tester.start_at", "string", `""`, "start-at", "RFC3339 time at which step 0 starts on every tester; step k starts at start_at + k × (warmup + duration). Empty = now.", setString(func(c *Config) *string { return &c.Tester.StartAt })},
+	{"tester.scenario_gap", "duration", "1m0s", "", "With `tester.start_at`: pause between one scenario's last step and the next scenario's first, for tester 0's cleanup and seeding; scenario k starts at start_at + k × (steps × (warmup + duration) + scenario_gap).", setDuration(func(c *Config) *Duration { return &c.Tester.ScenarioGap })},
 	{"tester.run_id", "string", `""`, "run-id", "Run id shared by all testers (letters, digits, `-_.`); names the seeded credentials and the run directory. Empty = derived from `tester.start_at`, else the start time.", setString(func(c *Config) *string { return &c.Tester.RunID })},
 }
 
@@ -310,7 +312,7 @@ func DefaultConfig() Config {
 		Abort:     AbortConfig{MaxErrorRate: 0.1, MaxLatency: Duration(5 * time.Second), Percentile: 99, ConsecutiveSteps: 2},
 		Capacity:  CapacityConfig{MaxProbes: 12},
 		OutputDir: "out",
-		Tester:    TesterConfig{Count: 1},
+		Tester:    TesterConfig{Count: 1, ScenarioGap: Duration(60 * time.Second)},
 	}
 }
 
@@ -543,6 +545,9 @@ func (c *Config) Validate(capacity bool) []error {
 			bad("tester.start_at", "%q is not an RFC3339 time (e.g. 2026-01-02T15:04:05Z)", t.StartAt)
 		}
 	}
+	if t.ScenarioGap < 0 {
+		bad("tester.scenario_gap", "must be >= 0, got %s", t.ScenarioGap)
+	}
 	if t.RunID != "" && !runIDPattern.MatchString(t.RunID) {
 		bad("tester.run_id", "%q may only hold letters, digits, '.', '_' and '-' (at most 64, not starting with a symbol)", t.RunID)
 	}
@@ -558,4 +563,14 @@ func (c *Config) Validate(capacity bool) []error {
 		}
 	}
 	return errs
+}
+
+// UnmarshalText parses a duration string or a number of seconds.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := parseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
 }

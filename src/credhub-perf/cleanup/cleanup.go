@@ -1,0 +1,307 @@
+// Package cleanup removes what a load test wrote into CredHub: through the
+// API (every credential under the run's prefix) or directly in CredHub's
+// database (every credential, in one transaction, after checking the schema
+// really is CredHub's).
+package cleanup
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/credhub-perf/credhub-perf/credhub"
+)
+
+// Result says what a cleanup did.
+type Result struct {
+	Mode    string `json:"mode"`
+	Deleted int64  `json:"deleted"` // credentials removed
+	Elapsed time.Duration
+}
+
+// API deletes every credential under the run's prefix through CredHub's API.
+func API(ctx context.Context, c *credhub.Client, n credhub.Names) (Result, error) {
+	start := time.Now()
+	k, err := credhub.DeleteAll(ctx, c, n, 8)
+	return Result{Mode: "api", Deleted: int64(k), Elapsed: time.Since(start)}, err
+}
+
+// Database holds how to reach CredHub's database.
+type Database struct {
+	Type       string // postgres | mysql (mariadb, postgresql accepted)
+	Host       string
+	Port       int
+	User       string
+	Password   string
+	Name       string
+	TLS        bool
+	CACertFile string
+}
+
+// Tables a CredHub schema must have. The canary and the migration history
+// are in the list on purpose: a database without them is not one we may
+// touch, and with them present we know what we must not touch.
+var requiredTables = []string{"credential", "credential_version", "encrypted_value", "encryption_key_canary", "flyway_schema_history"}
+
+// Tables that cleanup never modifies, whatever the cascade would reach.
+var protectedTables = []string{"encryption_key_canary", "flyway_schema_history", "permission"}
+
+// ErrNotCredHub is returned (wrapped) when the database lacks CredHub's tables.
+var ErrNotCredHub = errors.New("not a CredHub database")
+
+func (d Database) kind() string {
+	switch strings.ToLower(d.Type) {
+	case "postgres", "postgresql":
+		return "postgres"
+	case "mysql", "mariadb":
+		return "mysql"
+	}
+	return ""
+}
+
+func (d Database) port() int {
+	if d.Port != 0 {
+		return d.Port
+	}
+	if d.kind() == "postgres" {
+		return 5432
+	}
+	return 3306
+}
+
+func (d Database) tlsConfig() (*tls.Config, error) {
+	if !d.TLS {
+		return nil, nil
+	}
+	cfg := &tls.Config{ServerName: d.Host, MinVersion: tls.VersionTLS12}
+	if d.CACertFile != "" {
+		pem, err := os.ReadFile(d.CACertFile)
+		if err != nil {
+			return nil, fmt.Errorf("database CA: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("database CA file %s holds no PEM certificate", d.CACertFile)
+		}
+		cfg.RootCAs = pool
+	}
+	return cfg, nil
+}
+
+// scrub keeps the password out of any error text a driver might build.
+func (d Database) scrub(err error) error {
+	if err == nil || d.Password == "" || !strings.Contains(err.Error(), d.Password) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), d.Password, "<redacted>"))
+}
+
+func (d Database) where() string {
+	return fmt.Sprintf("%s database %q at %s", d.kind(), d.Name, net.JoinHostPort(d.Host, strconv.Itoa(d.port())))
+}
+
+// Truncate empties CredHub's credential tables. It refuses (ErrNotCredHub)
+// a database without CredHub's schema and never touches the key canary, the
+// migration history or permissions.
+func (d Database) Truncate(ctx context.Context) (Result, error) {
+	start := time.Now()
+	var n int64
+	var err error
+	switch d.kind() {
+	case "postgres":
+		n, err = d.truncatePostgres(ctx)
+	case "mysql":
+		n, err = d.truncateMySQL(ctx)
+	default:
+		return Result{Mode: "database"}, fmt.Errorf("database type %q is not postgres or mysql", d.Type)
+	}
+	if err != nil {
+		err = fmt.Errorf("database cleanup of the %s: %w", d.where(), d.scrub(err))
+	}
+	return Result{Mode: "database", Deleted: n, Elapsed: time.Since(start)}, err
+}
+
+func missingTables(have map[string]bool) []string {
+	var missing []string
+	for _, t := range requiredTables {
+		if !have[t] {
+			missing = append(missing, t)
+		}
+	}
+	return missing
+}
+
+func (d Database) truncatePostgres(ctx context.Context) (int64, error) {
+	cfg, err := pgx.ParseConfig("")
+	if err != nil {
+		return 0, err
+	}
+	cfg.Host, cfg.Port, cfg.User, cfg.Password, cfg.Database = d.Host, uint16(d.port()), d.User, d.Password, d.Name
+	cfg.ConnectTimeout = 15 * time.Second
+	if cfg.TLSConfig, err = d.tlsConfig(); err != nil {
+		return 0, err
+	}
+	cfg.Fallbacks = nil
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(context.Background())
+
+	have := map[string]bool{}
+	rows, err := conn.Query(ctx, `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`)
+	if err != nil {
+		return 0, fmt.Errorf("listing tables: %w", err)
+	}
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return 0, err
+		}
+		have[strings.ToLower(t)] = true
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("listing tables: %w", err)
+	}
+	if m := missingTables(have); len(m) > 0 {
+		return 0, fmt.Errorf("%w: tables %s missing; refusing to truncate anything", ErrNotCredHub, strings.Join(m, ", "))
+	}
+
+	// TRUNCATE ... CASCADE reaches every table with a foreign key into the
+	// truncated ones, transitively. Compute that closure first and refuse
+	// if it would include a protected table (a schema change could add one).
+	reach, err := conn.Query(ctx, `
+WITH RECURSIVE r(oid) AS (
+  SELECT c.oid FROM pg_class c
+   WHERE c.relnamespace = current_schema()::regnamespace AND c.relname IN ('credential', 'encrypted_value')
+  UNION
+  SELECT con.conrelid FROM pg_constraint con JOIN r ON con.confrelid = r.oid WHERE con.contype = 'f'
+)
+SELECT c.relname FROM r JOIN pg_class c ON c.oid = r.oid`)
+	if err != nil {
+		return 0, fmt.Errorf("checking what the truncation would reach: %w", err)
+	}
+	var reached []string
+	for reach.Next() {
+		var t string
+		if err := reach.Scan(&t); err != nil {
+			return 0, err
+		}
+		reached = append(reached, t)
+	}
+	if err := reach.Err(); err != nil {
+		return 0, fmt.Errorf("checking what the truncation would reach: %w", err)
+	}
+	for _, t := range reached {
+		for _, p := range protectedTables {
+			if strings.EqualFold(t, p) {
+				return 0, fmt.Errorf("TRUNCATE ... CASCADE would reach the protected table %s; refusing", t)
+			}
+		}
+	}
+
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback(context.Background()) //nolint:errcheck // no-op after Commit
+	var n int64
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM credential`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting credentials: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `TRUNCATE credential, encrypted_value CASCADE`); err != nil {
+		return 0, fmt.Errorf("TRUNCATE credential, encrypted_value CASCADE: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return 0, fmt.Errorf("commit: %w", err)
+	}
+	return n, nil
+}
+
+// mysqlBatch bounds each DELETE so one statement never has to hold an
+// enormous undo log entry at once.
+const mysqlBatch = 5000
+
+func (d Database) truncateMySQL(ctx context.Context) (int64, error) {
+	cfg := mysql.NewConfig()
+	cfg.Net = "tcp"
+	cfg.Addr = net.JoinHostPort(d.Host, strconv.Itoa(d.port()))
+	cfg.User, cfg.Passwd, cfg.DBName = d.User, d.Password, d.Name
+	cfg.Timeout = 15 * time.Second
+	tc, err := d.tlsConfig()
+	if err != nil {
+		return 0, err
+	}
+	cfg.TLS = tc
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return 0, err
+	}
+	db := sql.OpenDB(connector)
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+
+	have := map[string]bool{}
+	rows, err := db.QueryContext(ctx, `SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()`)
+	if err != nil {
+		return 0, fmt.Errorf("listing tables: %w", err)
+	}
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		have[strings.ToLower(t)] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("listing tables: %w", err)
+	}
+	if m := missingTables(have); len(m) > 0 {
+		return 0, fmt.Errorf("%w: tables %s missing; refusing to delete anything", ErrNotCredHub, strings.Join(m, ", "))
+	}
+
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback() //nolint:errcheck // no-op after Commit
+	var n int64
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM credential`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting credentials: %w", err)
+	}
+	// MySQL refuses TRUNCATE on a table other tables reference (error
+	// 1701), so delete: credential first (its ON DELETE CASCADE removes the
+	// versions and type rows), then the now unreferenced encrypted values.
+	for _, table := range []string{"credential", "encrypted_value"} {
+		for {
+			res, err := tx.ExecContext(ctx, "DELETE FROM "+table+" LIMIT "+strconv.Itoa(mysqlBatch))
+			if err != nil {
+				return 0, fmt.Errorf("DELETE FROM %s: %w", table, err)
+			}
+			k, err := res.RowsAffected()
+			if err != nil {
+				return 0, err
+			}
+			if k < mysqlBatch {
+				break
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("commit: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,179 @@
+// Command credhub-perf runs CredHub headroom studies: seed, a stepped
+// concurrency (or rate) ramp for get, set and interpolate, cleanup, and
+// exact per-request records; plus capacity search, summary and merge.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/credhub-perf/credhub-perf/ramp"
+	"github.com/credhub-perf/credhub-perf/results"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+const usage = `usage: credhub-perf COMMAND [flags]
+
+commands:
+  run       --config FILE [--KEY VALUE ...]   seed, ramp, clean up; one run directory per scenario
+  capacity  --config FILE [--KEY VALUE ...]   find the highest concurrency (or rate) meeting the SLO
+  summary   RUN_DIR|CSV...                    recompute summary.json/summary.txt from the CSV files
+  merge     RUN_DIR                           summarize all results-<tester>.csv of a multi-tester run
+  version                                     print the version
+
+Every configuration key is also a flag (--steps.max_concurrency 50); see
+docs/configuration.md or 'credhub-perf run -h'.
+Exit status: 0 ok, 1 run or cleanup failed, 2 usage/configuration error or target unusable at start.
+`
+
+func main() {
+	os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// Main is the whole program, for tests.
+func Main(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "run":
+		return runCmd(args[1:], false, stdout, stderr)
+	case "capacity":
+		return runCmd(args[1:], true, stdout, stderr)
+	case "summary":
+		return summaryCmd(args[1:], false, stdout, stderr)
+	case "merge":
+		return summaryCmd(args[1:], true, stdout, stderr)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, "credhub-perf", version)
+		return 0
+	case "help", "-h", "--help", "-help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "credhub-perf: unknown command %q\n%s", args[0], usage)
+	return 2
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func runCmd(args []string, capacity bool, stdout, stderr io.Writer) int {
+	name := "run"
+	if capacity {
+		name = "capacity"
+	}
+	fs := flag.NewFlagSet("credhub-perf "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configFile := fs.String("config", "", "configuration file (YAML or JSON); see docs/configuration.md")
+	quiet := fs.Bool("quiet", false, "no live progress line, even on a terminal")
+	over := ramp.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "credhub-perf %s: unexpected argument %q (configuration goes in --config or --KEY VALUE flags)\n", name, fs.Arg(0))
+		return 2
+	}
+	cfg := ramp.DefaultConfig()
+	if *configFile != "" {
+		if err := ramp.LoadConfigFile(&cfg, *configFile); err != nil {
+			fmt.Fprintf(stderr, "credhub-perf: %v\n", err)
+			return 2
+		}
+	}
+	errs := over.Apply(&cfg)
+	if len(errs) == 0 {
+		errs = cfg.Validate(capacity)
+	}
+	if len(errs) > 0 {
+		for _, err := range errs {
+			fmt.Fprintf(stderr, "credhub-perf: config: %v\n", err)
+		}
+		return 2
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return ramp.Execute(ctx, ramp.Options{
+		Config: cfg, Capacity: capacity, Stdout: stdout, Log: stderr,
+		TTY: !*quiet && isTerminal(stderr), Version: version,
+	})
+}
+
+func summaryCmd(args []string, merge bool, stdout, stderr io.Writer) int {
+	name := "summary"
+	if merge {
+		name = "merge"
+	}
+	fs := flag.NewFlagSet("credhub-perf "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	def := ramp.DefaultConfig()
+	pct := fs.Float64("slo.percentile", def.SLO.Percentile, "SLO percentile when the run directory has no summary.json")
+	lat := fs.String("slo.latency", def.SLO.Latency.String(), "SLO latency bound when the run directory has no summary.json")
+	maxErr := fs.Float64("slo.max_error_rate", def.SLO.MaxErrorRate, "error bound of capacity figures when the run directory has no summary.json")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() == 0 || (merge && fs.NArg() != 1) {
+		fmt.Fprintf(stderr, "usage: credhub-perf summary RUN_DIR|CSV... | credhub-perf merge RUN_DIR\n")
+		return 2
+	}
+	var d ramp.Duration
+	if err := d.UnmarshalText([]byte(*lat)); err != nil || d <= 0 || *pct <= 0 || *pct > 100 {
+		fmt.Fprintf(stderr, "credhub-perf %s: bad SLO (--slo.percentile %g, --slo.latency %q)\n", name, *pct, *lat)
+		return 2
+	}
+	slo := results.SLO{Percentile: *pct, LatencyS: d.D().Seconds(), MaxErrorRate: *maxErr}
+	status := 0
+	for _, p := range fs.Args() {
+		st, err := os.Stat(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "credhub-perf %s: %v\n", name, err)
+			status = 2
+			continue
+		}
+		var sum *results.Summary
+		if st.IsDir() {
+			files, ferr := results.ResultFiles(p)
+			if ferr == nil && !merge && len(files) > 1 {
+				fmt.Fprintf(stderr, "credhub-perf summary: %s holds %d tester files; summarizing them together (as merge does)\n", p, len(files))
+			}
+			sum, err = results.SummarizeDir(p, slo)
+		} else if strings.HasSuffix(p, ".csv") && !merge {
+			sum, err = results.SummarizeFiles([]string{p}, slo)
+		} else {
+			err = fmt.Errorf("%s is not a run directory", p)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "credhub-perf %s: %v\n", name, err)
+			status = 2
+			continue
+		}
+		fmt.Fprintf(stdout, "== %s\n", p)
+		sum.WriteTable(stdout)
+	}
+	return status
+}

@@ -1,0 +1,220 @@
+package credhub
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// Names derives every credential name of a run from its run id, so that
+// several testers agree on them without talking, and cleanup can find them
+// all under one path.
+type Names struct {
+	RunID string
+}
+
+// Prefix is the path every credential of the run lives under.
+func (n Names) Prefix() string { return "/credhub-perf/" + n.RunID }
+
+// Seed is the name of seeded credential i.
+func (n Names) Seed(i int) string { return fmt.Sprintf("%s/seed/cred-%d", n.Prefix(), i) }
+
+// SeedTemplate is a seeded name with the index drawn at random per request
+// by the engine ({{rand N}} yields 0..N-1).
+func (n Names) SeedTemplate(count int) string {
+	return fmt.Sprintf("%s/seed/cred-{{rand %d}}", n.Prefix(), count)
+}
+
+// SetPrefix is the path under which tester t's set requests write.
+func (n Names) SetPrefix(tester int) string { return fmt.Sprintf("%s/set/t%d-", n.Prefix(), tester) }
+
+// Control is the name through which tester 0 tells the others to stop.
+func (n Names) Control() string { return n.Prefix() + "/control/stop" }
+
+func randHex(nbytes int) string {
+	b := make([]byte, nbytes)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// brokerCredentials is shaped like what a service broker hands an app
+// (a MySQL/PostgreSQL binding), padded with a CA-like blob to size bytes.
+func brokerCredentials(i int, size int, password string) map[string]any {
+	host := fmt.Sprintf("10.%d.%d.%d", 10+i/65536%200, i/256%256, i%256)
+	user := "u" + randHex(8)
+	name := "service_instance_db_" + randHex(8)
+	m := map[string]any{
+		"hostname": host,
+		"port":     3306,
+		"name":     name,
+		"username": user,
+		"password": password,
+		"uri":      fmt.Sprintf("mysql://%s:%s@%s:3306/%s?reconnect=true", user, password, host, name),
+		"jdbcUrl":  fmt.Sprintf("jdbc:mysql://%s:3306/%s?user=%s&password=%s", host, name, user, password),
+	}
+	b, _ := json.Marshal(m)
+	if pad := size - len(b) - len(`,"ca_certificate":""`); pad > 0 {
+		m["ca_certificate"] = pemLike(pad)
+	}
+	return m
+}
+
+// pemLike returns about n bytes (once JSON-encoded) that look like a PEM
+// certificate.
+func pemLike(n int) string {
+	const head, tail = "-----BEGIN CERTIFICATE-----\n", "\n-----END CERTIFICATE-----"
+	const overhead = len(head) + len(tail) + 2 // each \n is two bytes in JSON
+	if n <= overhead+2 {
+		return strings.Repeat("A", n)
+	}
+	return head + randHex((n-overhead+1)/2)[:n-overhead] + tail
+}
+
+// SeedValue is the JSON value of seeded credential i.
+func SeedValue(i, size int) json.RawMessage {
+	b, _ := json.Marshal(brokerCredentials(i, size, randHex(16)))
+	return b
+}
+
+// SetBodyTemplate is the body of a set request: a unique name and a unique
+// password per request ({{uuid}} is filled in by the engine).
+func SetBodyTemplate(n Names, tester, size int) string {
+	m := brokerCredentials(0, size-40, "PASSWORD")
+	v, _ := json.Marshal(m)
+	value := strings.Replace(string(v), `"PASSWORD"`, `"{{uuid}}"`, 1)
+	value = strings.ReplaceAll(value, ":PASSWORD@", ":{{uuid}}@")
+	value = strings.ReplaceAll(value, "password=PASSWORD", "password={{uuid}}")
+	name, _ := json.Marshal(n.SetPrefix(tester))
+	return fmt.Sprintf(`{"name":%s,"type":"json","value":%s}`, strings.TrimSuffix(string(name), `"`)+`{{uuid}}"`, value)
+}
+
+// InterpolateBodyTemplate is a VCAP_SERVICES body with three bindings whose
+// credhub-refs point at random seeded credentials, like an app with a
+// database, a config server and a service registry.
+func InterpolateBodyTemplate(n Names, count int) string {
+	ref := n.SeedTemplate(count)
+	binding := func(label, name, plan string, tags string) string {
+		return fmt.Sprintf(`[{"binding_name":null,"credentials":{"credhub-ref":"((%s))"},"instance_name":"%s","label":"%s","name":"%s","plan":"%s","provider":null,"syslog_drain_url":null,"tags":[%s],"volume_mounts":[]}]`,
+			ref, name, label, name, plan, tags)
+	}
+	return fmt.Sprintf(`{"p.mysql":%s,"p.config-server":%s,"p.service-registry":%s}`,
+		binding("p.mysql", "orders-db", "db-small", `"mysql"`),
+		binding("p.config-server", "config-server", "standard", `"configuration","spring-cloud"`),
+		binding("p.service-registry", "service-registry", "standard", `"eureka","discovery","spring-cloud"`))
+}
+
+// SeedAll writes credentials 0..count-1 with a few parallel writers (CredHub
+// serialises writes per instance anyway) and reports progress.
+func SeedAll(ctx context.Context, c *Client, n Names, count, size, parallel int, progress func(done int)) error {
+	if parallel < 1 {
+		parallel = 1
+	}
+	var next, done atomic.Int64
+	var once sync.Once
+	var firstErr error
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for w := 0; w < parallel; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= count || ctx.Err() != nil {
+					return
+				}
+				if err := c.SetJSON(ctx, n.Seed(i), SeedValue(i, size)); err != nil {
+					once.Do(func() { firstErr = fmt.Errorf("seeding %s: %w", n.Seed(i), err); cancel() })
+					return
+				}
+				d := int(done.Add(1))
+				if progress != nil && (d%100 == 0 || d == count) {
+					progress(d)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	return ctx.Err()
+}
+
+// VerifySeed reads back the first, the last and a middle seeded credential
+// and checks they parse as the JSON that was written.
+func VerifySeed(ctx context.Context, c *Client, n Names, count int) error {
+	for _, i := range []int{0, count / 2, count - 1} {
+		v, err := c.GetJSON(ctx, n.Seed(i))
+		if err != nil {
+			return fmt.Errorf("verifying the seed: %w", err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(v, &m); err != nil || m["password"] == nil {
+			return fmt.Errorf("verifying the seed: %s does not hold the JSON credential that was written", n.Seed(i))
+		}
+	}
+	return nil
+}
+
+// DeleteAll deletes every credential under the run's prefix (seeded, set by
+// any tester, control) and returns how many it deleted. Credentials that
+// vanish meanwhile (404) are not errors.
+func DeleteAll(ctx context.Context, c *Client, n Names, parallel int) (int, error) {
+	var total int
+	// A find answer can be large; repeat until nothing is left, so a find
+	// that a server caps still ends with an empty prefix.
+	for round := 0; round < 100; round++ {
+		names, err := c.FindPath(ctx, n.Prefix())
+		if err != nil {
+			return total, fmt.Errorf("finding the run's credentials under %s: %w", n.Prefix(), err)
+		}
+		if len(names) == 0 {
+			return total, nil
+		}
+		ch := make(chan string)
+		var mu sync.Mutex
+		var firstErr error
+		var wg sync.WaitGroup
+		for w := 0; w < parallel; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for name := range ch {
+					err := c.Delete(ctx, name)
+					mu.Lock()
+					if err == nil {
+						total++
+					} else if !IsNotFound(err) && firstErr == nil {
+						firstErr = fmt.Errorf("deleting %s: %w", name, err)
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+		for _, name := range names {
+			mu.Lock()
+			stop := firstErr != nil
+			mu.Unlock()
+			if stop || ctx.Err() != nil {
+				break
+			}
+			ch <- name
+		}
+		close(ch)
+		wg.Wait()
+		if firstErr != nil {
+			return total, firstErr
+		}
+		if ctx.Err() != nil {
+			return total, ctx.Err()
+		}
+	}
+	return total, fmt.Errorf("credentials under %s keep appearing after 100 rounds of deletes", n.Prefix())
+}

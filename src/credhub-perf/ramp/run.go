@@ -1,0 +1,461 @@
+package ramp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/credhub-perf/credhub-perf/cleanup"
+	"github.com/credhub-perf/credhub-perf/credhub"
+	"github.com/credhub-perf/credhub-perf/load"
+	"github.com/credhub-perf/credhub-perf/results"
+)
+
+// Exit statuses of run and capacity.
+const (
+	ExitOK     = 0
+	ExitFailed = 1 // the run or its cleanup failed; results stay
+	ExitUsage  = 2 // bad configuration or the target unusable at start
+)
+
+// Options are what a command line adds to the configuration.
+type Options struct {
+	Config   Config
+	Capacity bool      // capacity search instead of the configured ramp
+	Stdout   io.Writer // the summary tables
+	Log      io.Writer // log lines and the live progress line
+	TTY      bool      // Log is a terminal: draw a live progress line
+	Version  string
+	// Now is the clock (tests may pin the run id); nil = time.Now.
+	Now func() time.Time
+}
+
+// SetupError marks a failure before any load was sent (exit status 2).
+type SetupError struct{ Err error }
+
+func (e *SetupError) Error() string { return e.Err.Error() }
+func (e *SetupError) Unwrap() error { return e.Err }
+
+type runner struct {
+	o       Options
+	c       Config
+	log     *logger
+	api     *credhub.Client
+	token   *credhub.TokenSource
+	runID   string
+	stamp   string    // UTC yyyymmddThhmmssZ naming the run directories
+	startAt time.Time // zero unless tester.start_at
+	host    string
+}
+
+// stampLayout is the run directory time format of docs/design.md.
+const stampLayout = "20060102T150405Z"
+
+// Execute runs every configured scenario and returns the exit status. All
+// problems are reported on o.Log.
+func Execute(ctx context.Context, o Options) int {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Stdout == nil {
+		o.Stdout = os.Stdout
+	}
+	if o.Log == nil {
+		o.Log = os.Stderr
+	}
+	r := &runner{o: o, c: o.Config, log: &logger{w: o.Log, tty: o.TTY}}
+	if err := r.setup(ctx); err != nil {
+		r.log.Printf("error: %v", err)
+		var se *SetupError
+		if errors.As(err, &se) {
+			r.log.Printf("nothing was sent; exit status 2")
+			return ExitUsage
+		}
+		return ExitFailed
+	}
+	defer r.api.Close()
+	status := ExitOK
+	for k, scenario := range r.c.Scenarios {
+		st := r.scenario(ctx, k, scenario)
+		if st != ExitOK {
+			status = st
+		}
+		if st == ExitUsage {
+			return st
+		}
+		if ctx.Err() != nil || st != ExitOK {
+			if k+1 < len(r.c.Scenarios) {
+				r.log.Printf("not running the remaining scenarios (%s)", strings.Join(r.c.Scenarios[k+1:], ", "))
+			}
+			break
+		}
+	}
+	return status
+}
+
+func (r *runner) setup(ctx context.Context) error {
+	c := r.c
+	r.host, _ = os.Hostname()
+	now := r.o.Now().UTC()
+	if c.Tester.StartAt != "" {
+		t, err := time.Parse(time.RFC3339, c.Tester.StartAt)
+		if err != nil {
+			return &SetupError{fmt.Errorf("tester.start_at: %w", err)}
+		}
+		r.startAt = t
+		r.stamp = t.UTC().Format(stampLayout)
+	} else {
+		r.stamp = now.Format(stampLayout)
+	}
+	r.runID = c.Tester.RunID
+	if r.runID == "" {
+		r.runID = r.stamp
+	}
+
+	if c.UAA.URL != "" {
+		caFile := c.UAA.CACertFile
+		if caFile == "" {
+			caFile = c.Target.CACertFile
+		}
+		tc, _, err := credhub.TLSConfig(caFile, "", "", "", c.Target.InsecureSkipVerify)
+		if err != nil {
+			return &SetupError{fmt.Errorf("uaa: %w", err)}
+		}
+		r.token = credhub.NewTokenSource(c.UAA.URL, c.UAA.ClientID, c.UAA.ClientSecret, tc)
+	}
+	api, err := credhub.New(credhub.Options{
+		URL: c.Target.URL, CACertFile: c.Target.CACertFile,
+		ClientCertFile: c.Target.ClientCertFile, ClientKeyFile: c.Target.ClientKeyFile,
+		ServerName: c.Target.ServerName, Insecure: c.Target.InsecureSkipVerify,
+		Timeout: c.Target.Timeout.D(), Token: r.token,
+	})
+	if err != nil {
+		return &SetupError{err}
+	}
+	r.api = api
+
+	// Reachability (TLS to CredHub with our CA), then authentication, both
+	// before any load: a wrong URL, CA or certificate is a setup error.
+	pctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if _, err := api.Info(pctx); err != nil {
+		return &SetupError{fmt.Errorf("target %s unreachable at start: %w", c.Target.URL, err)}
+	}
+	if r.token != nil {
+		if _, err := r.token.Token(pctx); err != nil {
+			return &SetupError{err}
+		}
+	}
+	if _, err := api.FindPath(pctx, "/credhub-perf/"+r.runID); err != nil {
+		if credhub.IsAuth(err) {
+			return &SetupError{fmt.Errorf("authentication check: %w", err)}
+		}
+		return &SetupError{fmt.Errorf("target %s does not answer the CredHub API: %w", c.Target.URL, err)}
+	}
+	r.log.Printf("target %s reachable and accepts this client; run id %s", c.Target.URL, r.runID)
+	return nil
+}
+
+func (r *runner) tester0() bool { return r.c.Tester.Index == 0 }
+
+// plan is the list of measured steps of a ramp.
+func planSteps(c Config) []load.Step {
+	var steps []load.Step
+	if len(c.Steps.Rates) > 0 {
+		for _, rate := range c.Steps.Rates {
+			steps = append(steps, load.Step{Concurrency: c.Steps.MaxConcurrency, Rate: rate, Duration: c.Steps.Duration.D()})
+		}
+		return steps
+	}
+	add := func(conc int) {
+		st := load.Step{Concurrency: conc}
+		if c.Steps.Duration > 0 {
+			st.Duration = c.Steps.Duration.D()
+		} else {
+			st.Requests = c.Steps.Requests
+		}
+		steps = append(steps, st)
+	}
+	for conc := c.Steps.MinConcurrency; conc < c.Steps.MaxConcurrency; conc += c.Steps.Step {
+		add(conc)
+	}
+	add(c.Steps.MaxConcurrency)
+	return steps
+}
+
+// slot is the wall-clock length of one step in lockstep mode.
+func (r *runner) slot() time.Duration { return r.c.Steps.Warmup.D() + r.c.Steps.Duration.D() }
+
+// scenarioStart is when scenario k's first step starts on every tester.
+func (r *runner) scenarioStart(k int) time.Time {
+	if r.startAt.IsZero() {
+		return time.Time{}
+	}
+	n := len(planSteps(r.c))
+	return r.startAt.Add(time.Duration(k) * (time.Duration(n)*r.slot() + r.c.Tester.ScenarioGap.D()))
+}
+
+func (r *runner) template(scenario string, n credhub.Names) (load.Template, error) {
+	base := strings.TrimRight(r.c.Target.URL, "/")
+	json := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}
+	switch scenario {
+	case "get":
+		return load.Template{Method: "GET", URL: base + "/api/v1/data?current=true&name=" + n.SeedTemplate(r.c.Seed.Credentials), Header: http.Header{"Accept": {"application/json"}}}, nil
+	case "set":
+		return load.Template{Method: "PUT", URL: base + "/api/v1/data", Header: json, Body: credhub.SetBodyTemplate(n, r.c.Tester.Index, r.c.Seed.Bytes)}, nil
+	case "interpolate":
+		return load.Template{Method: "POST", URL: base + "/api/v1/interpolate", Header: json, Body: credhub.InterpolateBodyTemplate(n, r.c.Seed.Credentials)}, nil
+	case "custom":
+		rep := strings.NewReplacer("((prefix))", n.Prefix(), "((seed_count))", fmt.Sprint(r.c.Seed.Credentials))
+		h := http.Header{}
+		for _, line := range r.c.Custom.Headers {
+			k, v, _ := strings.Cut(line, ":")
+			h.Add(strings.TrimSpace(k), rep.Replace(strings.TrimSpace(v)))
+		}
+		return load.Template{Method: r.c.Custom.Method, URL: base + rep.Replace(r.c.Custom.Path), Header: h, Body: rep.Replace(r.c.Custom.Body)}, nil
+	}
+	return load.Template{}, fmt.Errorf("unknown scenario %q", scenario)
+}
+
+func (r *runner) clientOptions() load.ClientOptions {
+	o := load.ClientOptions{
+		TLS: load.TLSOptions{
+			CertFile: r.c.Target.ClientCertFile, KeyFile: r.c.Target.ClientKeyFile,
+			CAFile: r.c.Target.CACertFile, ServerName: r.c.Target.ServerName, Insecure: r.c.Target.InsecureSkipVerify,
+		},
+		KeepAlive: r.c.Keepalive,
+		HTTP2:     r.c.Target.HTTP2,
+		Timeout:   r.c.Target.Timeout.D(),
+	}
+	if r.token != nil {
+		o.Authorize = r.token.Authorize
+	}
+	return o
+}
+
+func (r *runner) tlsMode() string {
+	u, _ := url.Parse(r.c.Target.URL)
+	switch {
+	case u == nil || u.Scheme != "https":
+		return "plain"
+	case r.c.Target.ClientCertFile != "":
+		return "mtls"
+	}
+	return "tls"
+}
+
+// runDir creates the scenario's run directory. Testers of one run that
+// share an output directory (one machine) share the run directory too; the
+// second one reports joined = true.
+func (r *runner) runDir(scenario string) (dir string, joined bool, err error) {
+	name := r.stamp + "-" + scenario
+	if r.c.Label != "" {
+		name += "-" + r.c.Label
+	}
+	if err := os.MkdirAll(r.c.OutputDir, 0o755); err != nil {
+		return "", false, fmt.Errorf("output_dir: %w", err)
+	}
+	dir = filepath.Join(r.c.OutputDir, name)
+	for i := 2; ; i++ {
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, false, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return "", false, fmt.Errorf("run directory: %w", err)
+		}
+		if r.c.Tester.Count > 1 {
+			if _, err := os.Stat(filepath.Join(dir, r.resultsName())); errors.Is(err, os.ErrNotExist) {
+				return dir, true, nil
+			}
+		}
+		dir = filepath.Join(r.c.OutputDir, fmt.Sprintf("%s.%d", name, i))
+	}
+}
+
+func (r *runner) resultsName() string {
+	if r.c.Tester.Count > 1 {
+		return fmt.Sprintf("results-%d.csv", r.c.Tester.Index)
+	}
+	return "results.csv"
+}
+
+
+func (r *runner) newMeta(scenario string, n credhub.Names, planned int) *results.Meta {
+	c := r.c
+	m := &results.Meta{
+		ToolVersion: r.o.Version, Scenario: scenario, TargetURL: c.Target.URL, Label: c.Label,
+		Tester: c.Tester.Index, Testers: c.Tester.Count, Mode: "closed", Keepalive: c.Keepalive,
+		TLS: r.tlsMode(), Seed: results.Seed{Credentials: c.Seed.Credentials, Bytes: c.Seed.Bytes},
+		Cleanup: c.Cleanup.Mode, SLO: results.MetaSLO{Percentile: c.SLO.Percentile, LatencyS: c.SLO.Latency.D().Seconds()},
+		StartedAt: r.o.Now().UTC().Format(time.RFC3339Nano), Host: r.host,
+		RunID: r.runID, Command: "run", Auth: "mtls", StartAt: c.Tester.StartAt,
+		WarmupS: c.Steps.Warmup.D().Seconds(), PlannedSteps: planned,
+		Abort:  results.Abort{MaxErrorRate: c.Abort.MaxErrorRate, MaxLatencyS: c.Abort.MaxLatency.D().Seconds(), Percentile: c.Abort.Percentile, ConsecutiveSteps: c.Abort.ConsecutiveSteps},
+		Status: "running", CleanupStatus: "not-run", CredentialPath: n.Prefix(), ResultsFile: r.resultsName(),
+		Steps: []results.MetaStep{},
+	}
+	if c.Instances > 0 {
+		k := c.Instances
+		m.Instances = &k
+	}
+	if len(c.Steps.Rates) > 0 {
+		m.Mode = "open"
+	}
+	if r.o.Capacity {
+		m.Command = "capacity"
+	}
+	if r.token != nil {
+		m.Auth = "uaa"
+	}
+	if !r.tester0() {
+		m.Cleanup = "none"
+		m.CleanupStatus = "skipped"
+	}
+	m.SeededByTester0 = c.Tester.Count > 1
+	return m
+}
+
+func (r *runner) slo() results.SLO {
+	return results.SLO{Percentile: r.c.SLO.Percentile, LatencyS: r.c.SLO.Latency.D().Seconds(), MaxErrorRate: r.c.SLO.MaxErrorRate}
+}
+
+// scenario seeds, ramps and cleans up one scenario; it returns the exit status.
+func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
+	c := r.c
+	n := credhub.Names{RunID: r.runID + "/" + scenario}
+	tmpl, err := r.template(scenario, n)
+	if err != nil {
+		r.log.Printf("error: %v", err)
+		return ExitUsage
+	}
+	engine, err := load.New(r.clientOptions(), tmpl)
+	if err != nil {
+		r.log.Printf("error: %s scenario: %v", scenario, err)
+		return ExitUsage
+	}
+	plan := planSteps(c)
+	dir, joined, err := r.runDir(scenario)
+	if err != nil {
+		r.log.Printf("error: %v", err)
+		return ExitFailed
+	}
+	meta := r.newMeta(scenario, n, len(plan))
+	if r.o.Capacity {
+		meta.PlannedSteps = c.Capacity.MaxProbes
+	}
+	sum := &results.Summary{SLO: r.slo(), Testers: 1, Steps: []results.SummaryStep{}, Sources: []string{r.resultsName()}}
+	summaryBase := "summary"
+	if joined {
+		summaryBase = fmt.Sprintf("summary-%d", c.Tester.Index)
+	}
+	// A tester that joined another tester's directory keeps its own
+	// meta-<index>.json; meta.json stays the first tester's.
+	metaName := "meta.json"
+	if joined {
+		metaName = fmt.Sprintf("meta-%d.json", c.Tester.Index)
+	}
+	writeMeta := func() {
+		if err := results.WriteMetaFile(filepath.Join(dir, metaName), meta); err != nil {
+			r.log.Printf("error: writing %s: %v", filepath.Join(dir, metaName), err)
+		}
+	}
+	writeMeta()
+	r.log.Printf("scenario %s: run directory %s", scenario, dir)
+
+	start := r.scenarioStart(k)
+	state := &scenarioState{r: r, scenario: scenario, names: n, engine: engine, plan: plan, dir: dir, meta: meta, sum: sum, start: start,
+		flush: func() {
+			writeMeta()
+			_ = sum.WriteFilesAs(dir, summaryBase)
+		}}
+	runErr := state.execute(ctx)
+
+	// Cleanup always runs, whatever happened, with its own time budget so
+	// that an interrupted run still removes what it wrote.
+	cleanupFailed := false
+	if r.tester0() && (state.seeded || state.sentAny) {
+		if c.Tester.Count > 1 && ctx.Err() == nil {
+			state.waitForOtherTesters(ctx)
+		}
+		cctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+		res, err := r.cleanup(cctx, n)
+		cancel()
+		meta.CleanupDeleted = res.Deleted
+		switch {
+		case c.Cleanup.Mode == "none":
+			meta.CleanupStatus = "skipped"
+		case err != nil:
+			cleanupFailed = true
+			meta.CleanupStatus = "failed"
+			meta.CleanupError = err.Error()
+			r.log.Printf("error: cleanup (%s) failed: %v", c.Cleanup.Mode, err)
+			r.log.Printf("the results in %s are complete; remove the run's credentials under %s by hand", dir, n.Prefix())
+		default:
+			meta.CleanupStatus = "ok"
+			r.log.Printf("cleanup (%s): removed %d credentials in %s", c.Cleanup.Mode, res.Deleted, res.Elapsed.Round(time.Millisecond))
+		}
+	} else if r.tester0() {
+		meta.CleanupStatus = "skipped"
+	}
+
+	meta.EndedAt = r.o.Now().UTC().Format(time.RFC3339Nano)
+	status := ExitOK
+	switch {
+	case errors.Is(runErr, errSetup):
+		meta.Status, meta.Error = "failed", runErr.Error()
+		status = ExitUsage
+	case ctx.Err() != nil:
+		meta.Status, meta.Error = "interrupted", "interrupted by a signal"
+		if sum.StoppedReason == "" {
+			sum.StoppedReason = "interrupted"
+		}
+		status = ExitFailed
+	case runErr != nil:
+		meta.Status, meta.Error = "failed", runErr.Error()
+		status = ExitFailed
+	default:
+		meta.Status = "ok"
+	}
+	if cleanupFailed && status == ExitOK {
+		status = ExitFailed
+	}
+	meta.StoppedReason = sum.StoppedReason
+	writeMeta()
+	sum.Finish()
+	if err := sum.WriteFilesAs(dir, summaryBase); err != nil {
+		r.log.Printf("error: writing the summary: %v", err)
+		status = max(status, ExitFailed)
+	}
+	r.log.Finish()
+	fmt.Fprintf(r.o.Stdout, "== %s: %s (%s)\n", scenario, dir, meta.Status)
+	sum.WriteTable(r.o.Stdout)
+	if runErr != nil {
+		r.log.Printf("error: scenario %s: %v", scenario, runErr)
+	}
+	return status
+}
+
+func (r *runner) cleanup(ctx context.Context, n credhub.Names) (cleanup.Result, error) {
+	switch r.c.Cleanup.Mode {
+	case "api":
+		r.log.Printf("cleanup: deleting the run's credentials under %s", n.Prefix())
+		return cleanup.API(ctx, r.api, n)
+	case "database":
+		d := r.c.Cleanup.Database
+		db := cleanup.Database{Type: d.Type, Host: d.Host, Port: d.Port, User: d.User, Password: d.Password, Name: d.Name, TLS: d.TLS, CACertFile: d.CACertFile}
+		r.log.Printf("cleanup: emptying CredHub's credential tables in %s database %q on %s", d.Type, d.Name, d.Host)
+		return db.Truncate(ctx)
+	}
+	return cleanup.Result{Mode: "none"}, nil
+}
+
+var errSetup = errors.New("setup")
+

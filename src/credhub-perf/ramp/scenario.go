@@ -1,0 +1,430 @@
+package ramp
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/credhub-perf/credhub-perf/credhub"
+	"github.com/credhub-perf/credhub-perf/load"
+	"github.com/credhub-perf/credhub-perf/results"
+)
+
+type scenarioState struct {
+	r        *runner
+	scenario string
+	names    credhub.Names
+	engine   *load.Engine
+	plan     []load.Step
+	dir      string
+	meta     *results.Meta
+	sum      *results.Summary
+	start    time.Time // lockstep origin of step 0; zero = as soon as ready
+	flush    func()    // rewrite meta.json and the summary so far
+
+	csv      *results.CSVWriter
+	seeded   bool
+	sentAny  bool
+	runStart time.Time
+	lastStep int // index of the last step started
+	overRun  int // consecutive steps over an abort bound
+}
+
+// needsSeed: set writes its own names, custom may or may not read seeds;
+// seeding it is harmless and gives `((prefix))` something to point at.
+func (s *scenarioState) needsSeed() bool { return s.scenario != "set" }
+
+func (s *scenarioState) execute(ctx context.Context) error {
+	r := s.r
+	c := r.c
+	f, err := os.OpenFile(filepath.Join(s.dir, r.resultsName()), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("results file: %w", err)
+	}
+	s.csv = results.NewCSVWriter(f)
+	defer func() {
+		if err := s.csv.Close(); err != nil {
+			r.log.Printf("error: writing %s: %v", r.resultsName(), err)
+		}
+	}()
+
+	if err := s.prepareSeed(ctx); err != nil {
+		return err
+	}
+	s.runStart = s.start
+	if s.runStart.IsZero() {
+		s.runStart = time.Now()
+	} else if late := time.Since(s.runStart); late > 0 {
+		r.log.Printf("warning: ready %s after the scheduled start %s; this tester's first step starts late", late.Round(time.Millisecond), s.runStart.Format(time.RFC3339))
+	}
+	if r.o.Capacity {
+		return s.capacity(ctx)
+	}
+	for i, st := range s.plan {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if c.Tester.Count > 1 && !r.tester0() {
+			if reason := s.stopSignal(ctx, i); reason != "" {
+				s.sum.StoppedReason = reason
+				r.log.Printf("stopping: %s", reason)
+				return nil
+			}
+		}
+		snap, _, err := s.runStep(ctx, i, len(s.plan), st)
+		if err != nil {
+			return err
+		}
+		if reason := s.abortCheck(i, snap); reason != "" {
+			s.sum.StoppedReason = reason
+			r.log.Printf("stopping the ramp: %s", reason)
+			if c.Tester.Count > 1 && r.tester0() {
+				s.signalStop(reason)
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// prepareSeed seeds (tester 0) or waits until the seed is visible (others).
+func (s *scenarioState) prepareSeed(ctx context.Context) error {
+	r := s.r
+	c := r.c
+	if !s.needsSeed() {
+		return nil
+	}
+	if r.tester0() {
+		t0 := time.Now()
+		r.log.Printf("seeding %d JSON credentials of about %d bytes under %s", c.Seed.Credentials, c.Seed.Bytes, s.names.Prefix()+"/seed/")
+		s.seeded = true // from the first write on, cleanup has work to do
+		err := credhub.SeedAll(ctx, r.api, s.names, c.Seed.Credentials, c.Seed.Bytes, 4, func(done int) {
+			r.log.Progress(fmt.Sprintf("seeding: %d/%d", done, c.Seed.Credentials))
+		})
+		r.log.Finish()
+		if err != nil {
+			if credhub.IsAuth(err) {
+				return fmt.Errorf("%w: %v", errSetup, err)
+			}
+			return err
+		}
+		if err := credhub.VerifySeed(ctx, r.api, s.names, c.Seed.Credentials); err != nil {
+			return err
+		}
+		r.log.Printf("seeded and verified %d credentials in %s", c.Seed.Credentials, time.Since(t0).Round(time.Millisecond))
+		return nil
+	}
+	// Other testers: tester 0 seeds; wait until the last seeded name reads
+	// back, at most until one scenario gap past the start.
+	deadline := time.Now().Add(10 * time.Minute)
+	if !s.start.IsZero() {
+		deadline = s.start.Add(c.Tester.ScenarioGap.D() + 30*time.Second)
+	}
+	last := s.names.Seed(c.Seed.Credentials - 1)
+	for {
+		_, err := r.api.GetJSON(ctx, last)
+		if err == nil {
+			return credhub.VerifySeed(ctx, r.api, s.names, c.Seed.Credentials)
+		}
+		if !credhub.IsNotFound(err) {
+			return fmt.Errorf("waiting for tester 0's seed: %w", err)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("tester 0's seed (%s) did not appear by %s: is tester 0 running with the same tester.start_at / run id?", last, deadline.Format(time.RFC3339))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// stepStart is when step i starts (zero = now) in lockstep mode.
+func (s *scenarioState) stepStart(i int) time.Time {
+	if s.start.IsZero() {
+		return time.Time{}
+	}
+	return s.start.Add(time.Duration(i) * s.r.slot())
+}
+
+func (s *scenarioState) runStep(ctx context.Context, i, total int, st load.Step) (results.Snapshot, results.SummaryStep, error) {
+	r := s.r
+	c := r.c
+	s.lastStep = i
+	st.RunStart = s.runStart
+	begin := s.stepStart(i)
+	if w := c.Steps.Warmup.D(); w > 0 {
+		ws := st
+		ws.Requests, ws.Duration, ws.StartAt = 0, w, begin
+		r.log.Progress(fmt.Sprintf("step %d/%d %s: warming up for %s", i+1, total, loadLabel(st), w))
+		s.sentAny = true
+		if err := s.engine.Run(ctx, ws, load.Discard); err != nil {
+			return results.Snapshot{}, results.SummaryStep{}, err
+		}
+		if !begin.IsZero() {
+			begin = begin.Add(w)
+		}
+	}
+	st.StartAt = begin
+	stats := results.NewStats()
+	prog := newProgressSink(r.log, stats, i, total, st, s.eta(i, total))
+	s.sentAny = true
+	err := s.engine.Run(ctx, st, load.Multi(s.csv, stats, prog))
+	prog.stop()
+	// Rows are flushed after every step, and on failure, so a run that dies
+	// later keeps everything measured so far.
+	if ferr := s.csv.Flush(); ferr != nil && err == nil {
+		err = fmt.Errorf("writing %s: %w", r.resultsName(), ferr)
+	}
+	snap := stats.Snapshot()
+	step := results.NewSummaryStep(len(s.sum.Steps), st.Concurrency, st.Rate, snap, s.sum.SLO)
+	if snap.Requests > 0 {
+		s.sum.Steps = append(s.sum.Steps, step)
+		s.meta.Steps = append(s.meta.Steps, results.MetaStep{Concurrency: st.Concurrency, Rate: st.Rate, Requests: snap.Requests, DurationS: step.DurationS})
+	}
+	s.sum.Finish()
+	s.flush()
+	r.log.Finish()
+	r.log.Printf("step %d/%d %s: %d requests, %.1f req/s, p50 %s p95 %s p99 %s, errors %d (%.2f%%)",
+		i+1, total, loadLabel(st), snap.Requests, snap.Throughput, fmtMS(snap.P50), fmtMS(snap.P95), fmtMS(snap.P99), snap.Errors, 100*step.ErrorRate)
+	if err != nil {
+		return snap, step, err
+	}
+	if snap.Requests > 0 && snap.StatusCodes[0] == snap.Requests {
+		return snap, step, fmt.Errorf("step %d: no request got a response from %s (%s): the target is down or unreachable", i+1, c.Target.URL, topError(snap))
+	}
+	return snap, step, nil
+}
+
+func loadLabel(st load.Step) string {
+	if st.Rate > 0 {
+		return fmt.Sprintf("rate %g/s", st.Rate)
+	}
+	return fmt.Sprintf("concurrency %d", st.Concurrency)
+}
+
+func fmtMS(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/1e6) }
+
+func topError(s results.Snapshot) string {
+	best, n := "", int64(0)
+	for k, v := range s.ErrorCounts {
+		if v > n || (v == n && k < best) {
+			best, n = k, v
+		}
+	}
+	if best == "" {
+		return "no error message"
+	}
+	return best
+}
+
+// eta estimates the time left after step i starts, for the progress line.
+func (s *scenarioState) eta(i, total int) func(stepElapsed time.Duration, done int64, rate float64) time.Duration {
+	c := s.r.c
+	return func(el time.Duration, done int64, rate float64) time.Duration {
+		remainingSteps := total - i - 1
+		if c.Steps.Duration > 0 {
+			per := s.r.slot()
+			left := c.Steps.Duration.D() - el
+			return max(left, 0) + time.Duration(remainingSteps)*per
+		}
+		if rate <= 0 {
+			return -1
+		}
+		left := float64(int64(c.Steps.Requests)-done) / rate
+		return time.Duration((left + float64(remainingSteps*c.Steps.Requests)/rate) * float64(time.Second))
+	}
+}
+
+// abortCheck applies the abort policy after step i.
+func (s *scenarioState) abortCheck(i int, snap results.Snapshot) string {
+	a := s.r.c.Abort
+	if snap.Requests == 0 {
+		return ""
+	}
+	rate := float64(snap.Errors) / float64(snap.Requests)
+	pl := snap.Quantile(a.Percentile / 100)
+	var why string
+	switch {
+	case rate > a.MaxErrorRate:
+		why = fmt.Sprintf("error rate %.2f%% above abort.max_error_rate %.2f%%", 100*rate, 100*a.MaxErrorRate)
+	case a.MaxLatency > 0 && pl > a.MaxLatency.D():
+		why = fmt.Sprintf("p%g latency %s above abort.max_latency %s", a.Percentile, fmtMS(pl), a.MaxLatency)
+	}
+	if why == "" {
+		s.overRun = 0
+		return ""
+	}
+	s.overRun++
+	s.r.log.Printf("step %d: %s (%d of %d consecutive steps)", i+1, why, s.overRun, a.ConsecutiveSteps)
+	if s.overRun >= a.ConsecutiveSteps {
+		return fmt.Sprintf("abort policy after step %d of %d: %s for %d consecutive step(s)", i+1, len(s.plan), why, s.overRun)
+	}
+	return ""
+}
+
+// signalStop tells the other testers (through a credential under the run's
+// prefix, which cleanup removes) that tester 0 stopped ramping.
+func (s *scenarioState) signalStop(reason string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b := []byte(fmt.Sprintf(`{"reason":%q,"step":%d}`, reason, s.lastStep))
+	if err := s.r.api.SetJSON(ctx, s.names.Control(), b); err != nil {
+		s.r.log.Printf("warning: could not tell the other testers to stop: %v", err)
+	}
+}
+
+// stopSignal checks, just before step i starts, whether tester 0 stopped.
+func (s *scenarioState) stopSignal(ctx context.Context, i int) string {
+	if at := s.stepStart(i); !at.IsZero() {
+		if d := time.Until(at) - 500*time.Millisecond; d > 0 {
+			select {
+			case <-ctx.Done():
+				return ""
+			case <-time.After(d):
+			}
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := s.r.api.GetJSON(cctx, s.names.Control()); err == nil {
+		return fmt.Sprintf("tester 0 stopped the ramp before step %d", i+1)
+	}
+	return ""
+}
+
+// waitForOtherTesters holds tester 0's cleanup until the others are done:
+// the planned end, or (after an abort) the end of the step the others may
+// have started before they saw the stop signal.
+func (s *scenarioState) waitForOtherTesters(ctx context.Context) {
+	if s.start.IsZero() {
+		return
+	}
+	end := s.stepStart(len(s.plan))
+	if s.sum.StoppedReason != "" {
+		end = s.stepStart(min(s.lastStep+2, len(s.plan)))
+	}
+	end = end.Add(2*time.Second + min(s.r.c.Target.Timeout.D(), 10*time.Second))
+	if d := time.Until(end); d > 0 {
+		s.r.log.Printf("waiting %s for the other testers to finish before cleaning up", d.Round(time.Second))
+		select {
+		case <-ctx.Done():
+		case <-time.After(d):
+		}
+	}
+}
+
+// capacity searches the highest concurrency (or rate) meeting the SLO:
+// doubling from the first value until a probe fails or the bound is reached,
+// then bisection, within capacity.max_probes probes.
+func (s *scenarioState) capacity(ctx context.Context) error {
+	r := s.r
+	c := r.c
+	open := len(c.Steps.Rates) > 0
+	lo, hi := 0.0, math.Inf(1)
+	first, bound := float64(c.Steps.MinConcurrency), float64(c.Steps.MaxConcurrency)
+	res := c.Capacity.Resolution
+	if open {
+		first, bound = c.Steps.Rates[0], math.Inf(1)
+		if len(c.Steps.Rates) > 1 {
+			bound = c.Steps.Rates[len(c.Steps.Rates)-1]
+		}
+	}
+	if res == 0 {
+		res = float64(c.Steps.Step)
+		if open {
+			res = 0
+		}
+	}
+	capRes := &results.Capacity{}
+	s.sum.Capacity = capRes
+	passTput := map[float64]float64{}
+	probe := func(v float64) (bool, error) {
+		st := load.Step{Concurrency: int(v), Duration: c.Steps.Duration.D()}
+		if open {
+			st = load.Step{Concurrency: c.Steps.MaxConcurrency, Rate: v, Duration: c.Steps.Duration.D()}
+		} else if c.Steps.Duration == 0 {
+			st.Requests = c.Steps.Requests
+		}
+		capRes.Probes++
+		snap, last, err := s.runStep(ctx, capRes.Probes-1, c.Capacity.MaxProbes, st)
+		if err != nil {
+			return false, err
+		}
+		r.log.Printf("probe %d: %s %s the SLO (p%g %s, errors %.2f%%)", capRes.Probes, loadLabel(st), map[bool]string{true: "meets", false: "misses"}[last.MeetsSLO], c.SLO.Percentile, fmtMS(snap.Quantile(c.SLO.Percentile/100)), 100*last.ErrorRate)
+		if last.MeetsSLO {
+			passTput[v] = last.Throughput
+		}
+		return last.MeetsSLO, nil
+	}
+	v := first
+	for capRes.Probes < c.Capacity.MaxProbes {
+		ok, err := probe(v)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			hi = v
+			break
+		}
+		lo = v
+		if v >= bound {
+			capRes.Note = "the upper bound meets the SLO; raise steps.max_concurrency (or the last rate) to search further"
+			break
+		}
+		v = math.Min(v*2, bound)
+	}
+	for !math.IsInf(hi, 1) && capRes.Probes < c.Capacity.MaxProbes {
+		width := res
+		if open && width == 0 {
+			width = math.Max(lo, 1) * 0.02
+		}
+		if hi-lo <= math.Max(width, 1e-9) || (!open && hi-lo <= 1) {
+			break
+		}
+		mid := (lo + hi) / 2
+		if !open {
+			mid = math.Floor(mid)
+		}
+		ok, err := probe(mid)
+		if err != nil {
+			return err
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	if lo > 0 {
+		capRes.Found = true
+		capRes.Throughput = passTput[lo]
+		if open {
+			capRes.Rate = lo
+			capRes.Concurrency = c.Steps.MaxConcurrency
+		} else {
+			capRes.Concurrency = int(lo)
+		}
+	} else {
+		capRes.Note = fmt.Sprintf("even the first probe (%s) misses the SLO", loadLabelValue(open, first))
+	}
+	if capRes.Probes >= c.Capacity.MaxProbes && capRes.Note == "" {
+		capRes.Note = "stopped at capacity.max_probes; the answer is within the last bracket"
+	}
+	sort.SliceStable(s.meta.Steps, func(i, j int) bool {
+		return s.meta.Steps[i].Concurrency < s.meta.Steps[j].Concurrency || (s.meta.Steps[i].Concurrency == s.meta.Steps[j].Concurrency && s.meta.Steps[i].Rate < s.meta.Steps[j].Rate)
+	})
+	return nil
+}
+
+func loadLabelValue(open bool, v float64) string {
+	if open {
+		return fmt.Sprintf("rate %g/s", v)
+	}
+	return fmt.Sprintf("concurrency %g", v)
+}

@@ -1,0 +1,122 @@
+package results
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// ResultFiles lists the CSV files of a run directory: results.csv, or
+// results-<tester>.csv, one per tester.
+func ResultFiles(dir string) ([]string, error) {
+	var files []string
+	if _, err := os.Stat(filepath.Join(dir, "results.csv")); err == nil {
+		files = append(files, filepath.Join(dir, "results.csv"))
+	}
+	more, err := filepath.Glob(filepath.Join(dir, "results-*.csv"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(more)
+	files = append(files, more...)
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: no results.csv or results-<tester>.csv", dir)
+	}
+	return files, nil
+}
+
+type stepAcc struct {
+	concurrency int // this tester's; the merged step reports the sum
+	rate        float64
+	stats       *Stats
+}
+
+// SummarizeFiles recomputes a summary from CSV files. Several files are the
+// per-tester files of one run: step i of every file is the same step
+// (testers run the same plan in lockstep), so their requests add up, as do
+// concurrency and rate.
+func SummarizeFiles(files []string, slo SLO) (*Summary, error) {
+	sum := &Summary{SLO: slo, Testers: len(files)}
+	var merged []*stepAcc
+	for fi, path := range files {
+		var steps []*stepAcc
+		info, err := ReadCSV(path, func(r *Row) error {
+			for len(steps) <= r.Segment {
+				steps = append(steps, &stepAcc{concurrency: r.Concurrency, rate: r.Rate, stats: NewStats()})
+			}
+			steps[r.Segment].stats.Record(&r.Result)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		sum.Sources = append(sum.Sources, filepath.Base(path))
+		sum.Warnings = append(sum.Warnings, info.Warnings...)
+		if !info.HasStatus {
+			sum.Warnings = append(sum.Warnings, fmt.Sprintf("%s: %s format has no status or error column: failed requests were never written, error counts are unknown", filepath.Base(path), info.Format))
+		}
+		if fi == 0 {
+			merged = steps
+			continue
+		}
+		if len(steps) != len(merged) {
+			sum.Warnings = append(sum.Warnings, fmt.Sprintf("%s has %d steps, %s has %d: merging the steps they share", filepath.Base(path), len(steps), filepath.Base(files[0]), len(merged)))
+		}
+		for i, st := range steps {
+			if i >= len(merged) {
+				merged = append(merged, st)
+				continue
+			}
+			m := merged[i]
+			m.concurrency += st.concurrency
+			m.rate += st.rate
+			m.stats.Merge(st.stats)
+		}
+	}
+	for i, m := range merged {
+		sum.Steps = append(sum.Steps, NewSummaryStep(i, m.concurrency, m.rate, m.stats.Snapshot(), slo))
+	}
+	sum.Finish()
+	return sum, nil
+}
+
+// SummarizeDir recomputes and rewrites summary.json and summary.txt of a
+// run directory from its CSV files, keeping what only the run knew (the
+// stop reason, a capacity answer) from an existing summary.json.
+func SummarizeDir(dir string, defaultSLO SLO) (*Summary, error) {
+	files, err := ResultFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	slo := defaultSLO
+	var old *Summary
+	if o, err := ReadSummary(filepath.Join(dir, "summary.json")); err == nil {
+		old = o
+		if o.SLO.LatencyS > 0 {
+			slo = o.SLO
+		}
+	}
+	sum, err := SummarizeFiles(files, slo)
+	if err != nil {
+		return nil, err
+	}
+	if old != nil {
+		sum.StoppedReason = old.StoppedReason
+		sum.Capacity = old.Capacity
+	}
+	if m, err := ReadMeta(dir); err == nil && sum.StoppedReason == "" {
+		sum.StoppedReason = m.StoppedReason
+	}
+	if err := sum.WriteFiles(dir); err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+// IsRunDir reports whether dir looks like a run directory.
+func IsRunDir(dir string) bool {
+	files, err := ResultFiles(dir)
+	return err == nil && len(files) > 0 && !strings.HasSuffix(dir, ".csv")
+}

@@ -1,0 +1,255 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// SLO is the latency objective capacity figures are measured against.
+type SLO struct {
+	Percentile   float64 `json:"percentile"`
+	LatencyS     float64 `json:"latency_s"`
+	MaxErrorRate float64 `json:"max_error_rate"`
+}
+
+// SummaryStep holds one step's figures (seconds and requests/s).
+type SummaryStep struct {
+	Step        int     `json:"step"`
+	Concurrency int     `json:"concurrency"`
+	Rate        float64 `json:"rate"`
+	Requests    int64   `json:"requests"`
+	Errors      int64   `json:"errors"`
+	ErrorRate   float64 `json:"error_rate"`
+	DurationS   float64 `json:"duration_s"`
+	Throughput  float64 `json:"throughput"`
+	MeanS       float64 `json:"mean_s"`
+	P50S        float64 `json:"p50_s"`
+	P90S        float64 `json:"p90_s"`
+	P95S        float64 `json:"p95_s"`
+	P99S        float64 `json:"p99_s"`
+	MaxS        float64 `json:"max_s"`
+	// SLOPercentileS is the latency at the SLO's percentile; MeetsSLO says
+	// whether the step met the SLO (latency and error rate).
+	SLOPercentileS float64 `json:"slo_percentile_s"`
+	MeetsSLO       bool    `json:"meets_slo"`
+}
+
+// Capacity is the answer of a capacity search.
+type Capacity struct {
+	Concurrency int     `json:"concurrency"`
+	Rate        float64 `json:"rate"`
+	Throughput  float64 `json:"throughput"`
+	Probes      int     `json:"probes"`
+	Found       bool    `json:"found"`
+	Note        string  `json:"note,omitempty"`
+}
+
+// Summary is summary.json.
+type Summary struct {
+	Steps []SummaryStep `json:"steps"`
+	// Knee is the throughput (requests/s) of the step with the highest
+	// "power" (throughput / mean latency, Kleinrock) among steps within the
+	// error bound: past it, latency grows faster than throughput.
+	Knee            *float64 `json:"knee"`
+	KneeConcurrency *int     `json:"knee_concurrency"`
+	KneeRate        *float64 `json:"knee_rate"`
+	// MaxThroughputAtSLO is the highest throughput meeting the SLO,
+	// interpolated linearly between a passing and the next failing step.
+	MaxThroughputAtSLO *float64  `json:"max_throughput_at_slo"`
+	SLO                SLO       `json:"slo"`
+	Requests           int64     `json:"requests"`
+	Errors             int64     `json:"errors"`
+	Testers            int       `json:"testers"`
+	Sources            []string  `json:"sources"`
+	StoppedReason      string    `json:"stopped_reason"`
+	Capacity           *Capacity `json:"capacity,omitempty"`
+	Warnings           []string  `json:"warnings,omitempty"`
+}
+
+func secs(d time.Duration) float64 { return math.Round(d.Seconds()*1e6) / 1e6 }
+
+// NewSummaryStep turns a step's statistics into its summary line.
+func NewSummaryStep(index, concurrency int, rate float64, s Snapshot, slo SLO) SummaryStep {
+	st := SummaryStep{
+		Step: index, Concurrency: concurrency, Rate: rate,
+		Requests: s.Requests, Errors: s.Errors,
+		DurationS: secs(s.Duration), Throughput: math.Round(s.Throughput*1000) / 1000,
+		MeanS: secs(s.Mean), P50S: secs(s.P50), P90S: secs(s.P90), P95S: secs(s.P95), P99S: secs(s.P99), MaxS: secs(s.Max),
+		SLOPercentileS: secs(s.Quantile(slo.Percentile / 100)),
+	}
+	if s.Requests > 0 {
+		st.ErrorRate = float64(s.Errors) / float64(s.Requests)
+	}
+	st.MeetsSLO = s.Requests > 0 && st.ErrorRate <= slo.MaxErrorRate && st.SLOPercentileS <= slo.LatencyS
+	return st
+}
+
+// Finish fills the run-wide figures (totals, knee, max throughput at SLO)
+// from Steps.
+func (s *Summary) Finish() {
+	// Capacity searches probe out of order; every figure below reads the
+	// steps in increasing load.
+	sort.SliceStable(s.Steps, func(i, j int) bool {
+		a, b := s.Steps[i], s.Steps[j]
+		if a.Concurrency != b.Concurrency {
+			return a.Concurrency < b.Concurrency
+		}
+		return a.Rate < b.Rate
+	})
+	for i := range s.Steps {
+		s.Steps[i].Step = i
+	}
+	s.Requests, s.Errors = 0, 0
+	s.Knee, s.KneeConcurrency, s.KneeRate, s.MaxThroughputAtSLO = nil, nil, nil, nil
+	bestPower := 0.0
+	for i := range s.Steps {
+		st := &s.Steps[i]
+		s.Requests += st.Requests
+		s.Errors += st.Errors
+		if st.Requests == 0 || st.ErrorRate > s.SLO.MaxErrorRate || st.MeanS <= 0 {
+			continue
+		}
+		if p := st.Throughput / st.MeanS; p > bestPower {
+			bestPower = p
+			t, c, r := st.Throughput, st.Concurrency, st.Rate
+			s.Knee, s.KneeConcurrency, s.KneeRate = &t, &c, &r
+		}
+	}
+	best := math.Inf(-1)
+	for i := range s.Steps {
+		st := s.Steps[i]
+		if !st.MeetsSLO {
+			continue
+		}
+		best = math.Max(best, st.Throughput)
+		if i+1 < len(s.Steps) {
+			nx := s.Steps[i+1]
+			if !nx.MeetsSLO && nx.Requests > 0 && nx.ErrorRate <= s.SLO.MaxErrorRate &&
+				nx.Throughput > st.Throughput && nx.SLOPercentileS > st.SLOPercentileS {
+				f := (s.SLO.LatencyS - st.SLOPercentileS) / (nx.SLOPercentileS - st.SLOPercentileS)
+				best = math.Max(best, st.Throughput+f*(nx.Throughput-st.Throughput))
+			}
+		}
+	}
+	if !math.IsInf(best, -1) {
+		b := math.Round(best*1000) / 1000
+		s.MaxThroughputAtSLO = &b
+	}
+}
+
+// WriteFiles writes summary.json and summary.txt into dir.
+func (s *Summary) WriteFiles(dir string) error { return s.WriteFilesAs(dir, "summary") }
+
+// WriteFilesAs writes <base>.json and <base>.txt into dir.
+func (s *Summary) WriteFilesAs(dir, base string) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(dir, base+".json"), append(b, '\n')); err != nil {
+		return err
+	}
+	var sb strings.Builder
+	s.WriteTable(&sb)
+	return writeFileAtomic(filepath.Join(dir, base+".txt"), []byte(sb.String()))
+}
+
+// ReadSummary reads a summary.json.
+func ReadSummary(path string) (*Summary, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var s Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &s, nil
+}
+
+func ms(s float64) string { return fmt.Sprintf("%.2f", s*1000) }
+
+// WriteTable writes the summary as a table for people.
+func (s *Summary) WriteTable(w io.Writer) {
+	open := false
+	for _, st := range s.Steps {
+		if st.Rate > 0 {
+			open = true
+		}
+	}
+	load := "conc"
+	if open {
+		load = "rate"
+	}
+	fmt.Fprintf(w, "%4s %7s %9s %7s %7s %8s %10s %9s %9s %9s %9s %9s %9s %4s\n",
+		"step", load, "requests", "errors", "err%", "dur(s)", "req/s", "mean(ms)", "p50(ms)", "p90(ms)", "p95(ms)", "p99(ms)", "max(ms)", "slo")
+	for _, st := range s.Steps {
+		l := fmt.Sprintf("%d", st.Concurrency)
+		if open {
+			l = fmt.Sprintf("%g", st.Rate)
+		}
+		ok := "no"
+		if st.MeetsSLO {
+			ok = "yes"
+		}
+		fmt.Fprintf(w, "%4d %7s %9d %7d %7.2f %8.2f %10.1f %9s %9s %9s %9s %9s %9s %4s\n",
+			st.Step, l, st.Requests, st.Errors, st.ErrorRate*100, st.DurationS, st.Throughput,
+			ms(st.MeanS), ms(st.P50S), ms(st.P90S), ms(st.P95S), ms(st.P99S), ms(st.MaxS), ok)
+	}
+	fmt.Fprintf(w, "total: %d requests, %d errors", s.Requests, s.Errors)
+	if s.Testers > 1 {
+		fmt.Fprintf(w, ", %d testers", s.Testers)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "SLO: p%g <= %s ms, error rate <= %g %%\n", s.SLO.Percentile, ms(s.SLO.LatencyS), s.SLO.MaxErrorRate*100)
+	if s.MaxThroughputAtSLO != nil {
+		fmt.Fprintf(w, "max throughput at SLO: %.1f req/s\n", *s.MaxThroughputAtSLO)
+	} else {
+		fmt.Fprintln(w, "max throughput at SLO: not reached (no step met the SLO)")
+	}
+	if s.Knee != nil {
+		at := fmt.Sprintf("concurrency %d", *s.KneeConcurrency)
+		if s.KneeRate != nil && *s.KneeRate > 0 {
+			at = fmt.Sprintf("rate %g req/s", *s.KneeRate)
+		}
+		fmt.Fprintf(w, "knee: %.1f req/s (at %s)\n", *s.Knee, at)
+	} else {
+		fmt.Fprintln(w, "knee: none (no step within the error bound)")
+	}
+	if s.Capacity != nil {
+		if s.Capacity.Found {
+			at := fmt.Sprintf("concurrency %d", s.Capacity.Concurrency)
+			if s.Capacity.Rate > 0 {
+				at = fmt.Sprintf("rate %g req/s", s.Capacity.Rate)
+			}
+			fmt.Fprintf(w, "capacity: %s meets the SLO at %.1f req/s (%d probes)\n", at, s.Capacity.Throughput, s.Capacity.Probes)
+		} else {
+			fmt.Fprintf(w, "capacity: not found (%d probes)\n", s.Capacity.Probes)
+		}
+		if s.Capacity.Note != "" {
+			fmt.Fprintf(w, "capacity note: %s\n", s.Capacity.Note)
+		}
+	}
+	if s.StoppedReason != "" {
+		fmt.Fprintf(w, "stopped: %s\n", s.StoppedReason)
+	}
+	for _, warn := range s.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+}
+
+// writeFileAtomic replaces path so a reader never sees half a file.
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
