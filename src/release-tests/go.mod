@@ -6,6 +6,7 @@ require (
 	github.com/cloudfoundry/bosh-cli/v7 v7.4.0
 	github.com/cloudfoundry/bosh-utils v0.0.383
 	gopkg.in/yaml.v2 v2.4.0
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (

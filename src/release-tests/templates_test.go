@@ -1,0 +1,509 @@
+package releasetests
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	yaml "gopkg.in/yaml.v3"
+)
+
+const (
+	testCA   = "-----BEGIN CERTIFICATE-----\nTEST-SERVER-CA\n-----END CERTIFICATE-----"
+	testCert = "-----BEGIN CERTIFICATE-----\nTEST-CLIENT-CERT\n-----END CERTIFICATE-----"
+	testKey  = "-----BEGIN PRIVATE KEY-----\nTEST-CLIENT-KEY\n-----END PRIVATE KEY-----"
+	jobDir   = "/var/vcap/jobs/credhub-perf"
+)
+
+// minimalProps is the least an operator must set: where CredHub is and a
+// client certificate.
+func minimalProps(extra string) string {
+	return `
+credhub:
+  url: https://credhub.service.cf.internal:8844
+  ca_cert: |
+    ` + strings.ReplaceAll(testCA, "\n", "\n    ") + `
+  client_cert:
+    certificate: |
+      ` + strings.ReplaceAll(testCert, "\n", "\n      ") + `
+    private_key: |
+      ` + strings.ReplaceAll(testKey, "\n", "\n      ") + `
+` + extra
+}
+
+func readRendered(t *testing.T, dir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatalf("rendered file %s: %v", name, err)
+	}
+	return string(b)
+}
+
+func renderedConfig(t *testing.T, dir string) map[string]interface{} {
+	t.Helper()
+	var cfg map[string]interface{}
+	if err := yaml.Unmarshal([]byte(readRendered(t, dir, "config/config.yml")), &cfg); err != nil {
+		t.Fatalf("rendered config.yml is not YAML: %v", err)
+	}
+	return cfg
+}
+
+// get walks a dotted key through nested maps.
+func get(t *testing.T, cfg map[string]interface{}, key string) interface{} {
+	t.Helper()
+	var cur interface{} = cfg
+	for _, k := range strings.Split(key, ".") {
+		m, ok := cur.(map[string]interface{})
+		if !ok {
+			t.Fatalf("config key %s: %T is not a map at %q", key, cur, k)
+		}
+		if cur, ok = m[k]; !ok {
+			t.Fatalf("config key %s missing (at %q); have %v", key, k, keysOf(m))
+		}
+	}
+	return cur
+}
+
+func keysOf(m map[string]interface{}) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// leafKeys lists the dotted keys of every scalar or list in a config.
+func leafKeys(prefix string, v interface{}, out *[]string) {
+	if m, ok := v.(map[string]interface{}); ok {
+		for k, sub := range m {
+			p := k
+			if prefix != "" {
+				p = prefix + "." + k
+			}
+			leafKeys(p, sub, out)
+		}
+		return
+	}
+	*out = append(*out, prefix)
+}
+
+// documentedKeys reads the key table of docs/configuration.md, the
+// contract of credhub-perf's config file.
+func documentedKeys(t *testing.T) map[string]bool {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "configuration.md"))
+	if err != nil {
+		t.Fatalf("docs/configuration.md (credhub-perf's config contract): %v", err)
+	}
+	keys := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z0-9_.]+)` \\|").FindAllStringSubmatch(string(b), -1) {
+		keys[m[1]] = true
+	}
+	if len(keys) < 20 {
+		t.Fatalf("docs/configuration.md: found only %d keys in its key table", len(keys))
+	}
+	return keys
+}
+
+func assertEqual(t *testing.T, what string, got, want interface{}) {
+	t.Helper()
+	if !equalValues(got, want) {
+		t.Errorf("%s = %#v, want %#v", what, got, want)
+	}
+}
+
+func equalValues(a, b interface{}) bool {
+	switch av := a.(type) {
+	case []interface{}:
+		bv, ok := b.([]interface{})
+		if !ok || len(av) != len(bv) {
+			return false
+		}
+		for i := range av {
+			if !equalValues(av[i], bv[i]) {
+				return false
+			}
+		}
+		return true
+	default:
+		return a == b
+	}
+}
+
+func TestTemplatesDefaults(t *testing.T) {
+	dir, err := renderJobCreateEnv(t, "credhub-perf", minimalProps(""))
+	if err != nil {
+		t.Fatalf("render with minimal properties: %v", err)
+	}
+	cfg := renderedConfig(t, dir)
+
+	want := map[string]interface{}{
+		"target.url":              "https://credhub.service.cf.internal:8844",
+		"target.ca_cert_file":     jobDir + "/config/ca.crt",
+		"target.client_cert_file": jobDir + "/config/client.crt",
+		"target.client_key_file":  jobDir + "/config/client.key",
+		"target.server_name":      "",
+		"target.timeout":          "30s",
+		"scenarios":               []interface{}{"get", "set", "interpolate"},
+		"steps.min_concurrency":   1,
+		"steps.max_concurrency":   50,
+		"steps.step":              5,
+		"steps.requests":          1000,
+		"steps.duration":          "30s",
+		"steps.warmup":            "5s",
+		"keepalive":               true,
+		"seed.credentials":        100,
+		"seed.bytes":              1024,
+		"cleanup.mode":            "api",
+		"slo.percentile":          95,
+		"slo.latency":             "100ms",
+		"slo.max_error_rate":      0.01,
+		"abort.max_error_rate":    0.1,
+		"abort.max_latency":       "5s",
+		"abort.percentile":        99,
+		"abort.consecutive_steps": 2,
+		"label":                   "",
+		"instances":               0,
+		"output_dir":              "/var/vcap/sys/log/credhub-perf",
+		"tester.index":            0,
+		"tester.count":            1,
+	}
+	for k, v := range want {
+		assertEqual(t, k, get(t, cfg, k), v)
+	}
+	for _, absent := range []string{"uaa", "custom"} {
+		if _, ok := cfg[absent]; ok {
+			t.Errorf("config has %q although nothing configured it", absent)
+		}
+	}
+	if _, ok := get(t, cfg, "cleanup").(map[string]interface{})["database"]; ok {
+		t.Error("api cleanup rendered a database block")
+	}
+
+	// Every key the template writes must be one credhub-perf knows:
+	// it rejects unknown keys.
+	documented := documentedKeys(t)
+	var leaves []string
+	leafKeys("", cfg, &leaves)
+	for _, k := range leaves {
+		if !documented[k] {
+			t.Errorf("rendered config key %q is not in docs/configuration.md", k)
+		}
+	}
+
+	assertEqual(t, "ca.crt", readRendered(t, dir, "config/ca.crt"), testCA+"\n")
+	assertEqual(t, "client.crt", readRendered(t, dir, "config/client.crt"), testCert+"\n")
+	assertEqual(t, "client.key", readRendered(t, dir, "config/client.key"), testKey+"\n")
+	assertEqual(t, "uaa-ca.crt", readRendered(t, dir, "config/uaa-ca.crt"), "")
+	assertEqual(t, "monit", readRendered(t, dir, "monit"), "")
+
+	run := readRendered(t, dir, "bin/run")
+	for _, want := range []string{
+		"#!/usr/bin/env bash",
+		"log_dir=/var/vcap/sys/log/credhub-perf",
+		`chmod 0600 "$job_dir/config/client.key" "$config"`,
+		"testers=1\n",
+		"start_at=''\n",
+		`args=(run --config "$config" --quiet)`,
+		`exit "$status"`,
+	} {
+		if !strings.Contains(run, want) {
+			t.Errorf("bin/run lacks %q", want)
+		}
+	}
+	for _, secret := range []string{"TEST-CLIENT-KEY", "TEST-CLIENT-CERT"} {
+		for _, f := range []string{"bin/run", "config/config.yml"} {
+			if strings.Contains(readRendered(t, dir, f), secret) {
+				t.Errorf("%s contains %s: key material belongs in its own file", f, secret)
+			}
+		}
+	}
+
+	// The per-instance renderer used by the other tests must agree with
+	// create-env's JobRenderer.
+	dir2, err := renderJob(t, "credhub-perf", minimalProps(""), instanceSpec{Index: 0, Bootstrap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertEqual(t, "config.yml via per-instance renderer", readRendered(t, dir2, "config/config.yml"), readRendered(t, dir, "config/config.yml"))
+}
+
+func TestTemplatesOverrides(t *testing.T) {
+	dir, err := renderJob(t, "credhub-perf", minimalProps(`
+  label: 4-instances
+  instances: 4
+  server_name: credhub.internal
+  timeout: 10s
+scenarios: [interpolate, custom]
+custom:
+  method: POST
+  path: /api/v1/interpolate
+  body: '{"x":[]}'
+  headers: ["X-Test: 1"]
+steps:
+  min_concurrency: 2
+  max_concurrency: 40
+  step: 2
+  duration: "0"
+  requests: 500
+  warmup: 0s
+  rates: [100, 200.5]
+keepalive: false
+seed: {credentials: 5000, bytes: 4096}
+slo: {percentile: 99.9, latency: 250ms, max_error_rate: 0.02}
+abort: {max_error_rate: 1, max_latency: "0", percentile: 95, consecutive_steps: 3}
+`), instanceSpec{})
+	if err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	cfg := renderedConfig(t, dir)
+	for k, v := range map[string]interface{}{
+		"label":                   "4-instances",
+		"instances":               4,
+		"target.server_name":      "credhub.internal",
+		"target.timeout":          "10s",
+		"scenarios":               []interface{}{"interpolate", "custom"},
+		"custom.method":           "POST",
+		"custom.path":             "/api/v1/interpolate",
+		"custom.body":             `{"x":[]}`,
+		"custom.headers":          []interface{}{"X-Test: 1"},
+		"steps.min_concurrency":   2,
+		"steps.max_concurrency":   40,
+		"steps.step":              2,
+		"steps.duration":          "0",
+		"steps.requests":          500,
+		"steps.warmup":            "0s",
+		"steps.rates":             []interface{}{100, 200.5},
+		"keepalive":               false,
+		"seed.credentials":        5000,
+		"seed.bytes":              4096,
+		"slo.percentile":          99.9,
+		"slo.latency":             "250ms",
+		"slo.max_error_rate":      0.02,
+		"abort.max_error_rate":    1,
+		"abort.max_latency":       "0",
+		"abort.consecutive_steps": 3,
+	} {
+		assertEqual(t, k, get(t, cfg, k), v)
+	}
+}
+
+func TestTemplatesDatabaseCleanupAndUAA(t *testing.T) {
+	const secret = "db-Pa55-word"
+	dir, err := renderJob(t, "credhub-perf", `
+credhub:
+  url: https://10.0.0.9:8844
+  uaa:
+    url: https://uaa.service.cf.internal:8443
+    client_id: credhub_perf
+    client_secret: uaa-secret
+    ca_cert: UAA-CA
+cleanup:
+  mode: database
+  database:
+    type: mysql
+    host: 10.0.16.5
+    port: 3306
+    user: credhub
+    password: `+secret+`
+    tls: true
+    ca_cert: DB-CA
+`, instanceSpec{})
+	if err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	cfg := renderedConfig(t, dir)
+	for k, v := range map[string]interface{}{
+		"target.ca_cert_file":           "",
+		"target.client_cert_file":       "",
+		"target.client_key_file":        "",
+		"uaa.url":                       "https://uaa.service.cf.internal:8443",
+		"uaa.client_id":                 "credhub_perf",
+		"uaa.client_secret":             "uaa-secret",
+		"uaa.ca_cert_file":              jobDir + "/config/uaa-ca.crt",
+		"cleanup.mode":                  "database",
+		"cleanup.database.type":         "mysql",
+		"cleanup.database.host":         "10.0.16.5",
+		"cleanup.database.port":         3306,
+		"cleanup.database.user":         "credhub",
+		"cleanup.database.password":     secret,
+		"cleanup.database.name":         "credhub",
+		"cleanup.database.tls":          true,
+		"cleanup.database.ca_cert_file": jobDir + "/config/database-ca.crt",
+	} {
+		assertEqual(t, k, get(t, cfg, k), v)
+	}
+	assertEqual(t, "uaa-ca.crt", readRendered(t, dir, "config/uaa-ca.crt"), "UAA-CA\n")
+	assertEqual(t, "database-ca.crt", readRendered(t, dir, "config/database-ca.crt"), "DB-CA\n")
+	assertEqual(t, "client.key", readRendered(t, dir, "config/client.key"), "")
+	if strings.Contains(readRendered(t, dir, "bin/run"), secret) {
+		t.Error("bin/run contains the database password")
+	}
+}
+
+func TestTemplatesRequiredAndInvalid(t *testing.T) {
+	cases := []struct {
+		name, props, wantInError string
+	}{
+		{"no url", `credhub: {client_cert: {certificate: C, private_key: K}}`, "credhub.url: is required"},
+		{"plain http url", `credhub: {url: "http://x:8844", client_cert: {certificate: C, private_key: K}}`, "credhub.url: 'http://x:8844' must start with https://"},
+		{"no credential", `credhub: {url: "https://x:8844"}`, "credhub.client_cert: is required unless credhub.uaa.client_id is set"},
+		{"certificate without key", `credhub: {url: "https://x:8844", client_cert: {certificate: C}}`, "credhub.client_cert: needs both certificate and private_key"},
+		{"uaa without secret", `credhub: {url: "https://x:8844", uaa: {url: "https://u", client_id: c}}`, "credhub.uaa.client_secret: is required"},
+		{"unknown scenario", minimalProps("scenarios: [get, delete]"), "scenarios: 'delete' is not one of"},
+		{"custom without path", minimalProps("scenarios: [custom]"), "custom.path: is required"},
+		{"bad duration", minimalProps("steps: {duration: 30 seconds}"), "steps.duration: '30 seconds' is not a duration"},
+		{"max below min", minimalProps("steps: {min_concurrency: 10, max_concurrency: 5}"), "steps.max_concurrency: 5 is below steps.min_concurrency 10"},
+		{"zero concurrency", minimalProps("steps: {min_concurrency: 0}"), "steps.min_concurrency: '0' must be an integer >= 1"},
+		{"bad cleanup mode", minimalProps("cleanup: {mode: truncate}"), "cleanup.mode: 'truncate' is not one of api, database, none"},
+		{"database without type", minimalProps("cleanup: {mode: database, database: {host: h, user: u, password: p}}"), "cleanup.database.type: '' must be postgres or mysql"},
+		{"database without host", minimalProps("cleanup: {mode: database, database: {type: postgres, user: u, password: p}}"), "cleanup.database.host: is required when cleanup.mode is database"},
+		{"database without password", minimalProps("cleanup: {mode: database, database: {type: postgres, host: h, user: u}}"), "cleanup.database.password: is required"},
+		{"slo percentile", minimalProps("slo: {percentile: 150}"), "slo.percentile: '150' must be a number between 0 and 100"},
+		{"several testers by requests", minimalProps("tester: {count: 2}\nsteps: {duration: \"0\"}"), "steps.duration: must be > 0 with several testers"},
+		{"bad start_at", minimalProps("tester: {start_at: tomorrow}"), "tester.start_at: 'tomorrow' is not an RFC3339 time"},
+	}
+	for _, c := range cases {
+		c := c
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := renderJob(t, "credhub-perf", c.props, instanceSpec{})
+			if err == nil {
+				t.Fatalf("render succeeded; want an error naming %q", c.wantInError)
+			}
+			if !strings.Contains(err.Error(), c.wantInError) {
+				t.Fatalf("render error does not say %q:\n%v", c.wantInError, err)
+			}
+		})
+	}
+}
+
+func TestTemplatesSeveralTesters(t *testing.T) {
+	seen := map[int]bool{}
+	for idx := 0; idx < 3; idx++ {
+		dir, err := renderJob(t, "credhub-perf", minimalProps("tester: {count: 3}"), instanceSpec{Index: idx, Bootstrap: idx == 0})
+		if err != nil {
+			t.Fatalf("render tester %d: %v", idx, err)
+		}
+		cfg := renderedConfig(t, dir)
+		got := get(t, cfg, "tester.index").(int)
+		assertEqual(t, "tester.count", get(t, cfg, "tester.count"), 3)
+		assertEqual(t, "tester.index", got, idx)
+		if seen[got] {
+			t.Errorf("tester index %d rendered twice", got)
+		}
+		seen[got] = true
+		run := readRendered(t, dir, "bin/run")
+		for _, want := range []string{"testers=3\n", "interval=60\n", "(now + 30 + interval - 1)", `args+=(--start-at "$start_at")`} {
+			if !strings.Contains(run, want) {
+				t.Errorf("tester %d bin/run lacks %q", idx, want)
+			}
+		}
+	}
+
+	// An instance index beyond tester.count is a manifest mistake.
+	if _, err := renderJob(t, "credhub-perf", minimalProps("tester: {count: 2}"), instanceSpec{Index: 2}); err == nil ||
+		!strings.Contains(err.Error(), "tester.count: is 2 but this is tester 2") {
+		t.Errorf("index 2 with tester.count 2: err = %v", err)
+	}
+
+	// An explicit start time reaches bin/run verbatim.
+	dir, err := renderJob(t, "credhub-perf", minimalProps("tester: {count: 2, start_at: \"2026-11-22T14:00:00Z\"}"), instanceSpec{Index: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run := readRendered(t, dir, "bin/run"); !strings.Contains(run, "start_at='2026-11-22T14:00:00Z'") {
+		t.Errorf("bin/run does not carry tester.start_at:\n%s", run)
+	}
+}
+
+func TestTemplatesLinks(t *testing.T) {
+	credhubLink := map[string]interface{}{
+		"address": "q-s0.credhub.default.credhub.bosh",
+		"properties": map[string]interface{}{
+			"credhub": map[string]interface{}{
+				"port":           8844,
+				"ca_certificate": "LINK-CA",
+			},
+		},
+		"instances": []interface{}{map[string]interface{}{"name": "credhub", "index": 0, "address": "10.0.0.1"}},
+	}
+	testersLink := map[string]interface{}{
+		"address": "q-s0.credhub-perf.default.credhub.bosh",
+		// Non-contiguous indices (after a scale-down and up): positions count.
+		"instances": []interface{}{
+			map[string]interface{}{"name": "credhub-perf", "index": 0},
+			map[string]interface{}{"name": "credhub-perf", "index": 2},
+			map[string]interface{}{"name": "credhub-perf", "index": 5},
+		},
+	}
+	certOnly := "credhub: {client_cert: {certificate: C, private_key: K}}"
+	links := map[string]interface{}{"credhub": credhubLink, "credhub-perf-tester": testersLink}
+
+	out, err := renderWithLinks(t, "credhub-perf", "config/config.yml.erb", certOnly, instanceSpec{Index: 5}, links)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]interface{}
+	if err := yaml.Unmarshal([]byte(out), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	assertEqual(t, "target.url from link", get(t, cfg, "target.url"), "https://q-s0.credhub.default.credhub.bosh:8844")
+	assertEqual(t, "target.ca_cert_file", get(t, cfg, "target.ca_cert_file"), jobDir+"/config/ca.crt")
+	assertEqual(t, "tester.index from link position", get(t, cfg, "tester.index"), 2)
+	assertEqual(t, "tester.count from link", get(t, cfg, "tester.count"), 3)
+
+	ca, err := renderWithLinks(t, "credhub-perf", "config/ca.crt.erb", certOnly, instanceSpec{}, links)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertEqual(t, "ca.crt from link", ca, "LINK-CA\n")
+
+	run, err := renderWithLinks(t, "credhub-perf", "bin/run.erb", certOnly, instanceSpec{Index: 2}, links)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(run, "testers=3\n") {
+		t.Errorf("bin/run does not take the tester count from the link")
+	}
+
+	// credhub.internal_url (cf-deployment's link) wins over the address;
+	// explicit properties win over the link.
+	credhubLink["properties"].(map[string]interface{})["credhub"].(map[string]interface{})["internal_url"] = "https://credhub.service.cf.internal"
+	out, err = renderWithLinks(t, "credhub-perf", "config/config.yml.erb", certOnly, instanceSpec{}, links)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = nil
+	if err := yaml.Unmarshal([]byte(out), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	assertEqual(t, "target.url from internal_url", get(t, cfg, "target.url"), "https://credhub.service.cf.internal:8844")
+
+	explicit := "credhub: {url: \"https://lb.example:9000\", ca_cert: PROP-CA, client_cert: {certificate: C, private_key: K}}\ntester: {count: 4}"
+	out, err = renderWithLinks(t, "credhub-perf", "config/config.yml.erb", explicit, instanceSpec{Index: 0}, links)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = nil
+	if err := yaml.Unmarshal([]byte(out), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	assertEqual(t, "explicit target.url", get(t, cfg, "target.url"), "https://lb.example:9000")
+	assertEqual(t, "explicit tester.count", get(t, cfg, "tester.count"), 4)
+	if ca, _ := renderWithLinks(t, "credhub-perf", "config/ca.crt.erb", explicit, instanceSpec{}, links); ca != "PROP-CA\n" {
+		t.Errorf("explicit ca_cert: ca.crt = %q", ca)
+	}
+
+	// Without links and without properties the shim agrees with bosh-cli:
+	// the same required-property error.
+	if _, err := renderWithLinks(t, "credhub-perf", "config/config.yml.erb", certOnly, instanceSpec{}, map[string]interface{}{}); err == nil ||
+		!strings.Contains(err.Error(), "credhub.url: is required") {
+		t.Errorf("no link, no url: err = %v", err)
+	}
+}
