@@ -1,0 +1,311 @@
+// Command credhub-sim is a CredHub-API-compatible server with a real
+// database, for demos, tests and calibrating the load tester.
+//
+//	credhub-sim serve [flags]
+//	credhub-sim certs --out DIR [flags]
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/credhub-perf/credhub-sim/internal/api"
+	"github.com/credhub-perf/credhub-sim/internal/certgen"
+	"github.com/credhub-perf/credhub-sim/internal/store"
+)
+
+const usage = `usage:
+  credhub-sim serve [flags]        run the server (see credhub-sim serve -h)
+  credhub-sim certs --out DIR      write ca, server and client certificates and keys
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "serve":
+		err = serve(os.Args[2:], os.Stdout, os.Stderr)
+	case "certs":
+		err = certs(os.Args[2:], os.Stdout)
+	case "-h", "--help", "help":
+		fmt.Fprint(os.Stdout, usage)
+		return
+	default:
+		fmt.Fprintf(os.Stderr, "credhub-sim: unknown command %q\n%s", os.Args[1], usage)
+		os.Exit(2)
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "credhub-sim: error: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func certs(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("credhub-sim certs", flag.ContinueOnError)
+	var o certgen.Options
+	var hosts listFlag
+	fs.StringVar(&o.Dir, "out", "", "directory to write ca.crt ca.key server.crt server.key client.crt client.key into (required)")
+	fs.StringVar(&o.KeyType, "key-type", "ecdsa", "key algorithm: ecdsa (P-256) or rsa (2048 bits)")
+	fs.DurationVar(&o.Validity, "validity", 365*24*time.Hour, "certificate lifetime")
+	fs.BoolVar(&o.ClientOnly, "client-only", false, "reuse DIR/ca.crt and DIR/ca.key; write only NAME.crt and NAME.key (an extra or deliberately wrong client)")
+	fs.StringVar(&o.ClientName, "client-name", "client", "base name of the client certificate files")
+	fs.StringVar(&o.ClientCN, "client-cn", "credhub-perf", "client certificate common name (CredHub ignores it)")
+	fs.StringVar(&o.ClientOU, "client-ou", "", "client certificate OU, CredHub's identity; default app:<random v4 uuid>")
+	fs.BoolVar(&o.NoOU, "no-ou", false, "write the client certificate without any OU (CredHub answers 401)")
+	fs.BoolVar(&o.NoClientAuth, "no-client-auth", false, "leave the clientAuth extended key usage out of the client certificate (CredHub answers 401)")
+	fs.Var(&hosts, "host", "server certificate name or IP (repeatable); default 127.0.0.1, ::1, localhost")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q; usage: credhub-sim certs --out DIR", fs.Arg(0))
+	}
+	if o.Dir == "" {
+		return errors.New("--out DIR is required: credhub-sim certs --out DIR")
+	}
+	o.ServerHosts = hosts
+	res, err := certgen.Write(o)
+	if err != nil {
+		return err
+	}
+	for _, f := range res.Files {
+		fmt.Fprintf(stdout, "wrote %s\n", f)
+	}
+	if res.ClientOU != "" {
+		fmt.Fprintf(stdout, "client identity (OU): %s (actor mtls-%s)\n", res.ClientOU, res.ClientOU)
+	}
+	return nil
+}
+
+type serveOptions struct {
+	listen, certDir, tlsCert, tlsKey, clientCA    string
+	db, encryptionPassword, addrFile, externalURL string
+	workers                                       int
+	serviceTime, addedLatency, tokenTTL           time.Duration
+	serviceDist                                   string
+	errorRate                                     float64
+	errorStatus                                   int
+	uaaClients, permissions                       listFlag
+	acls                                          bool
+}
+
+func serve(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("credhub-sim serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o serveOptions
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:8844", "address to listen on (port 0 picks a free port)")
+	fs.StringVar(&o.certDir, "cert-dir", "", "directory with ca.crt (trusted client CA), server.crt and server.key, as written by credhub-sim certs")
+	fs.StringVar(&o.tlsCert, "tls-cert", "", "server certificate PEM (instead of -cert-dir)")
+	fs.StringVar(&o.tlsKey, "tls-key", "", "server private key PEM (instead of -cert-dir)")
+	fs.StringVar(&o.clientCA, "client-ca", "", "PEM file of CA certificates trusted for client certificates (instead of -cert-dir)")
+	fs.StringVar(&o.db, "db", "sqlite::memory:", "database: sqlite:PATH, sqlite::memory:, postgres://user:pass@host:port/db?sslmode=disable or mysql://user:pass@host:port/db")
+	fs.StringVar(&o.encryptionPassword, "encryption-password", "", "password the encryption key is derived from (default: $CREDHUB_SIM_ENCRYPTION_PASSWORD)")
+	fs.StringVar(&o.addrFile, "addr-file", "", "write the server URL to this file once listening")
+	fs.StringVar(&o.externalURL, "external-url", "", "URL clients use to reach this server, advertised in /info and token issuer (default https://LISTEN-ADDR)")
+	fs.IntVar(&o.workers, "workers", 0, "capacity model: at most K requests in service at once, FIFO queue (0 = unlimited)")
+	fs.DurationVar(&o.serviceTime, "service-time", 0, "capacity model: service time per request (mean for exponential)")
+	fs.StringVar(&o.serviceDist, "service-dist", "fixed", "capacity model: service time distribution, fixed or exponential")
+	fs.Float64Var(&o.errorRate, "error-rate", 0, "fault injection: fraction 0..1 of API requests answered with -error-status")
+	fs.IntVar(&o.errorStatus, "error-status", 500, "fault injection: status of injected failures")
+	fs.DurationVar(&o.addedLatency, "added-latency", 0, "fault injection: extra delay per API request, outside the capacity model")
+	fs.Var(&o.uaaClients, "uaa-client", "enable the token endpoint for client ID:SECRET[:SCOPE,SCOPE...] (repeatable; default scopes credhub.read,credhub.write)")
+	fs.DurationVar(&o.tokenTTL, "token-ttl", 12*time.Hour, "lifetime of issued access tokens")
+	fs.BoolVar(&o.acls, "acls", false, "enforce permissions (CredHub's security.authorization.acls.enabled); off like CredHub's perf setup")
+	fs.Var(&o.permissions, "permission", "with -acls: seed a permission \"PATH ACTOR[,ACTOR] OP[,OP]\" (repeatable), e.g. \"/* mtls-app:<uuid> read,write,delete\"")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q; flags go before it, see credhub-sim serve -h", fs.Arg(0))
+	}
+	if o.encryptionPassword == "" {
+		o.encryptionPassword = os.Getenv("CREDHUB_SIM_ENCRYPTION_PASSWORD")
+	}
+	if o.encryptionPassword == "" {
+		return errors.New("-encryption-password is required (or set CREDHUB_SIM_ENCRYPTION_PASSWORD); values are encrypted at rest with a key derived from it")
+	}
+	cert, pool, err := loadTLS(o)
+	if err != nil {
+		return err
+	}
+	clients, err := parseUAAClients(o.uaaClients)
+	if err != nil {
+		return err
+	}
+	perms, err := parsePermissions(o.permissions)
+	if err != nil {
+		return err
+	}
+	if len(perms) > 0 && !o.acls {
+		return errors.New("-permission only has an effect with -acls; add -acls or drop -permission")
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	logger := log.New(stderr, "credhub-sim ", log.LstdFlags|log.LUTC)
+
+	st, err := store.Open(ctx, o.db, o.encryptionPassword)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	srv, err := api.New(api.Config{
+		Store: st, ClientCAs: pool,
+		Workers: o.workers, ServiceTime: o.serviceTime, ServiceDist: o.serviceDist,
+		ErrorRate: o.errorRate, ErrorStatus: o.errorStatus, AddedLatency: o.addedLatency,
+		UAAClients: clients, TokenTTL: o.tokenTTL, ACLs: o.acls, Permissions: perms,
+		Logger: logger,
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", o.listen, err)
+	}
+	addr := ln.Addr().(*net.TCPAddr)
+	url := "https://" + ln.Addr().String()
+	advertised := o.externalURL
+	if advertised == "" {
+		host := addr.IP
+		if host.IsUnspecified() {
+			host = net.IPv4(127, 0, 0, 1)
+		}
+		advertised = "https://" + net.JoinHostPort(host.String(), fmt.Sprint(addr.Port))
+	}
+	srv.SetURL(advertised)
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		TLSConfig:         srv.TLSConfig(cert),
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          logger,
+	}
+	fmt.Fprintf(stdout, "credhub-sim listening on %s\n", url)
+	if f, ok := stdout.(*os.File); ok {
+		f.Sync() //nolint:errcheck // best effort: a pipe cannot sync
+	}
+	if o.addrFile != "" {
+		if err := os.WriteFile(o.addrFile, []byte(url+"\n"), 0o644); err != nil {
+			ln.Close()
+			return fmt.Errorf("writing -addr-file: %w", err)
+		}
+	}
+	logger.Printf("serving CredHub API %s on %s (database %s, workers %d, service time %v %s, acls %v, token endpoint %v)",
+		api.Version, url, st.Dialect(), o.workers, o.serviceTime, o.serviceDist, o.acls, len(clients) > 0)
+
+	errc := make(chan error, 1)
+	go func() { errc <- hs.ServeTLS(ln, "", "") }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serving: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Printf("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutting down: %w", err)
+	}
+	return nil
+}
+
+func loadTLS(o serveOptions) (tls.Certificate, *x509.CertPool, error) {
+	certFile, keyFile, caFile := o.tlsCert, o.tlsKey, o.clientCA
+	if o.certDir != "" {
+		if certFile == "" {
+			certFile = filepath.Join(o.certDir, "server.crt")
+		}
+		if keyFile == "" {
+			keyFile = filepath.Join(o.certDir, "server.key")
+		}
+		if caFile == "" {
+			caFile = filepath.Join(o.certDir, "ca.crt")
+		}
+	}
+	if certFile == "" || keyFile == "" || caFile == "" {
+		return tls.Certificate{}, nil, errors.New("TLS material missing: pass -cert-dir DIR (made by: credhub-sim certs --out DIR) or all of -tls-cert, -tls-key and -client-ca")
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return tls.Certificate{}, nil, fmt.Errorf("loading server certificate %s and key %s: %w", certFile, keyFile, err)
+	}
+	caPEM, err := os.ReadFile(caFile)
+	if err != nil {
+		return tls.Certificate{}, nil, fmt.Errorf("reading client CA: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		return tls.Certificate{}, nil, fmt.Errorf("client CA file %s holds no PEM certificate", caFile)
+	}
+	return cert, pool, nil
+}
+
+func parseUAAClients(specs []string) ([]api.UAAClient, error) {
+	var out []api.UAAClient
+	for _, spec := range specs {
+		parts := strings.SplitN(spec, ":", 3)
+		if len(parts) < 2 || parts[0] == "" || parts[1] == "" {
+			return nil, fmt.Errorf("-uaa-client %q: want ID:SECRET or ID:SECRET:SCOPE,SCOPE", redactClient(spec))
+		}
+		c := api.UAAClient{ID: parts[0], Secret: parts[1], Scopes: []string{"credhub.read", "credhub.write"}}
+		if len(parts) == 3 {
+			c.Scopes = nil
+			for _, sc := range strings.Split(parts[2], ",") {
+				if sc = strings.TrimSpace(sc); sc != "" {
+					c.Scopes = append(c.Scopes, sc)
+				}
+			}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func redactClient(spec string) string {
+	if i := strings.IndexByte(spec, ':'); i >= 0 {
+		return spec[:i] + ":REDACTED"
+	}
+	return spec
+}
+
+func parsePermissions(specs []string) ([]api.Permission, error) {
+	var out []api.Permission
+	for _, spec := range specs {
+		f := strings.Fields(spec)
+		if len(f) != 3 {
+			return nil, fmt.Errorf("-permission %q: want \"PATH ACTOR[,ACTOR] OP[,OP]\"", spec)
+		}
+		p := api.Permission{Path: f[0], Actors: strings.Split(f[1], ","), Operations: strings.Split(f[2], ",")}
+		if _, err := api.ParseOperations(p.Operations); err != nil {
+			return nil, fmt.Errorf("-permission %q: %w", spec, err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}

@@ -1,0 +1,591 @@
+package api
+
+import (
+	"bytes"
+	"crypto/x509"
+	"database/sql"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/credhub-perf/credhub-sim/internal/store"
+)
+
+// apiError is a client error with CredHub's status and message.
+type apiError struct {
+	status int
+	msg    string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func badRequest(msg string) *apiError { return &apiError{http.StatusBadRequest, msg} }
+
+var errNotFound = &apiError{http.StatusNotFound, msgInvalidAccess}
+
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		writeError(w, ae.status, ae.msg)
+		return
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		writeError(w, http.StatusNotFound, msgInvalidAccess)
+		return
+	}
+	s.internalError(w, r, err)
+}
+
+// normaliseName applies CredHub's name rules: leading "/" added, at most
+// 1024 characters, a restricted character set, no "//" and no trailing "/".
+func normaliseName(name string) (string, error) {
+	if name == "" {
+		return "", badRequest(msgMissingName)
+	}
+	if !strings.HasPrefix(name, "/") {
+		name = "/" + name
+	}
+	if len(name) > 1024 {
+		return "", badRequest(msgNameTooLong)
+	}
+	if strings.Contains(name, "//") || strings.HasSuffix(name, "/") {
+		return "", badRequest(msgInvalidSlashInName)
+	}
+	for _, c := range name {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.ContainsRune("-_/.:,()[]+", c):
+		default:
+			return "", badRequest(msgInvalidCharInName)
+		}
+	}
+	return name, nil
+}
+
+// lookupName is the lenient form used by get and delete: only the leading
+// "/" is added.
+func lookupName(name string) string {
+	if !strings.HasPrefix(name, "/") {
+		return "/" + name
+	}
+	return name
+}
+
+func readJSONBody(r *http.Request) ([]byte, error) {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || !(mt == "application/json" || strings.HasSuffix(mt, "+json")) {
+		return nil, badRequest(msgInvalidContentType)
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 4*maxValueBytes+1))
+	if err != nil {
+		return nil, badRequest(msgBadRequest)
+	}
+	if len(body) > 4*maxValueBytes {
+		return nil, &apiError{http.StatusRequestEntityTooLarge, msgExceedsMaximumSize}
+	}
+	return body, nil
+}
+
+func unmarshalString(raw json.RawMessage) (string, error) {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return "", badRequest(msgBadRequest)
+	}
+	switch t := v.(type) {
+	case nil:
+		return "", nil
+	case string:
+		return t, nil
+	case float64, bool:
+		// Jackson coerces scalars into String fields.
+		return strings.TrimSpace(string(raw)), nil
+	}
+	return "", badRequest(msgBadRequest)
+}
+
+func unmarshalBool(raw json.RawMessage) (bool, error) {
+	var b bool
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return false, badRequest(msgBadRequest)
+	}
+	return b, nil
+}
+
+// metadataOf validates and compacts the optional metadata field.
+func metadataOf(raw json.RawMessage) (sql.NullString, error) {
+	if isNull(raw) {
+		return sql.NullString{}, nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return sql.NullString{}, badRequest(msgBadRequest)
+	}
+	if buf.Len() > 7000 {
+		return sql.NullString{}, &apiError{http.StatusRequestEntityTooLarge, msgExceedsMaximumSize}
+	}
+	return sql.NullString{String: buf.String(), Valid: true}, nil
+}
+
+var setTypes = map[string]string{
+	"value": store.TypeValue, "json": store.TypeJSON, "password": store.TypePassword, "user": store.TypeUser,
+	"certificate": store.TypeCert, "ssh": store.TypeSSH, "rsa": store.TypeRSA,
+}
+
+// handleSet is PUT /api/v1/data: always a new version (CredHub >= 2.0).
+func (s *Server) handleSet(w http.ResponseWriter, r *http.Request, actor string) {
+	nv, err := s.parseSet(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if err := s.requirePermission(r, actor, nv.Name, opWrite); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := s.checkType(r, nv.Name, nv.Type); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v, err := s.store.Write(r.Context(), nv)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.writeView(w, r, v)
+}
+
+func (s *Server) checkType(r *http.Request, name, typ string) error {
+	existing, err := s.store.Versions(r.Context(), name, 1)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if existing[0].Type != typ {
+		return badRequest(msgTypeMismatch)
+	}
+	return nil
+}
+
+func (s *Server) writeView(w http.ResponseWriter, r *http.Request, v store.Version) {
+	view, err := credentialView(v)
+	if err != nil {
+		s.internalError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, view)
+}
+
+func (s *Server) parseSet(r *http.Request) (store.NewVersion, error) {
+	var nv store.NewVersion
+	body, err := readJSONBody(r)
+	if err != nil {
+		return nv, err
+	}
+	keys, f, err := decodeObject(body)
+	if err != nil {
+		return nv, badRequest(msgBadRequest)
+	}
+	if k := firstUnknown(keys, "name", "type", "value", "metadata"); k != "" {
+		return nv, &apiError{http.StatusUnprocessableEntity, fmt.Sprintf(msgInvalidJSONKey, k)}
+	}
+	typeName, err := unmarshalString(f["type"])
+	if err != nil {
+		return nv, err
+	}
+	dbType, ok := setTypes[strings.ToLower(typeName)]
+	if !ok {
+		return nv, badRequest(msgInvalidTypeSet)
+	}
+	nv.Type = dbType
+	name, err := unmarshalString(f["name"])
+	if err != nil {
+		return nv, err
+	}
+	if nv.Name, err = normaliseName(name); err != nil {
+		return nv, err
+	}
+	if nv.Metadata, err = metadataOf(f["metadata"]); err != nil {
+		return nv, err
+	}
+	raw := f["value"]
+	switch dbType {
+	case store.TypeValue, store.TypePassword:
+		v, err := unmarshalString(raw)
+		if err != nil {
+			return nv, err
+		}
+		if v == "" {
+			return nv, badRequest(msgMissingValue)
+		}
+		nv.Secret = []byte(v)
+	case store.TypeJSON:
+		if isNull(raw) {
+			return nv, badRequest(msgMissingValue)
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &obj); err != nil {
+			return nv, badRequest(msgBadRequest)
+		}
+		if len(obj) == 0 {
+			return nv, badRequest(msgMissingValue)
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, raw); err != nil {
+			return nv, badRequest(msgBadRequest)
+		}
+		nv.Secret = buf.Bytes()
+	case store.TypeUser:
+		fields, err := valueObject(raw, http.StatusUnprocessableEntity, "username", "password")
+		if err != nil {
+			return nv, err
+		}
+		username, err := unmarshalString(fields["username"])
+		if err != nil {
+			return nv, err
+		}
+		password, err := unmarshalString(fields["password"])
+		if err != nil {
+			return nv, err
+		}
+		if password == "" {
+			return nv, badRequest(msgMissingPassword)
+		}
+		nv.Username = sql.NullString{String: username, Valid: username != ""}
+		nv.Secret = []byte(password)
+		if nv.Salt, err = randomSalt(); err != nil {
+			return nv, err
+		}
+	case store.TypeCert:
+		if err := s.parseCertificateValue(r, raw, &nv); err != nil {
+			return nv, err
+		}
+	case store.TypeSSH, store.TypeRSA:
+		fields, err := valueObject(raw, http.StatusUnprocessableEntity, "public_key", "private_key")
+		if err != nil {
+			return nv, err
+		}
+		pub, err := unmarshalString(fields["public_key"])
+		if err != nil {
+			return nv, err
+		}
+		priv, err := unmarshalString(fields["private_key"])
+		if err != nil {
+			return nv, err
+		}
+		if pub == "" && priv == "" {
+			return nv, badRequest(msgMissingRSASSH)
+		}
+		nv.PublicKey = sql.NullString{String: pub, Valid: pub != ""}
+		if priv != "" {
+			nv.Secret = []byte(priv)
+		}
+	}
+	if len(nv.Secret) > maxValueBytes {
+		return nv, &apiError{http.StatusRequestEntityTooLarge, msgExceedsMaximumSize}
+	}
+	return nv, nil
+}
+
+// valueObject decodes an object-valued "value" and rejects unknown keys
+// with the given status (422 on set, 400 on generate, as CredHub answers).
+func valueObject(raw json.RawMessage, unknownStatus int, allowed ...string) (map[string]json.RawMessage, error) {
+	if isNull(raw) {
+		return nil, badRequest(msgMissingValue)
+	}
+	keys, fields, err := decodeObject(raw)
+	if err != nil {
+		return nil, badRequest(msgBadRequest)
+	}
+	if k := firstUnknown(keys, allowed...); k != "" {
+		return nil, &apiError{unknownStatus, fmt.Sprintf(msgInvalidJSONKey, k)}
+	}
+	return fields, nil
+}
+
+func parseCert(p string) (*x509.Certificate, bool) {
+	block, _ := pem.Decode([]byte(p))
+	if block == nil || block.Type != "CERTIFICATE" {
+		return nil, false
+	}
+	c, err := x509.ParseCertificate(block.Bytes)
+	return c, err == nil
+}
+
+func (s *Server) parseCertificateValue(r *http.Request, raw json.RawMessage, nv *store.NewVersion) error {
+	fields, err := valueObject(raw, http.StatusUnprocessableEntity, "ca", "ca_name", "certificate", "private_key")
+	if err != nil {
+		return err
+	}
+	vals := map[string]string{}
+	for _, k := range []string{"ca", "ca_name", "certificate", "private_key"} {
+		if vals[k], err = unmarshalString(fields[k]); err != nil {
+			return err
+		}
+	}
+	if vals["ca"] == "" && vals["ca_name"] == "" && vals["certificate"] == "" && vals["private_key"] == "" {
+		return badRequest(msgMissingCertCredentials)
+	}
+	if vals["ca"] != "" && vals["ca_name"] != "" {
+		return badRequest(msgMixedCANameAndCA)
+	}
+	ca := vals["ca"]
+	if vals["ca_name"] != "" {
+		caName := lookupName(vals["ca_name"])
+		vs, err := s.store.Versions(r.Context(), caName, 1)
+		if err != nil {
+			return err
+		}
+		caCert, ok := parseCert(vs[0].Cert.Certificate.String)
+		if vs[0].Type != store.TypeCert || !ok || !caCert.IsCA {
+			return badRequest(msgNotACAName)
+		}
+		ca = vs[0].Cert.Certificate.String
+		nv.Cert.CAName = sql.NullString{String: caName, Valid: true}
+	}
+	if ca != "" {
+		if c, ok := parseCert(ca); !ok || !c.IsCA {
+			return badRequest(msgInvalidCA)
+		}
+		nv.Cert.CA = sql.NullString{String: ca, Valid: true}
+	}
+	if vals["certificate"] != "" {
+		c, ok := parseCert(vals["certificate"])
+		if !ok {
+			return badRequest(msgInvalidCertificate)
+		}
+		nv.Cert.Certificate = sql.NullString{String: vals["certificate"], Valid: true}
+		nv.Cert.ExpiryDate = sql.NullInt64{Int64: c.NotAfter.UnixMilli(), Valid: true}
+		nv.Cert.CertificateAuthority = c.IsCA
+		nv.Cert.SelfSigned = bytes.Equal(c.RawIssuer, c.RawSubject) && c.CheckSignatureFrom(c) == nil
+	}
+	nv.Cert.Generated = sql.NullBool{Bool: false, Valid: true}
+	if vals["private_key"] != "" {
+		nv.Secret = []byte(vals["private_key"])
+	}
+	return nil
+}
+
+// handleGet is GET /api/v1/data: by name (all, current or newest K
+// versions), or a find by path or name-like.
+func (s *Server) handleGet(w http.ResponseWriter, r *http.Request, actor string) {
+	q := r.URL.Query()
+	switch {
+	case q.Has("name"):
+		s.getByName(w, r, actor, q)
+	case q.Has("path"):
+		p := q.Get("path")
+		if !strings.HasPrefix(p, "/") {
+			p = "/" + p
+		}
+		if !strings.HasSuffix(p, "/") {
+			p += "/"
+		}
+		s.find(w, r, actor, func() ([]store.Summary, error) { return s.store.FindByPath(r.Context(), p) })
+	case q.Has("name-like"):
+		s.find(w, r, actor, func() ([]store.Summary, error) { return s.store.FindByNameLike(r.Context(), q.Get("name-like")) })
+	default:
+		writeError(w, http.StatusBadRequest, fmt.Sprintf(msgMissingQueryParam, "name"))
+	}
+}
+
+func (s *Server) getByName(w http.ResponseWriter, r *http.Request, actor string, q map[string][]string) {
+	name := first(q["name"])
+	if name == "" {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf(msgMissingQueryParam, "name"))
+		return
+	}
+	_, hasCurrent := q["current"]
+	_, hasVersions := q["versions"]
+	if hasCurrent && hasVersions {
+		writeError(w, http.StatusBadRequest, msgVersionsAndCurrent)
+		return
+	}
+	limit := 0
+	if hasCurrent && strings.EqualFold(first(q["current"]), "true") {
+		limit = 1
+	}
+	if hasVersions {
+		n, err := strconv.Atoi(first(q["versions"]))
+		if err != nil || n < 0 {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf(msgInvalidQueryParam, "versions"))
+			return
+		}
+		limit = n
+	}
+	name = lookupName(name)
+	if err := s.requirePermission(r, actor, name, opRead); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	fetch := limit
+	if hasVersions && limit == 0 {
+		fetch = 1 // existence check only
+	}
+	vs, err := s.store.Versions(r.Context(), name, fetch)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if hasVersions && limit == 0 {
+		vs = nil
+	}
+	views := make([]json.RawMessage, 0, len(vs))
+	for _, v := range vs {
+		view, err := credentialView(v)
+		if err != nil {
+			s.internalError(w, r, err)
+			return
+		}
+		views = append(views, view)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": views})
+}
+
+func first(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
+}
+
+type findResult struct {
+	VersionCreatedAt string `json:"version_created_at"`
+	Name             string `json:"name"`
+}
+
+func (s *Server) find(w http.ResponseWriter, r *http.Request, actor string, query func() ([]store.Summary, error)) {
+	var within *int
+	if q := r.URL.Query(); q.Has("expires-within-days") {
+		n, err := strconv.Atoi(q.Get("expires-within-days"))
+		if err != nil || n < 0 {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf(msgInvalidQueryParam, "expires-within-days"))
+			return
+		}
+		within = &n
+	}
+	found, err := query()
+	if err != nil {
+		s.internalError(w, r, err)
+		return
+	}
+	out := make([]findResult, 0, len(found))
+	for _, f := range found {
+		ok, err := s.permitted(r, actor, f.Name, opRead)
+		if err != nil {
+			s.internalError(w, r, err)
+			return
+		}
+		if !ok {
+			continue
+		}
+		if within != nil {
+			vs, err := s.store.Versions(r.Context(), f.Name, 1)
+			if err != nil || vs[0].Type != store.TypeCert || !vs[0].Cert.ExpiryDate.Valid {
+				continue
+			}
+			if time.UnixMilli(vs[0].Cert.ExpiryDate.Int64).After(time.Now().AddDate(0, 0, *within)) {
+				continue
+			}
+		}
+		out = append(out, findResult{formatTime(f.CreatedAt), f.Name})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"credentials": out})
+}
+
+func (s *Server) handleGetByID(w http.ResponseWriter, r *http.Request, id, actor string) {
+	v, err := s.store.ByID(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := s.requirePermission(r, actor, v.Name, opRead); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.writeView(w, r, v)
+}
+
+func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, actor string) {
+	name := r.URL.Query().Get("name")
+	if name == "" {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf(msgMissingQueryParam, "name"))
+		return
+	}
+	name = lookupName(name)
+	if err := s.requirePermission(r, actor, name, opDelete); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := s.store.Delete(r.Context(), name); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// handleInterpolate replaces every service binding's credentials object
+// that holds a credhub-ref with the referenced JSON credential's value.
+// Any failing reference fails the whole request.
+func (s *Server) handleInterpolate(w http.ResponseWriter, r *http.Request, actor string) {
+	body, err := readJSONBody(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil || doc == nil {
+		writeError(w, http.StatusBadRequest, msgBadRequest)
+		return
+	}
+	for _, services := range doc {
+		list, ok := services.([]any)
+		if !ok {
+			continue
+		}
+		for _, binding := range list {
+			b, ok := binding.(map[string]any)
+			if !ok {
+				continue
+			}
+			creds, ok := b["credentials"].(map[string]any)
+			if !ok {
+				continue
+			}
+			ref, ok := creds["credhub-ref"].(string)
+			if !ok {
+				if ref, ok = creds["credhub_ref"].(string); !ok {
+					continue
+				}
+			}
+			name := strings.TrimSuffix(strings.TrimPrefix(ref, "(("), "))")
+			if err := s.requirePermission(r, actor, name, opRead); err != nil {
+				s.fail(w, r, err)
+				return
+			}
+			vs, err := s.store.Versions(r.Context(), name, 1)
+			if err != nil {
+				s.fail(w, r, err)
+				return
+			}
+			if vs[0].Type != store.TypeJSON {
+				writeError(w, http.StatusBadRequest, fmt.Sprintf(msgInterpolationType, name))
+				return
+			}
+			b["credentials"] = json.RawMessage(vs[0].Secret)
+		}
+	}
+	writeJSON(w, http.StatusOK, doc)
+}

@@ -1,0 +1,465 @@
+// Package api serves CredHub's HTTP API (the subset a load test and the
+// credhub CLI use) over mutual TLS, with a UAA-like token endpoint, a
+// capacity model for calibration and fault injection.
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/rsa"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/credhub-perf/credhub-sim/internal/store"
+)
+
+// Version is what GET /version reports: a 2.x server, so the credhub CLI
+// uses current request shapes (no "mode" on set).
+const Version = "2.15.2"
+
+// CredHub's error messages (messages.properties), verbatim.
+const (
+	msgInvalidAccess          = "The request could not be completed because the credential does not exist or you do not have sufficient authorization."
+	msgBadRequest             = "The request could not be fulfilled because the request path or body did not meet expectation. Please check the documentation for required formatting and retry your request."
+	msgMissingName            = "A credential name must be provided. Please validate your input and retry your request."
+	msgMissingValue           = "A non-empty value must be specified for the credential. Please validate and retry your request."
+	msgMissingPassword        = "A password value must be specified for the credential. Please validate and retry your request."
+	msgInvalidTypeSet         = "The request does not include a valid type. Valid values include 'value', 'json', 'password', 'user', 'certificate', 'ssh' and 'rsa'."
+	msgInvalidTypeGenerate    = "The request does not include a valid type. Valid values for generate include 'password', 'user', 'certificate', 'ssh' and 'rsa'."
+	msgCannotGenerateType     = "Credentials of this type cannot be generated. Please adjust the credential type and retry your request."
+	msgTypeMismatch           = "The credential type cannot be modified. Please delete the credential if you wish to create it with a different type."
+	msgInvalidJSONKey         = "The request includes an unrecognized parameter '%s'. Please update or remove this parameter and retry your request."
+	msgInvalidQueryParam      = "The query parameter %s was not valid for this request."
+	msgMissingQueryParam      = "The query parameter %s is required for this request."
+	msgVersionsAndCurrent     = "The query parameters current and versions cannot be provided in the same request."
+	msgInvalidCharInName      = "Credential names may only include alpha, numeric, hyphen, underscore, and forward-slash characters. Please update and retry your request."
+	msgInvalidSlashInName     = "A credential name cannot end with a '/' character or contain '//'. Credential names should be in the form of /[path]/[name] or [path]/[name]. Please update and retry your request."
+	msgNameTooLong            = "The request could not be completed. The credential name cannot exceed 1024 characters"
+	msgExceedsMaximumSize     = "Value exceeds the maximum size."
+	msgExcludesAllCharsets    = "The combination of parameters in the request is not allowed. Please validate your input and retry your request."
+	msgInvalidMode            = "The request does not include a valid mode. Valid values for generate include 'overwrite', 'no-overwrite' and 'converge'."
+	msgOverwriteAndMode       = "The parameters overwrite and mode cannot be combined. Please update and retry your request."
+	msgInterpolationType      = "The credential '%s' is not the expected type. A credhub-ref credential must be of type 'JSON'."
+	msgInternal               = "An application error occurred. Please contact your CredHub administrator."
+	msgInvalidContentType     = "The provided content type is not supported"
+	msgMissingCertCredentials = "At least one certificate attribute must be set. Please validate your input and retry your request."
+	msgMixedCANameAndCA       = "Only one of the values 'ca_name' and 'ca' may be provided. Please update and retry your request."
+	msgInvalidCertificate     = "The provided certificate value is not a valid X509 certificate."
+	msgInvalidCA              = "The provided CA value is not a valid X509 certificate authority."
+	msgNotACAName             = "The name given for the CA does not reference a CA type credential."
+	msgMissingRSASSH          = "At least one key value must be set. Please validate your input and retry your request."
+	msgInvalidKeyLength       = "The provided key length is not supported. Valid values include '2048', '3072' and '4096'."
+	msgCannotRegenPassword    = "The password could not be regenerated because the value was statically set. Only generated passwords may be regenerated."
+	msgMissingCertParams      = "At least one subject value, such as common name or organization, must be defined to generate the certificate. Please update and retry your request."
+	msgMissingSigningCA       = "You must specify a signing CA or indicate self-signing when generating a certificate. Please update and retry your request."
+	msgCAAndSelfSign          = "The parameters 'ca' and 'self-sign' cannot be used in combination. Please update and retry your request."
+	msgInvalidMTLSIdentity    = "The provided authentication mechanism does not provide a valid identity. Please contact your system administrator."
+	msgMTLSNotClientAuth      = "The provided certificate is not authorized to be used for client authentication."
+	msgMalformedToken         = "The request token is malformed. Please validate that your request token was issued by the UAA server authorized by CredHub."
+	msgInvalidTokenSignature  = "The request token signature could not be verified. Please validate that your request token was issued by the UAA server authorized by CredHub."
+	msgInvalidIssuer          = "The request token identity zone does not match the UAA server authorized by CredHub. Please validate that your request token was issued by the UAA server authorized by CredHub and retry your request."
+)
+
+// maxValueBytes is CredHub's credential size limit (64 KiB).
+const maxValueBytes = 64 * 1024
+
+// UAAClient is one client the token endpoint accepts.
+type UAAClient struct {
+	ID, Secret string
+	Scopes     []string
+}
+
+// Permission seeds one permission row, like credhub.authorization.permissions.
+type Permission struct {
+	Path       string
+	Actors     []string
+	Operations []string
+}
+
+// Config sets up a Server.
+type Config struct {
+	Store     *store.Store
+	ClientCAs *x509.CertPool
+
+	// Capacity model: at most Workers requests in service at once (FIFO),
+	// each taking ServiceTime (fixed, or exponential with that mean).
+	Workers     int
+	ServiceTime time.Duration
+	ServiceDist string
+	// Fault injection.
+	ErrorRate    float64
+	ErrorStatus  int
+	AddedLatency time.Duration
+
+	UAAClients  []UAAClient
+	TokenTTL    time.Duration
+	ACLs        bool
+	Permissions []Permission
+
+	Logger *log.Logger
+}
+
+// Server is one simulated CredHub instance.
+type Server struct {
+	cfg      Config
+	store    *store.Store
+	log      *log.Logger
+	capacity *capacity
+
+	// writeMu serialises set and generate: CredHub's controller methods are
+	// @Synchronized on a singleton, so one instance writes one at a time.
+	writeMu sync.Mutex
+
+	urlMu     sync.RWMutex
+	publicURL string
+
+	signingKey *rsa.PrivateKey
+	keyID      string
+}
+
+// New validates cfg and builds a Server.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("api: a store is required")
+	}
+	if cfg.ClientCAs == nil {
+		return nil, errors.New("api: client CAs are required (mutual TLS is always on)")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = log.Default()
+	}
+	if cfg.ErrorStatus == 0 {
+		cfg.ErrorStatus = http.StatusInternalServerError
+	}
+	if cfg.ErrorRate < 0 || cfg.ErrorRate > 1 {
+		return nil, fmt.Errorf("error rate %v is outside 0..1", cfg.ErrorRate)
+	}
+	if cfg.ErrorStatus < 100 || cfg.ErrorStatus > 599 {
+		return nil, fmt.Errorf("error status %d is not an HTTP status", cfg.ErrorStatus)
+	}
+	if cfg.TokenTTL == 0 {
+		cfg.TokenTTL = 12 * time.Hour
+	}
+	capa, err := newCapacity(cfg.Workers, cfg.ServiceTime, cfg.ServiceDist)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, capacity: capa}
+	if err := s.initSigningKey(); err != nil {
+		return nil, err
+	}
+	if cfg.ACLs {
+		if err := s.seedPermissions(context.Background()); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// SetURL tells the server its own base URL (https://host:port), which /info
+// advertises as the auth server and tokens carry as issuer.
+func (s *Server) SetURL(u string) {
+	s.urlMu.Lock()
+	s.publicURL = strings.TrimRight(u, "/")
+	s.urlMu.Unlock()
+}
+
+func (s *Server) baseURL() string {
+	s.urlMu.RLock()
+	defer s.urlMu.RUnlock()
+	return s.publicURL
+}
+
+func (s *Server) issuer() string { return s.baseURL() + "/oauth/token" }
+
+// TLSConfig is CredHub's "client auth: want": a presented client certificate
+// must chain to a trusted CA and be within its dates (else the handshake
+// fails), but its usage and identity are judged per request so that the
+// client gets CredHub's 401 bodies.
+func (s *Server) TLSConfig(cert tls.Certificate) *tls.Config {
+	return &tls.Config{
+		MinVersion:   tls.VersionTLS12,
+		Certificates: []tls.Certificate{cert},
+		ClientAuth:   tls.RequestClientCert,
+		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
+			if len(raw) == 0 {
+				return nil
+			}
+			certs := make([]*x509.Certificate, 0, len(raw))
+			for _, r := range raw {
+				c, err := x509.ParseCertificate(r)
+				if err != nil {
+					return fmt.Errorf("parsing client certificate: %w", err)
+				}
+				certs = append(certs, c)
+			}
+			inter := x509.NewCertPool()
+			for _, c := range certs[1:] {
+				inter.AddCert(c)
+			}
+			_, err := certs[0].Verify(x509.VerifyOptions{
+				Roots:         s.cfg.ClientCAs,
+				Intermediates: inter,
+				KeyUsages:     []x509.ExtKeyUsage{x509.ExtKeyUsageAny},
+			})
+			if err != nil {
+				return fmt.Errorf("client certificate not trusted: %w", err)
+			}
+			return nil
+		},
+	}
+}
+
+// Handler routes every request.
+func (s *Server) Handler() http.Handler {
+	return http.HandlerFunc(s.serveHTTP)
+}
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	if len(path) > 1 {
+		path = strings.TrimRight(path, "/")
+	}
+	switch path {
+	case "/info":
+		s.only(w, r, http.MethodGet, s.handleInfo)
+		return
+	case "/health":
+		s.only(w, r, http.MethodGet, s.handleHealth)
+		return
+	case "/management":
+		s.only(w, r, http.MethodGet, func(w http.ResponseWriter, _ *http.Request) {
+			writeJSON(w, http.StatusOK, map[string]bool{"read_only_mode": false})
+		})
+		return
+	case "/oauth/token":
+		s.only(w, r, http.MethodPost, s.handleToken)
+		return
+	case "/token_keys":
+		s.only(w, r, http.MethodGet, s.handleTokenKeys)
+		return
+	case "/token_key":
+		s.only(w, r, http.MethodGet, s.handleTokenKey)
+		return
+	case "/.well-known/openid-configuration", "/oauth/token/.well-known/openid-configuration":
+		s.only(w, r, http.MethodGet, s.handleOpenIDConfig)
+		return
+	}
+
+	actor, ok := s.authenticate(w, r)
+	if !ok {
+		return
+	}
+	switch {
+	case path == "/version":
+		s.only(w, r, http.MethodGet, func(w http.ResponseWriter, _ *http.Request) {
+			writeJSON(w, http.StatusOK, map[string]string{"version": Version})
+		})
+	case path == "/api/v1/data":
+		switch r.Method {
+		case http.MethodGet:
+			s.served(w, r, func(w http.ResponseWriter, r *http.Request) { s.handleGet(w, r, actor) })
+		case http.MethodPut:
+			s.served(w, r, func(w http.ResponseWriter, r *http.Request) { s.handleSet(w, r, actor) })
+		case http.MethodPost:
+			s.served(w, r, func(w http.ResponseWriter, r *http.Request) { s.handleGenerate(w, r, actor) })
+		case http.MethodDelete:
+			s.served(w, r, func(w http.ResponseWriter, r *http.Request) { s.handleDelete(w, r, actor) })
+		default:
+			w.WriteHeader(http.StatusNotFound)
+		}
+	case strings.HasPrefix(path, "/api/v1/data/") && !strings.Contains(path[len("/api/v1/data/"):], "/"):
+		id := path[len("/api/v1/data/"):]
+		s.only(w, r, http.MethodGet, func(w http.ResponseWriter, r *http.Request) {
+			s.served(w, r, func(w http.ResponseWriter, r *http.Request) { s.handleGetByID(w, r, id, actor) })
+		})
+	case path == "/api/v1/interpolate":
+		s.only(w, r, http.MethodPost, func(w http.ResponseWriter, r *http.Request) {
+			s.served(w, r, func(w http.ResponseWriter, r *http.Request) { s.handleInterpolate(w, r, actor) })
+		})
+	default:
+		w.WriteHeader(http.StatusNotFound)
+	}
+}
+
+// only answers 404 with an empty body for other methods, as CredHub does.
+func (s *Server) only(w http.ResponseWriter, r *http.Request, method string, h http.HandlerFunc) {
+	if r.Method != method && !(method == http.MethodGet && r.Method == http.MethodHead) {
+		w.WriteHeader(http.StatusNotFound)
+		return
+	}
+	h(w, r)
+}
+
+// served runs an API handler through the capacity model and fault
+// injection. The handler writes into a buffer so that nothing reaches the
+// client before the request's service time is over.
+func (s *Server) served(w http.ResponseWriter, r *http.Request, h http.HandlerFunc) {
+	if d := s.cfg.AddedLatency; d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return
+		}
+	}
+	rec := &bufferedResponse{header: http.Header{}}
+	ok := s.capacity.serve(r.Context(), func() {
+		if s.cfg.ErrorRate > 0 && rand.Float64() < s.cfg.ErrorRate {
+			writeError(rec, s.cfg.ErrorStatus, "injected fault (credhub-sim -error-rate)")
+			return
+		}
+		h(rec, r)
+	})
+	if !ok {
+		return
+	}
+	rec.copyTo(w)
+}
+
+type bufferedResponse struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (b *bufferedResponse) Header() http.Header { return b.header }
+func (b *bufferedResponse) Write(p []byte) (int, error) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	return b.body.Write(p)
+}
+func (b *bufferedResponse) WriteHeader(code int) {
+	if b.status == 0 {
+		b.status = code
+	}
+}
+
+func (b *bufferedResponse) copyTo(w http.ResponseWriter) {
+	for k, v := range b.header {
+		w.Header()[k] = v
+	}
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	w.WriteHeader(b.status)
+	w.Write(b.body.Bytes()) //nolint:errcheck // client went away; nothing to do
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := marshalNoEscape(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":"`+msgInternal+`"}`)
+	}
+	w.Header().Set("Content-Type", "application/json;charset=UTF-8")
+	w.WriteHeader(status)
+	w.Write(b) //nolint:errcheck // client went away; nothing to do
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+// internalError logs the cause (never a credential value: store errors
+// carry names and driver messages only) and answers CredHub's 500.
+func (s *Server) internalError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, store.ErrIntegrity) {
+		s.log.Printf("error: %s %s: %v (answered 413 as CredHub does)", r.Method, r.URL.Path, err)
+		writeError(w, http.StatusRequestEntityTooLarge, msgExceedsMaximumSize)
+		return
+	}
+	if errors.Is(err, context.Canceled) {
+		return
+	}
+	s.log.Printf("error: %s %s: %v", r.Method, r.URL.Path, err)
+	writeError(w, http.StatusInternalServerError, msgInternal)
+}
+
+func (s *Server) handleInfo(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, orderedFields{
+		{"auth-server", map[string]string{"url": s.baseURL()}},
+		{"app", map[string]string{"name": "CredHub"}},
+	})
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+	defer cancel()
+	if err := s.store.Ping(ctx); err != nil {
+		s.log.Printf("error: health check: database unreachable: %v", err)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "DOWN"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "UP"})
+}
+
+// decodeObject parses a JSON object keeping its keys in document order, so
+// the first unknown key can be reported as Jackson does.
+func decodeObject(data []byte) (keys []string, fields map[string]json.RawMessage, err error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, nil, errors.New("not a JSON object")
+	}
+	fields = map[string]json.RawMessage{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, nil, err
+		}
+		k, ok := tok.(string)
+		if !ok {
+			return nil, nil, errors.New("object key is not a string")
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, nil, err
+		}
+		keys = append(keys, k)
+		fields[k] = raw
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, nil, err
+	}
+	if dec.More() {
+		return nil, nil, errors.New("trailing data after JSON object")
+	}
+	if _, err := dec.Token(); err == nil {
+		return nil, nil, errors.New("trailing data after JSON object")
+	}
+	return keys, fields, nil
+}
+
+func firstUnknown(keys []string, allowed ...string) string {
+	for _, k := range keys {
+		known := false
+		for _, a := range allowed {
+			if k == a {
+				known = true
+				break
+			}
+		}
+		if !known {
+			return k
+		}
+	}
+	return ""
+}
+
+func isNull(raw json.RawMessage) bool {
+	return len(raw) == 0 || string(bytes.TrimSpace(raw)) == "null"
+}

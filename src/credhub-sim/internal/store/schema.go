@@ -1,0 +1,157 @@
+package store
+
+import "strings"
+
+// historyDDL creates Flyway's own table with Flyway's columns, so tools that
+// check "is this CredHub's schema" by reading it find what they expect.
+var historyDDL = map[Dialect]string{
+	Postgres: `CREATE TABLE IF NOT EXISTS flyway_schema_history (
+  installed_rank INTEGER NOT NULL PRIMARY KEY,
+  version VARCHAR(50),
+  description VARCHAR(200) NOT NULL,
+  type VARCHAR(20) NOT NULL,
+  script VARCHAR(1000) NOT NULL,
+  checksum INTEGER,
+  installed_by VARCHAR(100) NOT NULL,
+  installed_on TIMESTAMP NOT NULL DEFAULT now(),
+  execution_time INTEGER NOT NULL,
+  success BOOLEAN NOT NULL)`,
+	MySQL: `CREATE TABLE IF NOT EXISTS flyway_schema_history (
+  installed_rank INT NOT NULL PRIMARY KEY,
+  version VARCHAR(50),
+  description VARCHAR(200) NOT NULL,
+  type VARCHAR(20) NOT NULL,
+  script VARCHAR(1000) NOT NULL,
+  checksum INT,
+  installed_by VARCHAR(100) NOT NULL,
+  installed_on TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  execution_time INT NOT NULL,
+  success TINYINT(1) NOT NULL) ENGINE=InnoDB`,
+	SQLite: `CREATE TABLE IF NOT EXISTS flyway_schema_history (
+  installed_rank INTEGER NOT NULL PRIMARY KEY,
+  version VARCHAR(50),
+  description VARCHAR(200) NOT NULL,
+  type VARCHAR(20) NOT NULL,
+  script VARCHAR(1000) NOT NULL,
+  checksum INTEGER,
+  installed_by VARCHAR(100) NOT NULL,
+  installed_on TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  execution_time INTEGER NOT NULL,
+  success BOOLEAN NOT NULL)`,
+}
+
+// Column types per dialect, substituted into the portable DDL below.
+var typeNames = map[Dialect]map[string]string{
+	Postgres: {"UUID": "UUID", "BLOB": "BYTEA", "TEXT": "TEXT", "BOOL": "BOOLEAN", "FALSE": "FALSE", "NAMELC": "VARCHAR(1024) GENERATED ALWAYS AS (lower(name)) STORED", "ENGINE": "", "IDXLEN": ""},
+	MySQL:    {"UUID": "VARCHAR(36)", "BLOB": "LONGBLOB", "TEXT": "MEDIUMTEXT", "BOOL": "TINYINT(1)", "FALSE": "0", "NAMELC": "VARCHAR(1024) AS (LOWER(name)) STORED", "ENGINE": " ENGINE=InnoDB", "IDXLEN": "(255)"},
+	SQLite:   {"UUID": "VARCHAR(36)", "BLOB": "BLOB", "TEXT": "TEXT", "BOOL": "BOOLEAN", "FALSE": "0", "NAMELC": "VARCHAR(1024) GENERATED ALWAYS AS (lower(name)) STORED", "ENGINE": "", "IDXLEN": ""},
+}
+
+func ddl(stmts ...string) map[Dialect][]string {
+	out := map[Dialect][]string{}
+	for d, types := range typeNames {
+		for _, s := range stmts {
+			for k, v := range types {
+				s = strings.ReplaceAll(s, "{"+k+"}", v)
+			}
+			out[d] = append(out[d], s)
+		}
+	}
+	return out
+}
+
+// migrations build CredHub's current table set (the result of its Flyway
+// migrations V1..V5x) in three steps. Foreign keys and their ON DELETE
+// rules are CredHub's: versions cascade from credential, type tables cascade
+// from credential_version, and encrypted_value is only a parent (no cascade),
+// which is why a correct cleanup must clear encrypted_value explicitly.
+var migrations = []migration{
+	{
+		version:     "1",
+		description: "credential encryption and version tables",
+		sql: ddl(
+			`CREATE TABLE encryption_key_canary (
+  uuid {UUID} NOT NULL PRIMARY KEY,
+  encrypted_value {BLOB},
+  nonce {BLOB},
+  salt {BLOB})`+"{ENGINE}",
+			`CREATE TABLE credential (
+  uuid {UUID} NOT NULL PRIMARY KEY,
+  name VARCHAR(1024) NOT NULL,
+  checksum VARCHAR(64) NOT NULL UNIQUE,
+  name_lowercase {NAMELC})`+"{ENGINE}",
+			`CREATE INDEX credential_name_lowercase ON credential (name_lowercase{IDXLEN})`,
+			`CREATE TABLE encrypted_value (
+  uuid {UUID} NOT NULL PRIMARY KEY,
+  encryption_key_uuid {UUID} NOT NULL,
+  encrypted_value {BLOB} NOT NULL,
+  nonce {BLOB} NOT NULL,
+  updated_at BIGINT NOT NULL,
+  CONSTRAINT encrypted_value_encryption_key_uuid_fkey FOREIGN KEY (encryption_key_uuid) REFERENCES encryption_key_canary (uuid))`+"{ENGINE}",
+			`CREATE TABLE credential_version (
+  uuid {UUID} NOT NULL PRIMARY KEY,
+  type VARCHAR(31) NOT NULL,
+  version_created_at BIGINT NOT NULL,
+  credential_uuid {UUID} NOT NULL,
+  encrypted_value_uuid {UUID},
+  metadata VARCHAR(7000),
+  CONSTRAINT credential_version_credential_uuid_fkey FOREIGN KEY (credential_uuid) REFERENCES credential (uuid) ON DELETE CASCADE,
+  CONSTRAINT credential_version_encrypted_value_uuid_fkey FOREIGN KEY (encrypted_value_uuid) REFERENCES encrypted_value (uuid))`+"{ENGINE}",
+			`CREATE INDEX credential_version_credential_uuid ON credential_version (credential_uuid, version_created_at)`,
+		),
+	},
+	{
+		version:     "2",
+		description: "credential type tables",
+		sql: ddl(
+			`CREATE TABLE password_credential (
+  uuid {UUID} NOT NULL PRIMARY KEY,
+  password_parameters_uuid {UUID},
+  CONSTRAINT password_credential_uuid_fkey FOREIGN KEY (uuid) REFERENCES credential_version (uuid) ON DELETE CASCADE,
+  CONSTRAINT password_credential_parameters_fkey FOREIGN KEY (password_parameters_uuid) REFERENCES encrypted_value (uuid))`+"{ENGINE}",
+			`CREATE TABLE user_credential (
+  uuid {UUID} NOT NULL PRIMARY KEY,
+  username VARCHAR(7000),
+  salt VARCHAR(20) NOT NULL,
+  password_parameters_uuid {UUID},
+  CONSTRAINT user_credential_uuid_fkey FOREIGN KEY (uuid) REFERENCES credential_version (uuid) ON DELETE CASCADE,
+  CONSTRAINT user_credential_parameters_fkey FOREIGN KEY (password_parameters_uuid) REFERENCES encrypted_value (uuid))`+"{ENGINE}",
+			`CREATE TABLE certificate_credential (
+  uuid {UUID} NOT NULL PRIMARY KEY,
+  ca {TEXT},
+  certificate {TEXT},
+  ca_name VARCHAR(1024),
+  transitional {BOOL} NOT NULL DEFAULT {FALSE},
+  expiry_date BIGINT,
+  certificate_authority {BOOL} NOT NULL DEFAULT {FALSE},
+  self_signed {BOOL} NOT NULL DEFAULT {FALSE},
+  certificate_generated {BOOL},
+  trusted_ca {TEXT},
+  CONSTRAINT certificate_credential_uuid_fkey FOREIGN KEY (uuid) REFERENCES credential_version (uuid) ON DELETE CASCADE)`+"{ENGINE}",
+			`CREATE TABLE ssh_credential (
+  uuid {UUID} NOT NULL PRIMARY KEY,
+  public_key {TEXT},
+  CONSTRAINT ssh_credential_uuid_fkey FOREIGN KEY (uuid) REFERENCES credential_version (uuid) ON DELETE CASCADE)`+"{ENGINE}",
+			`CREATE TABLE rsa_credential (
+  uuid {UUID} NOT NULL PRIMARY KEY,
+  public_key {TEXT},
+  CONSTRAINT rsa_credential_uuid_fkey FOREIGN KEY (uuid) REFERENCES credential_version (uuid) ON DELETE CASCADE)`+"{ENGINE}",
+		),
+	},
+	{
+		version:     "3",
+		description: "permission table",
+		sql: ddl(
+			`CREATE TABLE permission (
+  uuid {UUID} NOT NULL PRIMARY KEY,
+  path VARCHAR(255) NOT NULL,
+  actor VARCHAR(255) NOT NULL,
+  read_permission {BOOL} NOT NULL DEFAULT {FALSE},
+  write_permission {BOOL} NOT NULL DEFAULT {FALSE},
+  delete_permission {BOOL} NOT NULL DEFAULT {FALSE},
+  read_acl_permission {BOOL} NOT NULL DEFAULT {FALSE},
+  write_acl_permission {BOOL} NOT NULL DEFAULT {FALSE},
+  CONSTRAINT permission_path_actor_unique UNIQUE (path, actor))` + "{ENGINE}",
+		),
+	},
+}
