@@ -20,6 +20,9 @@ import (
 	"time"
 )
 
+// UserAgent is sent with every API call (not with the load itself).
+const UserAgent = "credhub-perf-api"
+
 // Options configures a Client.
 type Options struct {
 	URL            string
@@ -170,6 +173,8 @@ func (c *Client) do(ctx context.Context, method, path string, body any, auth boo
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
+	// Distinguishes setup and cleanup calls from load in CredHub's logs.
+	req.Header.Set("User-Agent", UserAgent)
 	if auth && c.token != nil {
 		if err := c.token.Authorize(req); err != nil {
 			return err

@@ -174,7 +174,7 @@ func (s *scenarioState) runStep(ctx context.Context, i, total int, st load.Step)
 	stats := results.NewStats()
 	prog := newProgressSink(r.log, stats, i, total, st, s.eta(i, total))
 	s.sentAny = true
-	err := s.engine.Run(ctx, st, load.Multi(s.csv, stats, prog))
+	err := s.engine.Run(ctx, st, load.Multi(s.csv, microseconds{stats}, prog))
 	prog.stop()
 	// Rows are flushed after every step, and on failure, so a run that dies
 	// later keeps everything measured so far.
@@ -199,6 +199,24 @@ func (s *scenarioState) runStep(ctx context.Context, i, total int, st load.Step)
 		return snap, step, fmt.Errorf("step %d: no request got a response from %s (%s): the target is down or unreachable", i+1, c.Target.URL, topError(snap))
 	}
 	return snap, step, nil
+}
+
+// microseconds feeds Stats the values exactly as the CSV holds them
+// (rounded to the microsecond), so summary.json equals a recomputation
+// from results.csv, not merely comes close.
+type microseconds struct{ s load.Sink }
+
+func roundUS(d time.Duration) time.Duration {
+	if d < 0 {
+		return -roundUS(-d)
+	}
+	return (d + 500) / 1000 * 1000
+}
+
+func (m microseconds) Record(r *load.Result) {
+	c := *r
+	c.Latency, c.Offset = roundUS(c.Latency), roundUS(c.Offset)
+	m.s.Record(&c)
 }
 
 func loadLabel(st load.Step) string {

@@ -1,0 +1,282 @@
+package ramp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/credhub-perf/credhub-perf/credhub"
+	"github.com/credhub-perf/credhub-perf/load/loadtest"
+	"github.com/credhub-perf/credhub-perf/results"
+)
+
+// fakeCredHub is an in-memory stand-in for the parts of the CredHub API a
+// run uses; the integration tests in cmd/credhub-perf use the real
+// credhub-sim. It answers 404 for unknown names like CredHub, so a get or
+// interpolate ramp only has no errors if the seed really was there.
+type fakeCredHub struct {
+	mu       sync.Mutex
+	creds    map[string]json.RawMessage
+	requests atomic.Int64
+	failFrom int64 // load requests after this many answer 500 (0 = never)
+	loadReqs atomic.Int64
+	maxSeen  atomic.Int64 // most credentials present at once
+}
+
+func newFake() *fakeCredHub { return &fakeCredHub{creds: map[string]json.RawMessage{}} }
+
+func (f *fakeCredHub) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.creds)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func (f *fakeCredHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.requests.Add(1)
+	notFound := map[string]string{"error": "The request could not be completed because the credential does not exist or you do not have sufficient authorization."}
+	if r.URL.Path == "/info" {
+		writeJSON(w, 200, map[string]any{"auth-server": map[string]string{"url": "https://uaa"}, "app": map[string]string{"name": "CredHub"}})
+		return
+	}
+	isLoad := (r.Method == "GET" && r.URL.Query().Get("current") == "true" && strings.Contains(r.URL.Query().Get("name"), "/seed/") && r.Header.Get("User-Agent") != credhub.UserAgent) ||
+		r.URL.Path == "/api/v1/interpolate" || (r.Method == "PUT" && r.Header.Get("User-Agent") != credhub.UserAgent)
+	if isLoad && f.failFrom > 0 && f.loadReqs.Add(1) > f.failFrom {
+		writeJSON(w, 500, map[string]string{"error": "injected"})
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case r.URL.Path == "/api/v1/data" && r.Method == "PUT":
+		var body struct {
+			Name  string          `json:"name"`
+			Type  string          `json:"type"`
+			Value json.RawMessage `json:"value"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.Type != "json" {
+			writeJSON(w, 400, map[string]string{"error": "bad request"})
+			return
+		}
+		f.creds[strings.ToLower(body.Name)] = body.Value
+		if n := int64(len(f.creds)); n > f.maxSeen.Load() {
+			f.maxSeen.Store(n)
+		}
+		writeJSON(w, 200, map[string]any{"type": "json", "name": body.Name, "value": body.Value})
+	case r.URL.Path == "/api/v1/data" && r.Method == "GET" && r.URL.Query().Has("path"):
+		p := strings.ToLower(strings.TrimSuffix(r.URL.Query().Get("path"), "/") + "/")
+		var out []map[string]string
+		for name := range f.creds {
+			if strings.HasPrefix(name, p) {
+				out = append(out, map[string]string{"name": name, "version_created_at": "2026-01-01T00:00:00Z"})
+			}
+		}
+		writeJSON(w, 200, map[string]any{"credentials": out})
+	case r.URL.Path == "/api/v1/data" && r.Method == "GET":
+		v, ok := f.creds[strings.ToLower(r.URL.Query().Get("name"))]
+		if !ok {
+			writeJSON(w, 404, notFound)
+			return
+		}
+		writeJSON(w, 200, map[string]any{"data": []map[string]any{{"type": "json", "name": r.URL.Query().Get("name"), "value": v}}})
+	case r.URL.Path == "/api/v1/data" && r.Method == "DELETE":
+		name := strings.ToLower(r.URL.Query().Get("name"))
+		if _, ok := f.creds[name]; !ok {
+			writeJSON(w, 404, notFound)
+			return
+		}
+		delete(f.creds, name)
+		w.WriteHeader(204)
+	case r.URL.Path == "/api/v1/interpolate" && r.Method == "POST":
+		var body map[string][]map[string]any
+		data, _ := io.ReadAll(r.Body)
+		if err := json.Unmarshal(data, &body); err != nil {
+			writeJSON(w, 400, map[string]string{"error": "bad json"})
+			return
+		}
+		for _, list := range body {
+			for _, b := range list {
+				cr, _ := b["credentials"].(map[string]any)
+				ref, _ := cr["credhub-ref"].(string)
+				ref = strings.TrimSuffix(strings.TrimPrefix(ref, "(("), "))")
+				v, ok := f.creds[strings.ToLower(ref)]
+				if !ok {
+					writeJSON(w, 404, notFound)
+					return
+				}
+				b["credentials"] = v
+			}
+		}
+		writeJSON(w, 200, body)
+	default:
+		w.WriteHeader(404)
+	}
+}
+
+func fakeConfig(t *testing.T, p *loadtest.PKI, url string) Config {
+	c := DefaultConfig()
+	c.Target.URL = url
+	c.Target.CACertFile = p.CAFile
+	c.Target.ClientCertFile = p.ClientCert
+	c.Target.ClientKeyFile = p.ClientKey
+	c.Target.Timeout = Duration(5 * time.Second)
+	c.Steps = StepsConfig{MinConcurrency: 1, MaxConcurrency: 4, Step: 1, Requests: 100}
+	c.Seed = SeedConfig{Credentials: 20, Bytes: 512}
+	c.OutputDir = t.TempDir()
+	c.Label = "fake"
+	return c
+}
+
+func execute(t *testing.T, c Config, capacity bool) (int, string, string) {
+	t.Helper()
+	if errs := c.Validate(capacity); len(errs) > 0 {
+		t.Fatalf("config: %v", errs)
+	}
+	var out, log bytes.Buffer
+	code := Execute(context.Background(), Options{Config: c, Capacity: capacity, Stdout: &out, Log: &log, Version: "test"})
+	return code, out.String(), log.String()
+}
+
+func runDirs(t *testing.T, out string) []string {
+	dirs, err := filepath.Glob(filepath.Join(out, "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dirs
+}
+
+func TestRunScenariosAgainstFake(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	fake := newFake()
+	srv := loadtest.NewMTLSServer(t, p, fake, true, false)
+	c := fakeConfig(t, p, srv.URL)
+	c.Scenarios = []string{"get", "set", "interpolate"}
+	code, out, log := execute(t, c, false)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, log)
+	}
+	dirs := runDirs(t, c.OutputDir)
+	if len(dirs) != 3 {
+		t.Fatalf("want 3 run directories, got %v", dirs)
+	}
+	for _, dir := range dirs {
+		meta, err := results.ReadMeta(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := results.ReadSummary(filepath.Join(dir, "summary.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 4 steps x 100 requests, all rows written, no errors: the seeded
+		// names existed for every get and interpolate.
+		rows := 0
+		if _, err := results.ReadCSV(filepath.Join(dir, "results.csv"), func(*results.Row) error { rows++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if rows != 400 || sum.Requests != 400 || sum.Errors != 0 || len(sum.Steps) != 4 {
+			t.Fatalf("%s: rows %d, summary %d requests %d errors %d steps\n%s", dir, rows, sum.Requests, sum.Errors, len(sum.Steps), log)
+		}
+		if meta.Status != "ok" || meta.CleanupStatus != "ok" || len(meta.Steps) != 4 || meta.TLS != "mtls" || meta.Instances != nil {
+			t.Fatalf("%s: meta %+v", dir, meta)
+		}
+		re, err := results.SummarizeFiles([]string{filepath.Join(dir, "results.csv")}, sum.SLO)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := json.Marshal(re.Steps)
+		b, _ := json.Marshal(sum.Steps)
+		if !bytes.Equal(a, b) {
+			t.Fatalf("%s: summary differs from a recomputation from the CSV:\n%s\n%s", dir, b, a)
+		}
+		if meta.Scenario == "set" && fake.maxSeen.Load() < 400 {
+			t.Fatalf("set wrote only %d distinct credentials at most", fake.maxSeen.Load())
+		}
+	}
+	if n := fake.count(); n != 0 {
+		t.Fatalf("%d credentials left after api cleanup", n)
+	}
+	if !strings.Contains(out, "max throughput at SLO") {
+		t.Fatalf("summary table not printed:\n%s", out)
+	}
+}
+
+func TestAbortPolicyStopsRamp(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	fake := newFake()
+	fake.failFrom = 250
+	srv := loadtest.NewMTLSServer(t, p, fake, true, false)
+	c := fakeConfig(t, p, srv.URL)
+	c.Steps.MaxConcurrency = 8
+	c.Abort.ConsecutiveSteps = 2
+	c.Abort.MaxErrorRate = 0.2
+	code, out, log := execute(t, c, false)
+	if code != 0 {
+		t.Fatalf("an abort by policy is a normal end; exit %d\n%s\n%s", code, out, log)
+	}
+	dir := runDirs(t, c.OutputDir)[0]
+	meta, _ := results.ReadMeta(dir)
+	sum, _ := results.ReadSummary(filepath.Join(dir, "summary.json"))
+	// Requests 251.. fail: step 3 is half failed (over 20 %), step 4 all:
+	// two consecutive steps, so the ramp stops after step 4 of 8.
+	if len(sum.Steps) != 4 || !strings.Contains(meta.StoppedReason, "abort policy after step 4 of 8") || sum.StoppedReason != meta.StoppedReason {
+		t.Fatalf("steps %d, stopped %q / %q\n%s", len(sum.Steps), meta.StoppedReason, sum.StoppedReason, log)
+	}
+	if !strings.Contains(out, "stopped: abort policy") {
+		t.Fatalf("summary.txt lacks the reason:\n%s", out)
+	}
+	if fake.count() != 0 {
+		t.Fatalf("cleanup left %d credentials", fake.count())
+	}
+}
+
+func TestCapacitySearchBounded(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	fake := newFake()
+	srv := loadtest.NewMTLSServer(t, p, fake, true, false)
+	c := fakeConfig(t, p, srv.URL)
+	c.Steps = StepsConfig{MinConcurrency: 1, MaxConcurrency: 16, Step: 1, Requests: 64}
+	c.SLO.Latency = Duration(10 * time.Second) // always met: the search runs to the bound
+	c.Capacity.MaxProbes = 4
+	code, out, log := execute(t, c, true)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, log)
+	}
+	sum, _ := results.ReadSummary(filepath.Join(runDirs(t, c.OutputDir)[0], "summary.json"))
+	if sum.Capacity == nil || !sum.Capacity.Found || sum.Capacity.Probes > 4 || sum.Capacity.Concurrency != 8 {
+		t.Fatalf("capacity %+v (doubling 1,2,4,8 within 4 probes)\n%s", sum.Capacity, log)
+	}
+}
+
+func TestTargetDownAtStart(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	srv := loadtest.NewMTLSServer(t, p, newFake(), true, false)
+	url := srv.URL
+	srv.Close()
+	c := fakeConfig(t, p, url)
+	code, _, log := execute(t, c, false)
+	if code != ExitUsage || !strings.Contains(log, "unreachable at start") || !strings.Contains(log, "nothing was sent") {
+		t.Fatalf("exit %d\n%s", code, log)
+	}
+	if d := runDirs(t, c.OutputDir); len(d) != 0 {
+		t.Fatalf("a run directory was created: %v", d)
+	}
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(m.Run())
+}
