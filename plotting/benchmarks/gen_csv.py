@@ -110,11 +110,17 @@ def generate(path: str, rows: int, steps: int, demand: float, delay: float, max_
         f.write(HEADER)
         for c, n in zip(concs, per):
             x, r = mva(int(c), demand, delay)
-            dur = n / x
+            # Closed loop: each of the c workers sends requests back to back until the step's
+            # time is up, i.e. the n requests that start first.
+            per_worker = int(np.ceil(1.5 * n / c)) + 5
+            lat_m = delay + rng.exponential(max(r - delay, 1e-9), (int(c), per_worker))
+            start_m = np.cumsum(lat_m, axis=1) - lat_m + t + np.arange(int(c))[:, None] * 1e-5
+            first = np.argpartition(start_m.ravel(), n - 1)[:n]
+            starts, lat = start_m.ravel()[first], lat_m.ravel()[first]
+            del lat_m, start_m
+            dur = float((starts + lat).max() - t)
             plan.append({"concurrency": int(c), "rate": 0, "requests": int(n), "duration_s": round(dur, 3),
                          "model_throughput": x, "model_mean_s": r})
-            starts = np.sort(rng.random(n)) * dur + t
-            lat = delay + rng.exponential(max(r - delay, 1e-9), n)
             order = np.argsort(starts + lat, kind="stable")  # completion order, as the engine writes
             starts, lat = starts[order], lat[order]
             err = rng.random(n) < error_rate

@@ -147,30 +147,45 @@ def step_stats(index: int, lat: np.ndarray, off: np.ndarray, err: np.ndarray, co
 
 @dataclass
 class Knee:
-    """Fit latency = a + b / (xmax - x) and the knee where its slope reaches k x the no-load slope."""
+    """Fitted latency = a + b * (xmax / (xmax - x))**p, and the knee on that curve.
+
+    The knee is the throughput where the curve's elasticity d ln(latency) /
+    d ln(throughput) reaches `elasticity`: past it, each 1 % more throughput
+    costs more than `elasticity` % more latency.
+    """
 
     a: float
     b: float
     xmax: float
-    slope_ratio: float
+    p: float
+    elasticity: float
     throughput: float | None           # knee inside the measured range, else None
     estimate: float | None             # where the fit puts it, even beyond the measured range
     measured_max: float
     points: int
 
-    def curve(self, x: np.ndarray) -> np.ndarray:
-        return self.a + self.b / (self.xmax - x)
+    def curve(self, x):
+        x = np.asarray(x, dtype=np.float64)
+        return self.a + self.b * (self.xmax / (self.xmax - x)) ** self.p
+
+    def elasticity_at(self, x: float) -> float:
+        m, p = self.xmax, self.p
+        slope = self.b * p * m ** p * (m - x) ** (-p - 1)
+        return float(x * slope / self.curve(x))
 
 
-def fit_knee(x: np.ndarray, r: np.ndarray, slope_ratio: float = 10.0) -> Knee | None:
-    """Fit the 1/x-shaped (MVA/M/M/1-like) curve to per-step (throughput, mean latency).
+def fit_knee(x: np.ndarray, r: np.ndarray, elasticity: float = 1.0) -> Knee | None:
+    """Fit the queueing-shaped curve to per-step (throughput, mean latency) and find the knee.
 
-    For a fixed asymptote xmax the model is linear in (a, b), solved by least
-    squares on relative errors (each point weighted 1/r^2 so low-latency
-    steps count as much as saturated ones); xmax is searched on a geometric
-    grid just above the largest measured throughput.  The slope is
-    b / (xmax - x)^2, so it is k times its no-load value b / xmax^2 at
-    x = xmax (1 - 1/sqrt(k)): that is the knee.
+    latency = a + b (xmax / (xmax - x))**p is M/M/1 for p = 1 (a = fixed
+    delay, b = service time, xmax = capacity); p < 1 follows closed-loop
+    (MVA) ramps that pile up at the capacity, p > 1 the flat-then-sudden
+    curves of many servers (M/M/c).  For every (xmax, p) on a grid - xmax
+    geometrically just above the largest measured throughput, p from 0.25
+    to 8 - (a, b) >= 0 come from weighted least squares on relative errors
+    (weight 1/latency, so light-load steps count as much as saturated
+    ones); the grid point with the smallest error wins.  All of it is one
+    vectorised numpy pass.
     """
     x = np.asarray(x, dtype=np.float64)
     r = np.asarray(r, dtype=np.float64)
@@ -179,32 +194,47 @@ def fit_knee(x: np.ndarray, r: np.ndarray, slope_ratio: float = 10.0) -> Knee | 
     if len(x) < 3:
         return None
     xm = float(x.max())
-    best = None
-    wgt = 1.0 / r
-    for gap in xm * np.geomspace(1e-4, 50.0, 600):
-        xmax = xm + gap
-        u = 1.0 / (xmax - x)
-        a_mat = np.stack([np.ones_like(x), u], axis=1) * wgt[:, None]
-        coef, *_ = np.linalg.lstsq(a_mat, r * wgt, rcond=None)
-        a, b = coef
-        if a < 0 or b < 0:
-            # Constrained: one parameter pinned at zero, the other refitted.
-            cands = []
-            col = u * wgt
-            bb = max(float(col @ (r * wgt)) / float(col @ col), 0.0)
-            cands.append((0.0, bb))
-            aa = max(float(wgt @ (r * wgt)) / float(wgt @ wgt), 0.0)
-            cands.append((aa, 0.0))
-            a, b = min(cands, key=lambda ab: float(np.sum(((ab[0] + ab[1] * u - r) * wgt) ** 2)))
-        sse = float(np.sum(((a + b * u - r) * wgt) ** 2))
-        if best is None or sse < best[0] - 1e-15:
-            best = (sse, float(a), float(b), xmax)
-    _, a, b, xmax = best
-    if b <= 0:
-        return Knee(a, b, xmax, slope_ratio, None, None, xm, len(x))
-    est = xmax * (1.0 - 1.0 / math.sqrt(slope_ratio))
-    inside = est <= xm * 1.0001
-    return Knee(a, b, xmax, slope_ratio, est if inside else None, est, xm, len(x))
+    w = 1.0 / r
+    y = r * w  # = 1
+    mgrid = xm + xm * np.geomspace(1e-4, 50.0, 300)
+    pgrid = np.geomspace(0.25, 8.0, 41)
+    mm, pp = (g.ravel() for g in np.meshgrid(mgrid, pgrid))
+    u = (mm[:, None] / (mm[:, None] - x[None, :])) ** pp[:, None]
+    c2 = u * w
+    s11 = float(w @ w)
+    t1 = float(w @ y)
+    s12 = c2 @ w
+    s22 = np.einsum("ij,ij->i", c2, c2)
+    t2 = c2 @ y
+    det = s11 * s22 - s12 ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = (s22 * t1 - s12 * t2) / det
+        b = (s11 * t2 - s12 * t1) / det
+        neg_a = ~(a >= 0)
+        a = np.where(neg_a, 0.0, a)
+        b = np.where(neg_a, t2 / s22, b)
+        neg_b = ~(b >= 0)
+        b = np.where(neg_b, 0.0, b)
+        a = np.where(neg_b, t1 / s11, a)
+        resid = y[None, :] - a[:, None] * w[None, :] - b[:, None] * c2
+        sse = np.einsum("ij,ij->i", resid, resid)
+    sse = np.where(np.isfinite(sse), sse, np.inf)
+    i = int(np.argmin(sse))
+    k = Knee(a=float(a[i]), b=float(b[i]), xmax=float(mm[i]), p=float(pp[i]), elasticity=elasticity,
+             throughput=None, estimate=None, measured_max=xm, points=len(x))
+    if k.b <= 0:
+        return k
+    lo, hi = 0.0, k.xmax * (1 - 1e-12)
+    for _ in range(100):  # the elasticity rises monotonically towards xmax
+        mid = 0.5 * (lo + hi)
+        if k.elasticity_at(mid) >= elasticity:
+            hi = mid
+        else:
+            lo = mid
+    k.estimate = hi
+    if hi <= xm * 1.0001:
+        k.throughput = hi
+    return k
 
 
 # ---------------------------------------------------------------- SLO

@@ -63,8 +63,9 @@ def parser() -> argparse.ArgumentParser:
                    help="steps with a larger failed fraction do not count as capacity (default 0.01)")
     p.add_argument("--window", type=_positive(float), default=1.0, metavar="SECONDS",
                    help="throughput window for the scatter; windows never straddle steps (default 1)")
-    p.add_argument("--knee-slope-ratio", type=_positive(float), default=10.0, metavar="K",
-                   help="the knee is where the fitted curve's slope is K times its no-load slope (default 10)")
+    p.add_argument("--knee-elasticity", type=_positive(float), default=1.0, metavar="E",
+                   help="the knee is where 1%% more throughput costs E%% more latency on the fitted curve "
+                        "(default 1)")
     p.add_argument("--littles-tolerance", type=_positive(float), default=0.10, metavar="F",
                    help="warn when a closed-loop step's Little's law residual exceeds F (default 0.10)")
     p.add_argument("--format", default="png,svg", metavar="LIST",
@@ -111,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         metas = [resolve(a)[1] for a in args.inputs]
         pct, ms = _slo_defaults(args, metas)
         opts = Options(slo_percentile=pct, slo_s=ms / 1000.0, max_error_rate=args.max_error_rate,
-                       window_s=args.window, knee_slope_ratio=args.knee_slope_ratio,
+                       window_s=args.window, knee_elasticity=args.knee_elasticity,
                        littles_tolerance=args.littles_tolerance)
         runs = [load_run(a, opts) for a in args.inputs]
     except InputError as exc:

@@ -110,6 +110,9 @@ def parse_decimal(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.nda
         val, good = _uniform(m)
         if val is None:
             val, good = _general(m)
+        elif not good.all():  # mixed layouts in one width (e.g. "200" and "0.1")
+            bad = np.flatnonzero(~good)
+            val[bad], good[bad] = _general(m[bad])
         if sel is None:
             out, ok = val, good
         else:

@@ -149,7 +149,7 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
         fy = k.curve(fx) * 1000
         keep = fy <= hi * 3
         ax.plot(fx[keep], fy[keep], "--", color="black", lw=1.4,
-                label=f"fit: latency = a + b/({k.xmax:.0f} \u2212 throughput)")
+                label=f"fitted queueing curve (capacity asymptote {k.xmax:,.0f} req/s)")
         if k.throughput is not None:
             ky = float(k.curve(k.throughput)) * 1000
             ax.plot([k.throughput], [ky], marker="D", ms=11, color="gold", mec="black", zorder=6,

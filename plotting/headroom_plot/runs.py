@@ -20,7 +20,7 @@ class Options:
     slo_s: float = 0.100
     max_error_rate: float = 0.01
     window_s: float = 1.0
-    knee_slope_ratio: float = 10.0
+    knee_elasticity: float = 1.0
     littles_tolerance: float = 0.10
 
 
@@ -254,7 +254,10 @@ def evaluate(run: Run, opts: Options) -> None:
     st = run.steps
     ok = np.array([s.error_rate <= opts.max_error_rate for s in st])
     xs = np.array([s.throughput for s in st])
-    run.knee = analysis.fit_knee(xs[ok], np.array([s.mean_s for s in st])[ok], opts.knee_slope_ratio)
+    # Past saturation a closed loop's throughput only wobbles (or falls) while latency climbs; a
+    # monotone curve cannot follow that, so each step counts at the highest throughput reached so far.
+    plateau = np.maximum.accumulate(np.where(ok, xs, 0.0)) if len(xs) else xs
+    run.knee = analysis.fit_knee(plateau[ok], np.array([s.mean_s for s in st])[ok], opts.knee_elasticity)
     run.max_tput, run.max_tput_how = analysis.max_throughput_at_slo(
         xs, np.array([s.slo_s for s in st]), ok, opts.slo_s)
     w = run.warnings

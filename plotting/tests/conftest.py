@@ -1,0 +1,63 @@
+"""Small fixtures written by the tests themselves: CSVs in every accepted format."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+
+import pytest
+
+OURS = ("start-time,response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,"
+        "status-code,offset,concurrency,rate,sched-lag,error")
+BASE = dt.datetime(2026, 11, 18, 10, 0, 0, tzinfo=dt.timezone.utc)
+
+
+def rfc3339(t: float, base: dt.datetime = BASE) -> str:
+    """Go's RFC3339Nano: trailing zeros of the fraction trimmed."""
+    ts = base + dt.timedelta(seconds=t)
+    frac = f"{ts.microsecond:06d}000".rstrip("0")
+    return ts.strftime("%Y-%m-%dT%H:%M:%S") + (f".{frac}" if frac else "") + "Z"
+
+
+def our_row(offset, latency, status=200, concurrency=1, rate=0, lag=0.0, error="", base=BASE) -> str:
+    err = error
+    if any(c in err for c in ',"\n'):
+        err = '"' + err.replace('"', '""') + '"'
+    return (f"{rfc3339(offset, base)},{latency:.6f},0.000000,0.000000,0.000010,{latency * 0.9:.6f},"
+            f"0.000020,{status},{offset:.6f},{concurrency},{rate:g},{lag:.6f},{err}")
+
+
+def write_ours(path, rows, header=OURS):
+    with open(path, "w") as f:
+        f.write(header + "\n")
+        for r in rows:
+            f.write((r if isinstance(r, str) else our_row(*r)) + "\n")
+    return str(path)
+
+
+def closed_step(t0, concurrency, latency, count, jitter=0.0):
+    """Rows of a closed-loop step: `concurrency` workers back to back, each request `latency` long."""
+    rows = []
+    per = count // concurrency
+    for w in range(concurrency):
+        for i in range(per):
+            lat = latency * (1 + jitter * ((i * 7 + w * 3) % 5 - 2) / 2)
+            rows.append((t0 + i * latency + w * 1e-4, lat, 200, concurrency))
+    rows.sort(key=lambda r: r[0] + r[1])  # completion order
+    return rows
+
+
+def write_meta(dirpath, **kw):
+    meta = {"tool_version": "test", "scenario": "get", "target_url": "https://127.0.0.1:1", "label": "t",
+            "instances": None, "tester": "a", "testers": 1, "mode": "closed", "steps": [], "keepalive": True,
+            "tls": "mtls", "seed": {"credentials": 10, "bytes": 32}, "cleanup": "api",
+            "slo": {"percentile": 95, "latency_s": 0.1}, "started_at": "2026-11-18T10:00:00Z",
+            "ended_at": "2026-11-18T10:05:00Z", "host": "test"}
+    meta.update(kw)
+    with open(os.path.join(dirpath, "meta.json"), "w") as f:
+        json.dump(meta, f)
+
+
+@pytest.fixture
+def tmp(tmp_path):
+    return tmp_path
