@@ -1,0 +1,158 @@
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from headroom_plot import cli
+from headroom_plot.runs import Options, load_run
+
+from conftest import BASE, closed_step, our_row, rfc3339, write_meta, write_ours
+
+
+def _run_dir(root, name, instances, capacity_scale, label=None):
+    """A closed-loop ramp whose latency grows with concurrency (more instances: flatter)."""
+    d = root / name
+    d.mkdir()
+    rows, t = [], 0.0
+    for c in (1, 2, 4, 8, 16):
+        lat = 0.005 * (1 + (c / (4 * capacity_scale)) ** 2)
+        step = closed_step(t, c, lat, 160, jitter=0.3)
+        rows += [(r[0], r[1], 503 if i % 199 == 5 else 200, c) for i, r in enumerate(step)]
+        t = max(r[0] + r[1] for r in step) + 0.01
+    write_ours(d / "results.csv", rows)
+    write_meta(d, instances=instances, label=label or name,
+               steps=[{"concurrency": c, "rate": 0, "requests": 160, "duration_s": 1} for c in (1, 2, 4, 8, 16)])
+    return d
+
+
+def test_end_to_end_two_runs_overlay_report_and_recommendation(tmp, capsys):
+    a = _run_dir(tmp, "one", 1, 1)
+    b = _run_dir(tmp, "two", 2, 2)
+    out = tmp / "out"
+    rc = cli.main([str(a), str(b), "--out", str(out), "--slo-ms", "20", "--target-rps", "100000"])
+    assert rc == 0
+    printed = capsys.readouterr().out.split()
+    for name in ("headroom-get-one.png", "headroom-get-one.svg", "headroom-get-two.png",
+                 "latency-over-time-get-one.png", "overlay-get.png", "overlay-get.svg", "report.md", "report.html"):
+        assert (out / name).stat().st_size > 1000, name
+        assert str(out / name) in printed
+    md = (out / "report.md").read_text()
+    assert "| instances | runs | max throughput at SLO (req/s) | knee (req/s) | scaling efficiency vs 1 instance |" in md
+    assert "EXTRAPOLATED" in md and "## Request details" in md and "## Warnings" in md
+    html = (out / "report.html").read_text()
+    assert html.count("data:image/png;base64,") == 5 and "src=\"headroom" not in html
+    one = load_run(str(a), Options(slo_s=0.020))
+    two = load_run(str(b), Options(slo_s=0.020))
+    assert two.max_tput > one.max_tput > 0
+    assert f"| 1 | 1 | {one.max_tput:,.0f} |" in md
+
+
+def test_help_documents_every_option():
+    text = cli.parser().format_help()
+    for opt in cli.parser()._actions:
+        for s in opt.option_strings:
+            assert s in text
+    for o in ("--out", "--slo-percentile", "--slo-ms", "--target-rps", "--max-error-rate", "--format", "--title"):
+        assert o in text
+
+
+def test_console_script_runs(tmp):
+    exe = os.path.join(os.path.dirname(sys.executable), "headroom-plot")
+    if not os.path.exists(exe):
+        pytest.skip("console script not installed in this environment")
+    r = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "--target-rps" in r.stdout
+
+
+@pytest.mark.parametrize("make,needle", [
+    (lambda d: str(d / "missing"), "no such file or directory"),
+    (lambda d: (d / "e.csv").write_text("") and str(d / "e.csv") or str(d / "e.csv"), "e.csv:1: file is empty"),
+    (lambda d: (d / "h.csv").write_text("a,b\n1,2\n") and str(d / "h.csv"), "h.csv:1: no recognised CSV header"),
+    (lambda d: (d / "u.csv").write_text("start-time,response-time\n" + rfc3339(0) + ",0.01\n" + rfc3339(1) +
+                                        ",zzz\n") and str(d / "u.csv"), "u.csv:3: unparseable row"),
+    (lambda d: (d / "empty_dir").mkdir() or str(d / "empty_dir"), "no results.csv"),
+])
+def test_bad_input_exit_2_one_line(tmp, capsys, make, needle):
+    arg = make(tmp)
+    rc = cli.main([arg, "--out", str(tmp / "out")])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2
+    assert len(err.splitlines()) == 1 and needle in err and err.startswith("headroom-plot: error: ")
+
+
+def test_bad_meta_json_exit_2(tmp, capsys):
+    d = _run_dir(tmp, "r", 1, 1)
+    (d / "meta.json").write_text('{"scenario": "get",\n  "label": }')
+    assert cli.main([str(d), "--out", str(tmp / "o")]) == 2
+    assert "meta.json:2: not valid JSON" in capsys.readouterr().err
+
+
+def test_bad_format_option(tmp, capsys):
+    d = _run_dir(tmp, "r", 1, 1)
+    assert cli.main([str(d), "--out", str(tmp / "o"), "--format", "gif"]) == 2
+
+
+def test_hey_fork_input_warns_failures_invisible(tmp, capsys):
+    p = tmp / "fork7.csv"
+    lines = []
+    for step, c in enumerate((1, 2, 4)):
+        lines.append("start-time,response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read")
+        rows = closed_step(step * 2.0, c, 0.010 * (1 + step), 60)
+        lines += [f"{rfc3339(o)},{lat:.4f},0.0000,0.0000,0.0000,{lat:.4f},0.0000" for o, lat, *_ in rows]
+    p.write_text("\n".join(lines) + "\n")
+    out = tmp / "out"
+    assert cli.main([str(p), "--out", str(out), "--format", "png"]) == 0
+    err = capsys.readouterr().err
+    assert "had no status/error column" in err
+    run = load_run(str(p), Options())
+    assert [s.requests for s in run.steps] == [60, 60, 60]
+    assert run.steps[2].throughput == pytest.approx(4 / 0.030, rel=0.01)
+    assert "no status/error column" in (out / "report.md").read_text()
+    assert (out / "headroom-custom-fork7.png").exists() and not (out / "headroom-custom-fork7.svg").exists()
+
+
+def test_multi_tester_merge_adds_throughput(tmp):
+    d = tmp / "multi"
+    d.mkdir()
+    # tester b started 0.5 s later than a; each counts offset from its own start
+    late = BASE.replace(microsecond=500000)
+    for name, base in (("a", BASE), ("b", late)):
+        rows = closed_step(0.0, 4, 0.010, 400) + closed_step(1.0, 8, 0.010, 800)
+        with open(d / f"results-{name}.csv", "w") as f:
+            f.write("start-time,response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,"
+                    "status-code,offset,concurrency,rate,sched-lag,error\n")
+            for r in rows:
+                f.write(our_row(*r, base=base) + "\n")
+    write_meta(d, testers=2, label="multi", instances=1)
+    run = load_run(str(d), Options())
+    assert [s.concurrency for s in run.steps] == [8, 16]
+    assert [s.requests for s in run.steps] == [800, 1600]
+    # the two testers overlap for 0.5 s of each 1 s step, so the merged span is 1.5 s
+    assert run.steps[0].t0 == pytest.approx(0.0) and run.steps[0].duration_s == pytest.approx(1.5 + 3e-4, abs=2e-3)
+    assert run.steps[0].throughput == pytest.approx(800 / 1.5, rel=0.01)
+    single = load_run(str(d / "results-a.csv"), Options())
+    assert run.total == 2 * single.total
+
+
+def test_summary_json_mismatch_is_reported(tmp):
+    d = _run_dir(tmp, "s", 1, 1)
+    (d / "summary.json").write_text('{"steps": [{"requests": 1, "throughput": 5.0}], "knee": null}')
+    run = load_run(str(d), Options())
+    assert any("summary.json lists 1 steps" in w for w in run.warnings)
+
+
+def test_upstream_hey_concatenated_runs_laid_end_to_end(tmp):
+    p = tmp / "hey.csv"
+    head = "response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset"
+    lines = []
+    for k in range(2):
+        lines.append(head)
+        lines += [f"0.0100,0.0000,0.0000,0.0000,0.0100,0.0000,{200 if i else 500},{i * 0.01:.4f}" for i in range(100)]
+    p.write_text("\n".join(lines) + "\n")
+    run = load_run(str(p), Options())
+    assert len(run.steps) == 2
+    assert run.steps[1].t0 == pytest.approx(run.steps[0].t1)
+    assert [s.errors for s in run.steps] == [1, 1]
+    assert np.all(np.diff(run.win_t0) > 0)
