@@ -94,6 +94,9 @@ func readJSONBody(r *http.Request) ([]byte, error) {
 }
 
 func unmarshalString(raw json.RawMessage) (string, error) {
+	if isNull(raw) {
+		return "", nil
+	}
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return "", badRequest(msgBadRequest)
