@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -156,20 +157,46 @@ func IsNotFound(err error) bool {
 	return errors.As(err, &ae) && ae.Status == 404
 }
 
+// do sends one API call. Setup and cleanup calls are retried a few times
+// on 5xx answers and broken connections: a CredHub under load may shed a
+// request, and a seed or a cleanup should not fail for one of them.
 func (c *Client) do(ctx context.Context, method, path string, body any, auth bool, out any) error {
-	var rd io.Reader
+	var payload []byte
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
 			return fmt.Errorf("encode %s %s: %w", method, path, err)
 		}
-		rd = bytes.NewReader(b)
+		payload = b
+	}
+	var err error
+	for attempt := 0; attempt < 4; attempt++ {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return err
+			case <-time.After(time.Duration(attempt*attempt) * 100 * time.Millisecond):
+			}
+		}
+		var retry bool
+		retry, err = c.once(ctx, method, path, payload, auth, out)
+		if err == nil || !retry || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
+}
+
+func (c *Client) once(ctx context.Context, method, path string, payload []byte, auth bool, out any) (retry bool, err error) {
+	var rd io.Reader
+	if payload != nil {
+		rd = bytes.NewReader(payload)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
+		return false, fmt.Errorf("%s %s: %w", method, path, err)
 	}
-	if body != nil {
+	if payload != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
@@ -177,17 +204,19 @@ func (c *Client) do(ctx context.Context, method, path string, body any, auth boo
 	req.Header.Set("User-Agent", UserAgent)
 	if auth && c.token != nil {
 		if err := c.token.Authorize(req); err != nil {
-			return err
+			return false, err
 		}
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
+		// A refused connection at the first call means the target is not
+		// there: no point in waiting for it.
+		return !isRefused(err), fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return fmt.Errorf("%s %s: reading the response: %w", method, path, err)
+		return true, fmt.Errorf("%s %s: reading the response: %w", method, path, err)
 	}
 	if resp.StatusCode/100 != 2 {
 		ae := &APIError{Method: method, Path: path, Status: resp.StatusCode, Subject: c.subject, UAA: c.token != nil}
@@ -203,14 +232,26 @@ func (c *Client) do(ctx context.Context, method, path string, body any, auth boo
 		} else {
 			ae.Message = strings.TrimSpace(string(bytes.ToValidUTF8(data[:min(len(data), 200)], nil)))
 		}
-		return ae
+		return resp.StatusCode >= 500, ae
 	}
 	if out != nil {
 		if err := json.Unmarshal(data, out); err != nil {
-			return fmt.Errorf("%s %s: decoding the response: %w", method, path, err)
+			return false, fmt.Errorf("%s %s: decoding the response: %w", method, path, err)
 		}
 	}
-	return nil
+	return false, nil
+}
+
+func isRefused(err error) bool {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		var x509err x509.UnknownAuthorityError
+		var hn x509.HostnameError
+		if errors.As(err, &x509err) || errors.As(err, &hn) {
+			return true // a TLS verification failure will not heal either
+		}
+	}
+	return errors.Is(err, syscall.ECONNREFUSED)
 }
 
 // Info calls the unauthenticated GET /info: it proves the target is

@@ -72,7 +72,7 @@ func pemLike(n int) string {
 	if n <= overhead+2 {
 		return strings.Repeat("A", n)
 	}
-	return head + randHex((n-overhead+1)/2)[:n-overhead] + tail
+	return head + randHex((n - overhead + 1) / 2)[:n-overhead] + tail
 }
 
 // SeedValue is the JSON value of seeded credential i.

@@ -154,8 +154,8 @@ type CapacityConfig struct {
 }
 
 type TesterConfig struct {
-	Index   int    `yaml:"index"`
-	Count   int    `yaml:"count"`
+	Index       int      `yaml:"index"`
+	Count       int      `yaml:"count"`
 	StartAt     string   `yaml:"start_at"`
 	RunID       string   `yaml:"run_id"`
 	ScenarioGap Duration `yaml:"scenario_gap"`

@@ -287,7 +287,6 @@ func (r *runner) resultsName() string {
 	return "results.csv"
 }
 
-
 func (r *runner) newMeta(scenario string, n credhub.Names, planned int) *results.Meta {
 	c := r.c
 	m := &results.Meta{
@@ -458,4 +457,3 @@ func (r *runner) cleanup(ctx context.Context, n credhub.Names) (cleanup.Result, 
 }
 
 var errSetup = errors.New("setup")
-

@@ -1,0 +1,638 @@
+package main
+
+// Integration tests: the real credhub-perf binary against the real
+// credhub-sim (src/credhub-sim) over mutual TLS, and against throwaway
+// PostgreSQL and MariaDB servers from scripts/test-db.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/credhub-perf/credhub-perf/credhub"
+	"github.com/credhub-perf/credhub-perf/results"
+)
+
+var (
+	binDir   string
+	perfBin  string
+	simBin   string
+	certDir  string
+	buildErr error
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "credhub-perf-it-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+var buildOnce sync.Once
+
+// binaries builds credhub-perf and credhub-sim once and makes the sim's
+// certificates.
+func binaries(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test (builds and starts credhub-sim)")
+	}
+	buildOnce.Do(func() {
+		perfBin = filepath.Join(binDir, "credhub-perf")
+		simBin = filepath.Join(binDir, "credhub-sim")
+		if out, err := exec.Command("go", "build", "-o", perfBin, ".").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("building credhub-perf: %v\n%s", err, out)
+			return
+		}
+		cmd := exec.Command("go", "build", "-o", simBin, "./cmd/credhub-sim")
+		cmd.Dir = "../../../credhub-sim"
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("building credhub-sim: %v\n%s", err, out)
+			return
+		}
+		certDir = filepath.Join(binDir, "certs")
+		if out, err := exec.Command(simBin, "certs", "--out", certDir).CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("credhub-sim certs: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+}
+
+type sim struct {
+	URL string
+	cmd *exec.Cmd
+	log *bytes.Buffer
+}
+
+// startSim starts credhub-sim on a free loopback port.
+func startSim(t *testing.T, db string, args ...string) *sim {
+	t.Helper()
+	dir := t.TempDir()
+	if db == "" {
+		db = "sqlite:" + filepath.Join(dir, "credhub.db")
+	}
+	addrFile := filepath.Join(dir, "addr")
+	all := append([]string{"serve", "-listen", "127.0.0.1:0", "-cert-dir", certDir, "-db", db,
+		"-addr-file", addrFile, "-encryption-password", "integration-test-encryption-password"}, args...)
+	s := &sim{cmd: exec.Command(simBin, all...), log: &bytes.Buffer{}}
+	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.stop() })
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(addrFile); err == nil && strings.HasSuffix(string(b), "\n") {
+			s.URL = strings.TrimSpace(string(b))
+			return s
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("credhub-sim did not start:\n%s", s.log)
+	return nil
+}
+
+func (s *sim) stop() {
+	if s.cmd.Process != nil && s.cmd.ProcessState == nil {
+		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = s.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = s.cmd.Process.Kill()
+			<-done
+		}
+	}
+}
+
+func (s *sim) kill() {
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+}
+
+// client is our API client with the sim's client certificate, for checks.
+func (s *sim) client(t *testing.T) *credhub.Client {
+	c, err := credhub.New(credhub.Options{URL: s.URL, CACertFile: filepath.Join(certDir, "ca.crt"),
+		ClientCertFile: filepath.Join(certDir, "client.crt"), ClientKeyFile: filepath.Join(certDir, "client.key"), Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func writeConfig(t *testing.T, url, extra string) string {
+	t.Helper()
+	cfg := fmt.Sprintf(`target:
+  url: %s
+  ca_cert_file: %s
+  client_cert_file: %s
+  client_key_file: %s
+  timeout: 5s
+seed:
+  credentials: 30
+  bytes: 600
+label: it
+output_dir: %s
+%s
+`, url, filepath.Join(certDir, "ca.crt"), filepath.Join(certDir, "client.crt"), filepath.Join(certDir, "client.key"), t.TempDir(), extra)
+	p := filepath.Join(t.TempDir(), "config.yml")
+	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func outputDir(t *testing.T, cfgPath string) string {
+	b, _ := os.ReadFile(cfgPath)
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "output_dir: ") {
+			return strings.TrimPrefix(l, "output_dir: ")
+		}
+	}
+	t.Fatal("no output_dir")
+	return ""
+}
+
+type perfRun struct {
+	code           int
+	stdout, stderr string
+}
+
+func startPerf(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(perfBin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, &out, &errb
+}
+
+func waitPerf(t *testing.T, cmd *exec.Cmd, out, errb *bytes.Buffer, limit time.Duration) perfRun {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(limit):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("credhub-perf ran longer than %s\nstdout:\n%s\nstderr:\n%s", limit, out, errb)
+	}
+	return perfRun{cmd.ProcessState.ExitCode(), out.String(), errb.String()}
+}
+
+func perf(t *testing.T, args ...string) perfRun {
+	cmd, out, errb := startPerf(t, args...)
+	return waitPerf(t, cmd, out, errb, 2*time.Minute)
+}
+
+func onlyRunDir(t *testing.T, out string) string {
+	t.Helper()
+	dirs, _ := filepath.Glob(filepath.Join(out, "*"))
+	if len(dirs) != 1 {
+		t.Fatalf("want one run directory in %s, got %v", out, dirs)
+	}
+	return dirs[0]
+}
+
+func countRows(t *testing.T, path string) (rows, failed int) {
+	t.Helper()
+	if _, err := results.ReadCSV(path, func(r *results.Row) error {
+		rows++
+		if r.Failed() {
+			failed++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return
+}
+
+// checkSummaryMatchesCSV recomputes the summary from the CSV alone and
+// compares it with what the run wrote.
+func checkSummaryMatchesCSV(t *testing.T, dir string) *results.Summary {
+	t.Helper()
+	sum, err := results.ReadSummary(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := results.ResultFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re, err := results.SummarizeFiles(files, sum.SLO)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(sum.Steps)
+	b, _ := json.Marshal(re.Steps)
+	if !bytes.Equal(a, b) || sum.Requests != re.Requests || sum.Errors != re.Errors {
+		t.Fatalf("summary.json differs from a recomputation from the CSV:\n%s\n%s", a, b)
+	}
+	return sum
+}
+
+func TestScenariosOverMTLS(t *testing.T) {
+	binaries(t)
+	s := startSim(t, "")
+	api := s.client(t)
+	for _, scenario := range []string{"get", "set", "interpolate"} {
+		t.Run(scenario, func(t *testing.T) {
+			cfg := writeConfig(t, s.URL, `steps: {min_concurrency: 1, max_concurrency: 4, step: 3, duration: 700ms}
+keepalive: false
+instances: 1`)
+			runID := "it-" + scenario
+			prefix := "/credhub-perf/" + runID + "/" + scenario
+			// Watch the target during the ramp: the seeded credentials must
+			// be there while it runs.
+			var seenMu sync.Mutex
+			seen := 0
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					case <-time.After(100 * time.Millisecond):
+					}
+					names, err := api.FindPath(context.Background(), prefix+"/seed")
+					if err == nil {
+						seenMu.Lock()
+						seen = max(seen, len(names))
+						seenMu.Unlock()
+					}
+				}
+			}()
+			r := perf(t, "run", "--config", cfg, "--scenario", scenario, "--run-id", runID)
+			close(stop)
+			wg.Wait()
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			dir := onlyRunDir(t, outputDir(t, cfg))
+			rows, failed := countRows(t, filepath.Join(dir, "results.csv"))
+			sum := checkSummaryMatchesCSV(t, dir)
+			meta, err := results.ReadMeta(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rows == 0 || int64(rows) != sum.Requests || failed != 0 || len(sum.Steps) != 2 {
+				t.Fatalf("rows %d failed %d, summary %d requests, %d steps", rows, failed, sum.Requests, len(sum.Steps))
+			}
+			if sum.Steps[0].Concurrency != 1 || sum.Steps[1].Concurrency != 4 {
+				t.Fatalf("steps %+v", sum.Steps)
+			}
+			if meta.Scenario != scenario || meta.TLS != "mtls" || meta.Keepalive || meta.Status != "ok" || meta.CleanupStatus != "ok" ||
+				meta.Instances == nil || *meta.Instances != 1 || meta.RunID != runID || !strings.HasSuffix(dir, "-"+scenario+"-it") {
+				t.Fatalf("meta %+v", meta)
+			}
+			if scenario != "set" && seen != 30 {
+				t.Fatalf("saw %d of 30 seeded credentials during the ramp", seen)
+			}
+			left, err := api.FindPath(context.Background(), "/credhub-perf/"+runID)
+			if err != nil || len(left) != 0 {
+				t.Fatalf("after cleanup: %d credentials left (%v)", len(left), err)
+			}
+			if scenario == "set" && meta.CleanupDeleted != int64(rows) {
+				t.Fatalf("cleanup deleted %d, set wrote %d", meta.CleanupDeleted, rows)
+			}
+			// The summary subcommand recomputes the same figures.
+			before, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
+			if r := perf(t, "summary", dir); r.code != 0 || !strings.Contains(r.stdout, "max throughput at SLO") {
+				t.Fatalf("summary: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			after, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
+			if !bytes.Equal(before, after) {
+				t.Fatalf("credhub-perf summary changed summary.json:\n%s\n%s", before, after)
+			}
+		})
+	}
+}
+
+func TestFailuresAreRecorded(t *testing.T) {
+	binaries(t)
+	s := startSim(t, "", "-error-rate", "0.2", "-error-status", "503")
+	cfg := writeConfig(t, s.URL, `steps: {min_concurrency: 2, max_concurrency: 2, requests: 1000}
+abort: {max_error_rate: 1}`)
+	r := perf(t, "run", "--config", cfg, "--scenario", "get")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	dir := onlyRunDir(t, outputDir(t, cfg))
+	rows, failed := countRows(t, filepath.Join(dir, "results.csv"))
+	sum := checkSummaryMatchesCSV(t, dir)
+	if rows != 1000 || sum.Errors != int64(failed) || failed < 100 || failed > 300 {
+		t.Fatalf("rows %d (want 1000), failed %d (want about 200), summary errors %d", rows, failed, sum.Errors)
+	}
+}
+
+func TestTargetDownAtStart(t *testing.T) {
+	binaries(t)
+	s := startSim(t, "")
+	url := s.URL
+	s.stop()
+	cfg := writeConfig(t, url, "")
+	r := perf(t, "run", "--config", cfg)
+	if r.code != 2 || !strings.Contains(r.stderr, "unreachable at start") || !strings.Contains(r.stderr, "nothing was sent") {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if dirs, _ := filepath.Glob(filepath.Join(outputDir(t, cfg), "*")); len(dirs) != 0 {
+		t.Fatalf("run directories were created: %v", dirs)
+	}
+}
+
+// badClientCert writes a client certificate signed by the sim's CA whose
+// OU is not CredHub's app:<v4 uuid>.
+func badClientCert(t *testing.T) (certFile, keyFile string) {
+	t.Helper()
+	caPEM, _ := os.ReadFile(filepath.Join(certDir, "ca.crt"))
+	caKeyPEM, _ := os.ReadFile(filepath.Join(certDir, "ca.key"))
+	cb, _ := pem.Decode(caPEM)
+	ca, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := tls.X509KeyPair(caPEM, caKeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()),
+		Subject:      pkix.Name{CommonName: "wrong-client", OrganizationalUnit: []string{"app:not-a-uuid"}},
+		NotBefore:    time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, pair.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "bad.crt"), filepath.Join(dir, "bad.key")
+	kb, _ := x509.MarshalECPrivateKey(key)
+	_ = os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+	_ = os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	return
+}
+
+func TestWrongClientCertificate(t *testing.T) {
+	binaries(t)
+	s := startSim(t, "")
+	certFile, keyFile := badClientCert(t)
+	cfg := writeConfig(t, s.URL, "")
+	r := perf(t, "run", "--config", cfg, "--target.client_cert_file", certFile, "--target.client_key_file", keyFile)
+	if r.code != 2 || !strings.Contains(r.stderr, "401 Unauthorized") || !strings.Contains(r.stderr, "OU=app:not-a-uuid") ||
+		!strings.Contains(r.stderr, "does not provide a valid identity") {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if strings.Contains(r.stderr, "PRIVATE KEY") {
+		t.Fatal("key material in the log")
+	}
+}
+
+func TestBadConfigOneLineEach(t *testing.T) {
+	binaries(t)
+	cfg := writeConfig(t, "https://127.0.0.1:1", `steps: {min_concurrency: 0, max_concurrency: 4, step: 1, requests: 100}
+slo: {percentile: 120}
+cleanup: {mode: wipe}`)
+	r := perf(t, "run", "--config", cfg, "--scenario", "gett", "--tester.start_at", "noon")
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	want := []string{"steps.min_concurrency: ", "slo.percentile: ", "cleanup.mode: ", "scenarios: ", "tester.start_at: "}
+	if r.code != 2 || len(lines) != len(want) {
+		t.Fatalf("exit %d, want %d lines:\n%s", r.code, len(want), r.stderr)
+	}
+	for _, w := range want {
+		if !strings.Contains(r.stderr, "config: "+w) {
+			t.Errorf("no line for %s in\n%s", w, r.stderr)
+		}
+	}
+	r = perf(t, "run", "--config", cfg, "--steps.requests", "lots")
+	if r.code != 2 || !strings.Contains(r.stderr, `--steps.requests: "lots" is not an integer`) {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// waitForRows waits until the run has flushed at least one step of rows.
+func waitForRows(t *testing.T, out string, min int) string {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		files, _ := filepath.Glob(filepath.Join(out, "*", "results*.csv"))
+		if len(files) == 1 {
+			if b, err := os.ReadFile(files[0]); err == nil && bytes.Count(b, []byte("\n")) > min {
+				return filepath.Dir(files[0])
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("no rows appeared in %s", out)
+	return ""
+}
+
+func TestTargetKilledMidRamp(t *testing.T) {
+	binaries(t)
+	s := startSim(t, "")
+	cfg := writeConfig(t, s.URL, `steps: {min_concurrency: 1, max_concurrency: 20, step: 1, duration: 500ms}`)
+	cmd, out, errb := startPerf(t, "run", "--config", cfg, "--scenario", "get")
+	dir := waitForRows(t, outputDir(t, cfg), 10)
+	time.Sleep(600 * time.Millisecond)
+	s.kill()
+	r := waitPerf(t, cmd, out, errb, time.Minute)
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	meta, err := results.ReadMeta(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, _ := countRows(t, filepath.Join(dir, "results.csv"))
+	sum := checkSummaryMatchesCSV(t, dir)
+	if rows == 0 || int64(rows) != sum.Requests || meta.Status != "failed" || meta.CleanupStatus != "failed" ||
+		!strings.Contains(r.stderr, "cleanup (api) failed") || len(meta.Steps) >= 20 {
+		t.Fatalf("rows %d, meta %+v\n%s", rows, meta, r.stderr)
+	}
+}
+
+func TestSIGINTMidRamp(t *testing.T) {
+	binaries(t)
+	s := startSim(t, "")
+	api := s.client(t)
+	cfg := writeConfig(t, s.URL, `steps: {min_concurrency: 1, max_concurrency: 20, step: 1, duration: 500ms}`)
+	cmd, out, errb := startPerf(t, "run", "--config", cfg, "--scenario", "set", "--run-id", "sigint")
+	dir := waitForRows(t, outputDir(t, cfg), 10)
+	time.Sleep(700 * time.Millisecond)
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	r := waitPerf(t, cmd, out, errb, time.Minute)
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	meta, _ := results.ReadMeta(dir)
+	rows, _ := countRows(t, filepath.Join(dir, "results.csv"))
+	checkSummaryMatchesCSV(t, dir)
+	if rows == 0 || meta.Status != "interrupted" || meta.CleanupStatus != "ok" || meta.CleanupDeleted == 0 {
+		t.Fatalf("rows %d meta %+v\n%s", rows, meta, r.stderr)
+	}
+	if left, err := api.FindPath(context.Background(), "/credhub-perf/sigint"); err != nil || len(left) != 0 {
+		t.Fatalf("%d credentials left after an interrupted run (%v)", len(left), err)
+	}
+}
+
+func TestTwoTestersInLockstep(t *testing.T) {
+	binaries(t)
+	s := startSim(t, "")
+	api := s.client(t)
+	cfg := writeConfig(t, s.URL, `steps: {min_concurrency: 2, max_concurrency: 4, step: 2, duration: 1s}`)
+	start := time.Now().Add(3 * time.Second).UTC().Truncate(time.Second).Add(time.Second).Format(time.RFC3339)
+	var cmds []*exec.Cmd
+	var outs, errs []*bytes.Buffer
+	for i := 0; i < 2; i++ {
+		c, o, e := startPerf(t, "run", "--config", cfg, "--scenario", "get", "--testers", "2", "--tester-index", fmt.Sprint(i), "--start-at", start)
+		cmds, outs, errs = append(cmds, c), append(outs, o), append(errs, e)
+	}
+	for i := range cmds {
+		if r := waitPerf(t, cmds[i], outs[i], errs[i], time.Minute); r.code != 0 {
+			t.Fatalf("tester %d: exit %d\n%s\n%s", i, r.code, r.stdout, r.stderr)
+		}
+	}
+	dir := onlyRunDir(t, outputDir(t, cfg))
+	// Step boundaries: the first request of each step, per tester.
+	firsts := make([][]time.Time, 2)
+	singles := make([]*results.Summary, 2)
+	for i := 0; i < 2; i++ {
+		f := filepath.Join(dir, fmt.Sprintf("results-%d.csv", i))
+		if _, err := results.ReadCSV(f, func(r *results.Row) error {
+			for len(firsts[i]) <= r.Segment {
+				firsts[i] = append(firsts[i], r.Start)
+			}
+			if r.Start.Before(firsts[i][r.Segment]) {
+				firsts[i][r.Segment] = r.Start
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		sum, err := results.SummarizeFiles([]string{f}, results.SLO{Percentile: 95, LatencyS: 0.1, MaxErrorRate: 0.01})
+		if err != nil {
+			t.Fatal(err)
+		}
+		singles[i] = sum
+	}
+	if len(firsts[0]) != 2 || len(firsts[1]) != 2 {
+		t.Fatalf("steps per tester: %d, %d", len(firsts[0]), len(firsts[1]))
+	}
+	for k := range firsts[0] {
+		d := firsts[0][k].Sub(firsts[1][k])
+		if d < 0 {
+			d = -d
+		}
+		if d > 50*time.Millisecond {
+			t.Errorf("step %d starts %s apart on the two testers", k, d)
+		}
+	}
+	r := perf(t, "merge", dir)
+	if r.code != 0 {
+		t.Fatalf("merge: exit %d\n%s", r.code, r.stderr)
+	}
+	merged, err := results.ReadSummary(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merged.Testers != 2 || len(merged.Steps) != 2 {
+		t.Fatalf("merged %+v", merged)
+	}
+	for k, st := range merged.Steps {
+		want := singles[0].Steps[k].Throughput + singles[1].Steps[k].Throughput
+		if st.Throughput < 0.9*want || st.Throughput > 1.1*want || st.Requests != singles[0].Steps[k].Requests+singles[1].Steps[k].Requests {
+			t.Errorf("step %d: merged throughput %.1f, sum of testers %.1f", k, st.Throughput, want)
+		}
+	}
+	if left, _ := api.FindPath(context.Background(), "/credhub-perf/"+strings.NewReplacer("-", "", ":", "").Replace(start)); len(left) != 0 {
+		t.Fatalf("tester 0 left %d credentials", len(left))
+	}
+}
+
+func TestCapacitySearch(t *testing.T) {
+	binaries(t)
+	s := startSim(t, "", "-workers", "2", "-service-time", "4ms")
+	// 2 workers x 4 ms: 500 req/s at most; latency ~ concurrency x 2 ms
+	// once queueing. SLO p95 <= 15 ms is met up to about 6 workers.
+	cfg := writeConfig(t, s.URL, `steps: {min_concurrency: 1, max_concurrency: 32, step: 1, requests: 200}
+slo: {percentile: 95, latency: 15ms}
+capacity: {max_probes: 8}`)
+	r := perf(t, "capacity", "--config", cfg, "--scenario", "get")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	dir := onlyRunDir(t, outputDir(t, cfg))
+	sum := checkSummaryMatchesCSV(t, dir)
+	meta, _ := results.ReadMeta(dir)
+	c := sum.Capacity
+	if c == nil || !c.Found || c.Probes > 8 || c.Concurrency < 2 || c.Concurrency > 12 || meta.Command != "capacity" {
+		t.Fatalf("capacity %+v\n%s", c, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "capacity: concurrency") {
+		t.Fatalf("no capacity line:\n%s", r.stdout)
+	}
+}
+
+// testDB starts a throwaway database with scripts/test-db.
+func testDB(t *testing.T, kind string) map[string]string {
+	t.Helper()
+	dir := t.TempDir()
+	script, _ := filepath.Abs("../../../../scripts/test-db")
+	cmd := exec.Command(script, "start", kind, dir)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	out, err := cmd.Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 2 {
+			t.Skipf("%s is not installed: %s", kind, errb.String())
+		}
+		t.Fatalf("test-db start %s: %v\n%s", kind, err, errb.String())
+	}
+	t.Cleanup(func() { _ = exec.Command(script, "stop", dir).Run() })
+	env := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		for _, f := range strings.Fields(sc.Text()) {
+			if k, v, ok := strings.Cut(f, "="); ok {
+				env[k] = v
+			}
+		}
+	}
+	return env
+}
