@@ -1,0 +1,297 @@
+package releasetests
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	yaml "gopkg.in/yaml.v3"
+)
+
+// cleanCopy copies the repository's tracked files (working-tree content)
+// into a new directory and commits them there: what a fresh clone holds,
+// without build outputs, blobs or stray files.
+func cleanCopy(dst, root string) error {
+	out, err := exec.Command("git", "-C", root, "ls-files", "-z", "--cached").Output()
+	if err != nil {
+		return fmt.Errorf("git ls-files: %w", err)
+	}
+	for _, rel := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		if rel == "" {
+			continue
+		}
+		src := filepath.Join(root, rel)
+		fi, err := os.Lstat(src)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // deleted in the work tree
+		}
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return err
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			link, err := os.Readlink(src)
+			if err != nil {
+				return err
+			}
+			if err := os.Symlink(link, target); err != nil {
+				return err
+			}
+			continue
+		}
+		b, err := os.ReadFile(src)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(target, b, fi.Mode().Perm()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func run(dir string, env []string, name string, args ...string) (string, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
+}
+
+var gitEnv = []string{
+	"GIT_AUTHOR_NAME=release-tests", "GIT_AUTHOR_EMAIL=release-tests@localhost",
+	"GIT_COMMITTER_NAME=release-tests", "GIT_COMMITTER_EMAIL=release-tests@localhost",
+}
+
+type builtRelease struct {
+	dir     string // the clean copy, with blobs added
+	tarball string // its dev release tarball
+}
+
+var (
+	releaseOnce sync.Once
+	release     builtRelease
+	releaseErr  error
+	releaseDir  string
+)
+
+// devRelease builds the dev release tarball once per test binary, the way
+// an operator does on a fresh clone: scripts/add-blobs, then
+// scripts/create-release (bosh create-release --force --tarball).
+func devRelease(t *testing.T) builtRelease {
+	t.Helper()
+	releaseOnce.Do(func() {
+		var err error
+		releaseDir, err = os.MkdirTemp("", "credhub-perf-release-")
+		if err != nil {
+			releaseErr = err
+			return
+		}
+		release, releaseErr = buildRelease(t, filepath.Join(releaseDir, "repo"))
+	})
+	if releaseErr != nil {
+		t.Fatal(releaseErr)
+	}
+	return release
+}
+
+func buildRelease(t *testing.T, dir string) (builtRelease, error) {
+	root := repoRoot(t)
+	env := append([]string{"BOSH=" + boshCLI(t)}, gitEnv...)
+	if err := cleanCopy(dir, root); err != nil {
+		return builtRelease{}, fmt.Errorf("copying the repository: %w", err)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "clean checkout"}} {
+		if _, err := run(dir, env, "git", args...); err != nil {
+			return builtRelease{}, err
+		}
+	}
+	if _, err := run(dir, env, "scripts/add-blobs"); err != nil {
+		return builtRelease{}, err
+	}
+	// The committed config/blobs.yml must already name the tarball
+	// add-blobs builds (it is reproducible), or every clone is dirty.
+	if st, err := run(dir, env, "git", "status", "--porcelain"); err != nil || strings.TrimSpace(st) != "" {
+		return builtRelease{}, fmt.Errorf("scripts/add-blobs changed the checkout (commit config/blobs.yml?): %v\n%s", err, st)
+	}
+	if _, err := run(dir, env, "scripts/create-release"); err != nil {
+		return builtRelease{}, err
+	}
+	return builtRelease{dir: dir, tarball: filepath.Join(dir, "dev_releases", "credhub-perf-dev.tgz")}, nil
+}
+
+// tgzEntries reads a .tgz (from a file or a reader) into name -> content
+// for the entries keep selects (nil content for the others).
+func tgzEntries(r io.Reader, keep func(string) bool) (map[string][]byte, error) {
+	gz, err := gzip.NewReader(r)
+	if err != nil {
+		return nil, err
+	}
+	tr := tar.NewReader(gz)
+	out := map[string][]byte{}
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		name := strings.TrimPrefix(h.Name, "./")
+		out[name] = nil
+		if keep != nil && keep(name) {
+			if out[name], err = io.ReadAll(tr); err != nil {
+				return nil, err
+			}
+		}
+	}
+}
+
+func tgzFile(t *testing.T, path string, keep func(string) bool) map[string][]byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := tgzEntries(f, keep)
+	if err != nil {
+		t.Fatalf("reading %s: %v", path, err)
+	}
+	return m
+}
+
+func TestReleaseCreateOffline(t *testing.T) {
+	rel := devRelease(t)
+	all := func(string) bool { return true }
+	entries := tgzFile(t, rel.tarball, func(n string) bool {
+		return n == "release.MF" || strings.HasPrefix(n, "jobs/") || n == "packages/credhub-perf.tgz"
+	})
+
+	var mf struct {
+		Name string `yaml:"name"`
+		Jobs []struct {
+			Name string `yaml:"name"`
+		} `yaml:"jobs"`
+		Packages []struct {
+			Name         string   `yaml:"name"`
+			Dependencies []string `yaml:"dependencies"`
+		} `yaml:"packages"`
+	}
+	if err := yaml.Unmarshal(entries["release.MF"], &mf); err != nil {
+		t.Fatalf("release.MF: %v", err)
+	}
+	assertEqual(t, "release name", mf.Name, "credhub-perf")
+	if len(mf.Jobs) != 1 || mf.Jobs[0].Name != "credhub-perf" {
+		t.Errorf("release jobs = %+v; want credhub-perf", mf.Jobs)
+	}
+	pkgs := map[string][]string{}
+	for _, p := range mf.Packages {
+		pkgs[p.Name] = p.Dependencies
+	}
+	if _, ok := pkgs["golang-1-linux"]; !ok || len(pkgs) != 2 {
+		t.Errorf("release packages = %v; want golang-1-linux and credhub-perf", pkgs)
+	}
+	if deps := pkgs["credhub-perf"]; len(deps) != 1 || deps[0] != "golang-1-linux" {
+		t.Errorf("credhub-perf package dependencies = %v; want [golang-1-linux]", deps)
+	}
+	for _, want := range []string{"jobs/credhub-perf.tgz", "packages/golang-1-linux.tgz", "packages/credhub-perf.tgz"} {
+		if _, ok := entries[want]; !ok {
+			t.Errorf("release tarball lacks %s", want)
+		}
+	}
+
+	job, err := tgzEntries(strings.NewReader(string(entries["jobs/credhub-perf.tgz"])), all)
+	if err != nil {
+		t.Fatalf("job archive: %v", err)
+	}
+	for _, want := range []string{"job.MF", "monit", "templates/bin/run.erb", "templates/config/config.yml.erb", "templates/config/client.key.erb"} {
+		if _, ok := job[want]; !ok {
+			t.Errorf("job archive lacks %s", want)
+		}
+	}
+
+	src, err := tgzEntries(strings.NewReader(string(entries["packages/credhub-perf.tgz"])), nil)
+	if err != nil {
+		t.Fatalf("credhub-perf package archive: %v", err)
+	}
+	for _, want := range []string{"packaging", "credhub-perf/go.mod", "credhub-perf/vendor/modules.txt", "credhub-perf/cmd/credhub-perf/main.go", "credhub-perf/cmd/hey/main.go"} {
+		if _, ok := src[want]; !ok {
+			t.Errorf("credhub-perf package lacks %s", want)
+		}
+	}
+	for name := range src {
+		if strings.HasSuffix(name, "_test.go") {
+			t.Errorf("credhub-perf package ships test file %s", name)
+			break
+		}
+	}
+}
+
+// TestReleaseFinalLocalBlobstore uploads the blobs to a local blobstore and
+// cuts a final release from it, as an operator does with a real one.
+func TestReleaseFinalLocalBlobstore(t *testing.T) {
+	rel := devRelease(t)
+	env := append([]string{"BOSH=" + boshCLI(t)}, gitEnv...)
+	dir := filepath.Join(t.TempDir(), "repo")
+	if _, err := run("", env, "cp", "-a", rel.dir, dir); err != nil {
+		t.Fatal(err)
+	}
+	store := filepath.Join(t.TempDir(), "blobstore")
+	final := fmt.Sprintf("---\nname: credhub-perf\nblobstore:\n  provider: local\n  options:\n    blobstore_path: %s\n", store)
+	if err := os.WriteFile(filepath.Join(dir, "config", "final.yml"), []byte(final), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bosh := boshCLI(t)
+	if _, err := run(dir, env, bosh, "upload-blobs"); err != nil {
+		t.Fatal(err)
+	}
+	blobs, _ := os.ReadFile(filepath.Join(dir, "config", "blobs.yml"))
+	if !strings.Contains(string(blobs), "object_id:") {
+		t.Fatalf("upload-blobs did not record an object_id:\n%s", blobs)
+	}
+	// A clone that only has blobs.yml fetches the blob from the blobstore.
+	for _, d := range []string{"blobs", ".dev_builds", "dev_releases"} {
+		if err := os.RemoveAll(filepath.Join(dir, d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tarball := filepath.Join(dir, "credhub-perf-1.0.0.tgz")
+	if _, err := run(dir, env, bosh, "create-release", "--final", "--force", "--version", "1.0.0", "--tarball", tarball); err != nil {
+		t.Fatal(err)
+	}
+	entries := tgzFile(t, tarball, nil)
+	if _, ok := entries["packages/golang-1-linux.tgz"]; !ok {
+		t.Errorf("final release lacks packages/golang-1-linux.tgz")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "releases", "credhub-perf", "credhub-perf-1.0.0.yml")); err != nil {
+		t.Errorf("final release manifest: %v", err)
+	}
+	// Final jobs and packages are stored in the blobstore next to the blob.
+	stored, _ := os.ReadDir(store)
+	if len(stored) < 4 {
+		t.Errorf("local blobstore holds %d objects; want the Go blob plus the final job and packages", len(stored))
+	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if releaseDir != "" {
+		os.RemoveAll(releaseDir)
+	}
+	os.Exit(code)
+}
