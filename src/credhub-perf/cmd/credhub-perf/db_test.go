@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/credhub-perf/credhub-perf/cleanup"
+	"github.com/credhub-perf/credhub-perf/results"
+)
+
+// sqlDB opens the test database with the driver cleanup uses.
+func sqlDB(t *testing.T, env map[string]string) (exec func(q string) error, count func(table string) int64) {
+	t.Helper()
+	ctx := context.Background()
+	port, _ := strconv.Atoi(env["DB_PORT"])
+	if env["DB_TYPE"] == "postgres" {
+		cfg, err := pgx.ParseConfig("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Host, cfg.Port, cfg.User, cfg.Password, cfg.Database = env["DB_HOST"], uint16(port), env["DB_USER"], env["DB_PASSWORD"], env["DB_NAME"]
+		cfg.TLSConfig, cfg.Fallbacks = nil, nil
+		conn, err := pgx.ConnectConfig(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close(ctx) })
+		return func(q string) error { _, err := conn.Exec(ctx, q); return err },
+			func(table string) int64 {
+				var n int64
+				if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil {
+					t.Fatalf("count %s: %v", table, err)
+				}
+				return n
+			}
+	}
+	mc := mysql.NewConfig()
+	mc.Net, mc.Addr, mc.User, mc.Passwd, mc.DBName = "tcp", net.JoinHostPort(env["DB_HOST"], env["DB_PORT"]), env["DB_USER"], env["DB_PASSWORD"], env["DB_NAME"]
+	connector, err := mysql.NewConnector(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(connector)
+	t.Cleanup(func() { db.Close() })
+	return func(q string) error { _, err := db.Exec(q); return err },
+		func(table string) int64 {
+			var n int64
+			if err := db.QueryRow("SELECT count(*) FROM " + table).Scan(&n); err != nil {
+				t.Fatalf("count %s: %v", table, err)
+			}
+			return n
+		}
+}
+
+func TestDatabaseCleanup(t *testing.T) {
+	for _, kind := range []string{"postgres", "mariadb"} {
+		t.Run(kind, func(t *testing.T) {
+			binaries(t)
+			env := testDB(t, kind)
+			port, _ := strconv.Atoi(env["DB_PORT"])
+			db := cleanup.Database{Type: env["DB_TYPE"], Host: env["DB_HOST"], Port: port, User: env["DB_USER"], Password: env["DB_PASSWORD"], Name: env["DB_NAME"]}
+			exec, count := sqlDB(t, env)
+
+			// 1. A database that only looks a bit like CredHub's is refused
+			// and left alone.
+			for _, q := range []string{"CREATE TABLE credential (id INT)", "CREATE TABLE encrypted_value (id INT)", "INSERT INTO credential VALUES (1)", "INSERT INTO encrypted_value VALUES (1)"} {
+				if err := exec(q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			_, err := db.Truncate(context.Background())
+			if !errors.Is(err, cleanup.ErrNotCredHub) || !strings.Contains(err.Error(), "encryption_key_canary") || strings.Contains(err.Error(), env["DB_PASSWORD"]) {
+				t.Fatalf("want a refusal naming the missing tables, got %v", err)
+			}
+			if count("credential") != 1 || count("encrypted_value") != 1 {
+				t.Fatal("a refused cleanup changed the tables")
+			}
+			for _, q := range []string{"DROP TABLE credential", "DROP TABLE encrypted_value"} {
+				if err := exec(q); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			// 2. credhub-sim on that database, a get and a set run with
+			// database cleanup.
+			s := startSim(t, env["DB_URL"])
+			api := s.client(t)
+			if err := api.SetJSON(context.Background(), "/other/app/creds", []byte(`{"password":"x"}`)); err != nil {
+				t.Fatal(err)
+			}
+			canaries, history := count("encryption_key_canary"), count("flyway_schema_history")
+			if canaries == 0 || history == 0 {
+				t.Fatalf("the sim's schema has %d canaries, %d history rows", canaries, history)
+			}
+			cfg := writeConfig(t, s.URL, fmt.Sprintf(`steps: {min_concurrency: 1, max_concurrency: 3, step: 2, requests: 150}
+cleanup:
+  mode: database
+  database: {type: %s, host: %s, port: %d, user: %s, password: %q, name: %s}`,
+				env["DB_TYPE"], env["DB_HOST"], port, env["DB_USER"], env["DB_PASSWORD"], env["DB_NAME"]))
+			r := perf(t, "run", "--config", cfg, "--scenarios", "get,set")
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			if strings.Contains(r.stderr+r.stdout, env["DB_PASSWORD"]) {
+				t.Fatal("the database password reached the log")
+			}
+			dirs, _ := filepath.Glob(filepath.Join(outputDir(t, cfg), "*"))
+			if len(dirs) != 2 {
+				t.Fatalf("run directories %v", dirs)
+			}
+			for _, dir := range dirs {
+				meta, err := results.ReadMeta(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if meta.Cleanup != "database" || meta.CleanupStatus != "ok" || meta.CleanupDeleted == 0 {
+					t.Fatalf("meta %+v", meta)
+				}
+				rows, failed := countRows(t, filepath.Join(dir, "results.csv"))
+				if rows != 300 || failed != 0 {
+					t.Fatalf("%s: rows %d failed %d", dir, rows, failed)
+				}
+			}
+			for _, table := range []string{"credential", "credential_version", "encrypted_value"} {
+				if n := count(table); n != 0 {
+					t.Errorf("%s still has %d rows", table, n)
+				}
+			}
+			if count("encryption_key_canary") != canaries || count("flyway_schema_history") != history {
+				t.Fatal("the key canary or the schema history changed")
+			}
+			// The running target still works: its key canary is intact.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := api.SetJSON(ctx, "/after/cleanup", []byte(`{"ok":true}`)); err != nil {
+				t.Fatalf("CredHub cannot write after the cleanup: %v", err)
+			}
+			if v, err := api.GetJSON(ctx, "/after/cleanup"); err != nil || !strings.Contains(string(v), "true") {
+				t.Fatalf("read back after cleanup: %s %v", v, err)
+			}
+		})
+	}
+}
