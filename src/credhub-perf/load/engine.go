@@ -29,28 +29,31 @@ type header struct {
 // Engine sends requests described by a Template with ClientOptions. One
 // Engine may Run many steps, one after another.
 type Engine struct {
-	opts      ClientOptions
-	method    string
-	scheme    string
-	host      string // host[:port] as in the URL
-	hostname  string
-	port      string
-	hostHdr   string
-	baseURL   string // scheme://host
-	target    *text  // request target: path and query
-	body      *text
-	headers   []header
-	hasUA     bool
-	hasCT     bool
-	tlsConf   *tls.Config
-	fast      bool
-	static    []byte // pre-rendered request (fast path, no per-request values)
-	hc        *http.Client
-	authURL   *url.URL
-	seq       atomic.Uint64
-	bodyless  bool // HEAD: responses carry no body
-	needsLen  bool // send Content-Length even when the body is empty
-	reqHeader http.Header
+	opts     ClientOptions
+	method   string
+	scheme   string
+	host     string // host[:port] as in the URL
+	hostname string
+	port     string
+	hostHdr  string
+	baseURL  string // scheme://host
+	target   *text  // request target: path and query
+	body     *text
+	headers  []header
+	hasUA    bool
+	hasCT    bool
+	tlsConf  *tls.Config
+	fast     bool
+	static   []byte // pre-rendered request (fast path, no per-request values)
+	hc       *http.Client
+	// redirectClient follows redirects for the lean client.
+	redirectOnce   sync.Once
+	redirectClient *http.Client
+	authURL        *url.URL
+	seq            atomic.Uint64
+	bodyless       bool // HEAD: responses carry no body
+	needsLen       bool // send Content-Length even when the body is empty
+	reqHeader      http.Header
 }
 
 // New validates opts and t (certificates, CA bundle, URL, templates) and
@@ -234,6 +237,7 @@ type worker struct {
 	buf  []byte
 	body []byte
 	tmp  []byte
+	loc  []byte // Location of a redirect
 	fc   *fconn
 	mu   sync.Mutex // guards fc.nc against a concurrent abort
 	dead bool
@@ -364,6 +368,9 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 	<-collected
 	if e.hc != nil {
 		e.hc.CloseIdleConnections()
+	}
+	if e.redirectClient != nil {
+		e.redirectClient.CloseIdleConnections()
 	}
 	return ctx.Err()
 }

@@ -250,6 +250,10 @@ func TestResponseFraming(t *testing.T) {
 				w.Header().Set("Connection", "close")
 			}
 			w.Write([]byte("12345678"))
+		case "/redir":
+			http.Redirect(w, r, "/final?x=1", http.StatusFound)
+		case "/final":
+			w.Write([]byte("final"))
 		case "/nocontent":
 			w.WriteHeader(204)
 		case "/raw":
@@ -261,8 +265,6 @@ func TestResponseFraming(t *testing.T) {
 			w.Write([]byte("0123456789"))
 		}
 	}), false, false)
-	p := loadtest.NewPKI(t, loadtest.ECDSA)
-	_ = p
 	opts := load.ClientOptions{KeepAlive: true, Timeout: 5 * time.Second, TLS: load.TLSOptions{Insecure: true}}
 	for _, c := range []struct {
 		method, path string
@@ -271,12 +273,21 @@ func TestResponseFraming(t *testing.T) {
 	}{
 		{"GET", "/chunked", 8, 200}, {"GET", "/close", 8, 200}, {"GET", "/nocontent", 0, 204},
 		{"GET", "/raw", 9, 200}, {"HEAD", "/", 0, 200}, {"POST", "/", 10, 200},
+		{"GET", "/redir", int64(len("<a href=\"/final?x=1\">Found</a>.\n\n")) + 5, 200},
 	} {
 		res := run(t, opts, load.Template{Method: c.method, URL: srv.URL + c.path, Body: ""}, load.Step{Concurrency: 2, Requests: 12})
 		for _, r := range res {
 			if r.Err != "" || r.Status != c.status || r.BytesIn != c.bytes {
 				t.Fatalf("%s %s: %+v", c.method, c.path, r)
 			}
+		}
+	}
+	opts.DisableRedirects = true
+	for _, force := range []bool{false, true} {
+		opts.ForceNetHTTP = force
+		res := run(t, opts, load.Template{URL: srv.URL + "/redir"}, load.Step{Concurrency: 1, Requests: 2})
+		if res[0].Status != 302 || res[0].Err != "" || res[0].Failed() {
+			t.Fatalf("redirects disabled (net/http %v): %+v", force, res[0])
 		}
 	}
 }

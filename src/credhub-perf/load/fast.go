@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 )
@@ -145,7 +146,12 @@ func (w *worker) roundTrip(ctx context.Context, r *Result, req []byte, start tim
 		r.Err = errText(ctx, "write", err)
 		return false
 	}
-	status, n, closeAfter, tfb, err := readResponse(c.br, e.bodyless)
+	var loc *[]byte
+	if !e.opts.DisableRedirects {
+		w.loc = w.loc[:0]
+		loc = &w.loc
+	}
+	status, n, closeAfter, tfb, err := readResponse(c.br, e.bodyless, loc)
 	if c.sc != nil && c.sc.hold && c.sc.wroteAt.After(t1) {
 		// The bytes went out inside the first read.
 		t1 = c.sc.wroteAt
@@ -176,7 +182,75 @@ func (w *worker) roundTrip(ctx context.Context, r *Result, req []byte, start tim
 	if closeAfter || !e.opts.KeepAlive {
 		w.closeConn()
 	}
+	if loc != nil && len(w.loc) > 0 && isRedirect(status) {
+		w.followRedirect(ctx, r, req, status)
+	}
 	return false
+}
+
+func isRedirect(status int) bool {
+	switch status {
+	case 301, 302, 303, 307, 308:
+		return true
+	}
+	return false
+}
+
+// followRedirect follows a redirect the way net/http (and so rakyll/hey)
+// does, through net/http: redirects are rare in load tests, so this path
+// need not be lean. The result takes the final status; its latency, taken
+// by the caller, covers every hop.
+func (w *worker) followRedirect(ctx context.Context, r *Result, raw []byte, status int) {
+	e := w.e
+	orig, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(raw)))
+	if err != nil {
+		r.Err = "redirect: " + err.Error()
+		return
+	}
+	base, err := url.Parse(e.baseURL + orig.RequestURI)
+	if err != nil {
+		r.Err = "redirect: " + err.Error()
+		return
+	}
+	target, err := base.Parse(string(w.loc))
+	if err != nil {
+		r.Err = "redirect: bad Location: " + err.Error()
+		return
+	}
+	method := orig.Method
+	var body []byte
+	if status == 307 || status == 308 {
+		body, _ = io.ReadAll(orig.Body)
+	} else if method != http.MethodGet && method != http.MethodHead {
+		method = http.MethodGet
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target.String(), bytes.NewReader(body))
+	if err != nil {
+		r.Err = "redirect: " + err.Error()
+		return
+	}
+	for k, v := range orig.Header {
+		if k != "Content-Length" && k != "Connection" && k != "Accept-Encoding" {
+			req.Header[k] = v
+		}
+	}
+	e.redirectOnce.Do(func() { e.redirectClient = e.newHTTPClient() })
+	resp, err := e.redirectClient.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		r.Err = errText(ctx, "redirect", err)
+		return
+	}
+	r.Status = resp.StatusCode
+	n, rerr := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	r.BytesIn += n
+	if rerr != nil {
+		r.Err = errText(ctx, "read body", rerr)
+	}
 }
 
 func staleConn(err error) bool {
@@ -278,7 +352,7 @@ var (
 // readResponse reads one response and discards its body. It returns the
 // status, the body bytes, whether the server asked to close, and when the
 // first byte arrived.
-func readResponse(br *bufio.Reader, bodyless bool) (status int, n int64, closeAfter bool, tfb time.Time, err error) {
+func readResponse(br *bufio.Reader, bodyless bool, loc *[]byte) (status int, n int64, closeAfter bool, tfb time.Time, err error) {
 	if _, err = br.Peek(1); err != nil {
 		return 0, 0, true, tfb, err
 	}
@@ -314,6 +388,10 @@ func readResponse(br *bufio.Reader, bodyless bool) (status int, n int64, closeAf
 			name := line[:colon]
 			val := bytes.TrimSpace(line[colon+1:])
 			switch len(name) {
+			case 8:
+				if loc != nil && status >= 300 && status < 400 && bytes.EqualFold(name, []byte("Location")) {
+					*loc = append((*loc)[:0], val...)
+				}
 			case 14:
 				if bytes.EqualFold(name, []byte("Content-Length")) {
 					v, ok := parseUint(val, 10)
