@@ -249,6 +249,9 @@ def max_throughput_at_slo(x: np.ndarray, p: np.ndarray, ok: np.ndarray, bound: f
     interpolated into.  None when no step meets the bound.
     """
     best, how = None, "never met"
+    if len(x) and not any(ok[i] and p[i] > bound for i in range(len(x))) and any(ok):
+        # never crossed: the SLO would hold further out, this is only a floor
+        return float(max(x[i] for i in range(len(x)) if ok[i])), "lower bound"
     for i in range(len(x)):
         if not ok[i] or p[i] > bound:
             continue
@@ -273,6 +276,7 @@ class CapacityRow:
     knee: float | None
     efficiency: float | None   # vs the smallest instance count measured
     labels: list[str] = field(default_factory=list)
+    lower_bound: bool = False  # the SLO was never crossed: capacity is at least max_tput
 
 
 def capacity_table(rows: list[dict]) -> list[CapacityRow]:
@@ -290,7 +294,8 @@ def capacity_table(rows: list[dict]) -> list[CapacityRow]:
                                instances=inst, runs=len(rs),
                                max_tput=float(np.median(vals)) if vals else None,
                                knee=float(np.median(knees)) if knees else None, efficiency=None,
-                               labels=[r["label"] for r in rs]))
+                               labels=[r["label"] for r in rs],
+                               lower_bound=any(r.get("how") == "lower bound" for r in rs)))
     out.sort(key=lambda c: (c.scenario, c.instances is None, c.instances or 0, c.group))
     for scen in {c.scenario for c in out}:
         counted = [c for c in out if c.scenario == scen and c.instances and c.max_tput]

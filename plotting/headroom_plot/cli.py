@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
             written += overlays[scen]
 
     table = capacity_table([{"scenario": r.scenario, "instances": r.instances, "label": r.label,
-                             "max_tput": r.max_tput, "knee": r.knee.throughput if r.knee else None}
+                             "max_tput": r.max_tput, "how": r.max_tput_how, "knee": r.knee.throughput if r.knee else None}
                             for r in runs])
     recs = [recommend(table, scen, args.target_rps) for scen in sorted(by_scen)] if args.target_rps else []
     warnings = [w for r in runs for w in r.warnings]

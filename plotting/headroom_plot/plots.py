@@ -161,8 +161,9 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
     ax.axhline(slo_ms, color="#d62728", ls="--", lw=1.3, label=f"SLO: p{pct:g} \u2264 {slo_ms:g} ms")
     if run.max_tput is not None:
         ax.axvline(run.max_tput, color="#d62728", ls=":", lw=1.3)
+        bound = "\u2265" if run.max_tput_how == "lower bound" else "\u2248"
         ax.plot([run.max_tput], [slo_ms], marker="*", ms=16, color="#d62728", mec="black", zorder=7,
-                label=f"max throughput within SLO \u2248 {run.max_tput:,.0f} req/s")
+                label=f"max throughput within SLO {bound} {run.max_tput:,.0f} req/s ({run.max_tput_how})")
 
     ax.set_xlim(0, xmax_plot)
     _set_latency_axis(ax, log, max(lo, 0.01), hi)
@@ -214,17 +215,31 @@ def _caption(run: Run, opts: Options) -> str:
 
 
 def _time_strip(ax, run: Run, show_errors: bool) -> None:
-    t = run.win_t0
     tp = run.win_count / run.win_width
     _shade_steps(ax, run, label_y=None)
-    ax.step(t, tp, where="post", color="#3b6ea8", lw=1.0, label="throughput")
+    t, y = _per_step_stairs(run, tp)
+    ax.plot(t, y, color="#3b6ea8", lw=1.0, label="throughput")
     if show_errors and run.win_errors.sum() > 0:
-        ax.step(t, run.win_errors / run.win_width, where="post", color="#d62728", lw=1.0, label="failures/s")
+        t, y = _per_step_stairs(run, run.win_errors / run.win_width)
+        ax.plot(t, y, color="#d62728", lw=1.0, label="failures/s")
         ax.legend(loc="lower right", fontsize=8, framealpha=0.9)
     ax.set_ylabel("req/s")
     ax.set_xlabel("time since start of run (s)")
     ax.set_ylim(0, max(float(tp.max()) * 1.15, 1))
     ax.set_xlim(float(run.steps[0].t0), float(run.steps[-1].t1))
+
+
+def _per_step_stairs(run: Run, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Window values as a staircase, broken (NaN) between steps so pauses are not drawn as load."""
+    t0 = run.win_t0
+    t1 = run.win_t0 + run.win_width
+    xs = np.empty(3 * len(t0))
+    ys = np.empty(3 * len(t0))
+    xs[0::3], xs[1::3], xs[2::3] = t0, t1, t1
+    ys[0::3], ys[1::3], ys[2::3] = values, values, values
+    gap = np.flatnonzero(np.diff(run.win_step) != 0)
+    ys[3 * gap + 2] = np.nan
+    return xs, ys
 
 
 def _shade_steps(ax, run: Run, label_y: float | None, text: bool = True) -> None:
@@ -258,7 +273,8 @@ def latency_over_time(run: Run, opts: Options, out_dir: str, formats: list[str])
     if len(fail_idx):
         ax.scatter(run.offset[fail_idx], lat_ms[fail_idx], s=20, c="#d62728", marker="x", linewidths=1.0,
                    rasterized=True, label=f"failed request ({len(fail_all):,} in total)")
-    ax.step(run.win_t0, run.win_max * 1000, where="post", color="#7f7f7f", lw=0.8,
+    t, y = _per_step_stairs(run, run.win_max * 1000)
+    ax.plot(t, y, color="#7f7f7f", lw=0.8,
             label="max latency per %gs window" % opts.window_s)
     for q, attr in ((50, "p50_s"), (95, "p95_s"), (99, "p99_s")):
         for i, s in enumerate(run.steps):

@@ -78,7 +78,8 @@ def capacity(table: list[CapacityRow], scenario: str) -> tuple[list[str], list[l
     rows = []
     for c in rows_s:
         rows.append([c.group if c.instances is not None else f"? (label {c.group})", str(c.runs),
-                     _num(c.max_tput) if c.max_tput is not None else "SLO never met",
+                     ("\u2265 " + _num(c.max_tput) + " (SLO not crossed)" if c.lower_bound else _num(c.max_tput))
+                     if c.max_tput is not None else "SLO never met",
                      _num(c.knee) if c.knee is not None else "not reached",
                      "-" if c.efficiency is None else f"{c.efficiency:.0%}"])
     return head, rows

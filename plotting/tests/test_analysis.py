@@ -155,7 +155,9 @@ def test_max_throughput_at_slo_interpolates():
     p = np.array([0.050, 0.150, 0.300])
     ok = np.ones(3, bool)
     assert max_throughput_at_slo(x, p, ok, 0.100) == (150.0, "interpolated")
-    assert max_throughput_at_slo(x, p, ok, 0.400) == (300.0, "measured")
+    assert max_throughput_at_slo(x, p, ok, 0.400) == (300.0, "lower bound")  # SLO never crossed
+    assert max_throughput_at_slo(x, np.array([0.05, 0.08, 0.09]), ok, 0.09) == (300.0, "lower bound")
+    assert max_throughput_at_slo(np.array([100.0, 300, 200]), np.array([0.05, 0.08, 0.3]), ok, 0.1)[0] == 300.0
     assert max_throughput_at_slo(x, p, ok, 0.010) == (None, "never met")
     # a step over the error limit neither counts nor is interpolated into
     assert max_throughput_at_slo(x, p, np.array([True, False, True]), 0.100) == (100.0, "measured")
