@@ -16,8 +16,8 @@ import (
 // Each slot keeps a virtual clock (when its last request's service time
 // ended). A request starts at max(its arrival, that clock) rather than at
 // the moment it got the slot, so under saturation the timer overshoot of
-// one sleep is paid back by the next and the plateau is K / mean service
-// time, even on a busy machine.
+// one sleep (or real work longer than a short draw) is paid back by the
+// next, and the plateau is K / mean service time even on a busy machine.
 type capacity struct {
 	slots chan *slot
 	mean  time.Duration
@@ -82,11 +82,10 @@ func (c *capacity) serve(ctx context.Context, fn func()) bool {
 	target := start.Add(c.sample())
 	fn()
 	if sl != nil {
-		free := time.Now()
-		if target.After(free) {
-			free = target
-		}
-		sl.free = free
+		// The slot's clock advances by exactly the drawn time even when
+		// the real work overran it: short draws that the work exceeded
+		// are paid back by later long ones, keeping the mean exact.
+		sl.free = target
 	}
 	if d := time.Until(target); d > 0 {
 		t := time.NewTimer(d)
