@@ -238,6 +238,7 @@ type worker struct {
 	body []byte
 	tmp  []byte
 	loc  []byte // Location of a redirect
+	res  Result // the request in progress (not on the stack: it escapes)
 	fc   *fconn
 	mu   sync.Mutex // guards fc.nc against a concurrent abort
 	dead bool
@@ -435,9 +436,9 @@ func (w *worker) closedLoop(ctx context.Context, s Step, start, end time.Time, c
 		if !end.IsZero() && !time.Now().Before(end) {
 			return
 		}
-		var r Result
-		w.do(ctx, &r)
-		ch <- r
+		w.res = Result{}
+		w.do(ctx, &w.res)
+		ch <- w.res
 	}
 }
 
@@ -456,13 +457,14 @@ func (w *worker) openLoop(ctx context.Context, s Step, start, end time.Time, slo
 		if !sleepUntil(ctx, &timer, sched) {
 			return
 		}
-		var r Result
-		w.do(ctx, &r)
+		w.res = Result{}
+		r := &w.res
+		w.do(ctx, r)
 		if lag := r.Start.Sub(sched); lag > 0 {
 			r.SchedLag = lag
 			r.Latency += lag
 		}
 		r.Start = sched
-		ch <- r
+		ch <- *r
 	}
 }

@@ -20,6 +20,13 @@ type sockConn struct {
 	pending []byte
 	hold    bool
 	wroteAt time.Time // when pending bytes last went out
+
+	// State of one raw read, kept here so the callback does not allocate.
+	readFn        func(uintptr) bool
+	rbuf          []byte
+	rn            int
+	rerr          error
+	sent, partial bool
 }
 
 // maxHold bounds what is held: a larger request may not fit the socket
@@ -35,7 +42,9 @@ func newSockConn(c net.Conn) net.Conn {
 	if err != nil {
 		return c
 	}
-	return &sockConn{TCPConn: tcp, rc: rc}
+	sc := &sockConn{TCPConn: tcp, rc: rc}
+	sc.readFn = sc.sendThenRead
+	return sc
 }
 
 func (c *sockConn) Write(p []byte) (int, error) {
@@ -66,42 +75,10 @@ func (c *sockConn) Read(p []byte) (int, error) {
 	if len(c.pending) == 0 {
 		return c.TCPConn.Read(p)
 	}
-	var n int
-	var ioErr error
-	sent, partial := false, false
-	err := c.rc.Read(func(fd uintptr) bool {
-		if !sent {
-			sent = true
-			for len(c.pending) > 0 {
-				m, err := rawWrite(fd, c.pending)
-				if err == syscall.EINTR {
-					continue
-				}
-				if err == syscall.EAGAIN {
-					partial = true
-					return true
-				}
-				if err != nil {
-					ioErr = err
-					return true
-				}
-				c.pending = c.pending[m:]
-			}
-			c.pending = c.pending[:0]
-			c.wroteAt = time.Now()
-			// Read readiness was armed before the write, so the
-			// response cannot slip past: wait for it.
-			return false
-		}
-		for {
-			n, ioErr = rawRead(fd, p)
-			if ioErr != syscall.EINTR {
-				break
-			}
-		}
-		return ioErr != syscall.EAGAIN
-	})
-	if partial {
+	c.rbuf, c.rn, c.rerr, c.sent, c.partial = p, 0, nil, false, false
+	err := c.rc.Read(c.readFn)
+	c.rbuf = nil
+	if c.partial {
 		if err := c.flush(); err != nil {
 			return 0, wrapOp("write", c, err)
 		}
@@ -110,13 +87,50 @@ func (c *sockConn) Read(p []byte) (int, error) {
 	if err != nil {
 		return 0, err // deadline or closed connection, already wrapped
 	}
-	if ioErr != nil {
-		return 0, wrapOp("read", c, ioErr)
+	if c.rerr != nil {
+		return 0, wrapOp("read", c, c.rerr)
 	}
-	if n == 0 {
+	if c.rn == 0 {
 		return 0, io.EOF
 	}
-	return n, nil
+	return c.rn, nil
+}
+
+// sendThenRead is the raw read callback: first send the held bytes and ask
+// to wait for readability, then read.
+func (c *sockConn) sendThenRead(fd uintptr) bool {
+	if !c.sent {
+		c.sent = true
+		for len(c.pending) > 0 {
+			m, err := rawWrite(fd, c.pending)
+			if err == syscall.EINTR {
+				continue
+			}
+			if err == syscall.EAGAIN {
+				c.partial = true
+				return true
+			}
+			if err != nil {
+				c.rerr = err
+				c.pending = c.pending[:0]
+				return true
+			}
+			// Keep the buffer's start so its capacity is reused.
+			n := copy(c.pending, c.pending[m:])
+			c.pending = c.pending[:n]
+		}
+		c.wroteAt = time.Now()
+		// Read readiness was armed before the write, so the response
+		// cannot slip past: wait for it.
+		return false
+	}
+	for {
+		c.rn, c.rerr = rawRead(fd, c.rbuf)
+		if c.rerr != syscall.EINTR {
+			break
+		}
+	}
+	return c.rerr != syscall.EAGAIN
 }
 
 func wrapOp(op string, c *sockConn, err error) error {
