@@ -636,3 +636,49 @@ func testDB(t *testing.T, kind string) map[string]string {
 	}
 	return env
 }
+
+func uaaConfig(t *testing.T, url, secret string) string {
+	t.Helper()
+	cfg := fmt.Sprintf(`target:
+  url: %s
+  ca_cert_file: %s
+  timeout: 5s
+uaa: {url: %s, client_id: perf-client, client_secret: %q}
+steps: {min_concurrency: 2, max_concurrency: 4, step: 2, duration: 2s}
+seed: {credentials: 10, bytes: 256}
+output_dir: %s
+`, url, filepath.Join(certDir, "ca.crt"), url, secret, t.TempDir())
+	p := filepath.Join(t.TempDir(), "config.yml")
+	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A bearer token that lives 3 s must be renewed during a 4 s ramp, or the
+// later requests would fail with 401.
+func TestUAATokenRenewedDuringRamp(t *testing.T) {
+	binaries(t)
+	const secret = "uaa-secret-never-logged"
+	s := startSim(t, "", "-uaa-client", "perf-client:"+secret, "-token-ttl", "4s")
+	cfg := uaaConfig(t, s.URL, secret)
+	r := perf(t, "run", "--config", cfg, "--scenario", "interpolate")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	dir := onlyRunDir(t, outputDir(t, cfg))
+	rows, failed := countRows(t, filepath.Join(dir, "results.csv"))
+	meta, _ := results.ReadMeta(dir)
+	if rows == 0 || failed != 0 || meta.Auth != "uaa" || meta.TLS != "tls" {
+		t.Fatalf("rows %d failed %d meta %+v", rows, failed, meta)
+	}
+	if strings.Contains(r.stderr+r.stdout, secret) {
+		t.Fatal("the UAA secret reached the log")
+	}
+
+	bad := uaaConfig(t, s.URL, "wrong-secret")
+	r = perf(t, "run", "--config", bad)
+	if r.code != 2 || !strings.Contains(r.stderr, `UAA token for client "perf-client"`) || strings.Contains(r.stderr, "wrong-secret") {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+}
