@@ -32,10 +32,16 @@ type instanceSpec struct {
 // defaults built into biproperty values.
 func loadJob(t testing.TB, name string) *bireljob.Job {
 	t.Helper()
+	return loadJobFrom(t, name, filepath.Join(repoRoot(t), "jobs", name), "spec")
+}
+
+// loadJobFrom reads a job from dir, whose spec is specFile ("spec" in the
+// source tree, "job.MF" in a job archive of a built release).
+func loadJobFrom(t testing.TB, name, dir, specFile string) *bireljob.Job {
+	t.Helper()
 	logger := boshlog.NewLogger(boshlog.LevelNone)
 	fs := boshsys.NewOsFileSystem(logger)
-	dir := filepath.Join(repoRoot(t), "jobs", name)
-	man, err := boshjobman.NewManifestFromPath(filepath.Join(dir, "spec"), fs)
+	man, err := boshjobman.NewManifestFromPath(filepath.Join(dir, specFile), fs)
 	if err != nil {
 		t.Fatalf("reading job spec: %v", err)
 	}
@@ -50,7 +56,6 @@ func loadJob(t testing.TB, name string) *bireljob.Job {
 		}
 		job.Properties[pname] = bireljob.PropertyDefinition{Description: def.Description, Default: d}
 	}
-	// A copy without the temp-dir cleanup: CleanUp would delete jobs/NAME.
 	return job
 }
 
@@ -95,9 +100,14 @@ func buildProps(t testing.TB, propsYAML string) biproperty.Map {
 // properties, into a new directory laid out like /var/vcap/jobs/NAME.
 func renderJob(t testing.TB, name string, propsYAML string, spec instanceSpec) (string, error) {
 	t.Helper()
+	return renderLoadedJob(t, loadJob(t, name), propsYAML, spec)
+}
+
+// renderLoadedJob is renderJob for a job read with loadJobFrom.
+func renderLoadedJob(t testing.TB, job *bireljob.Job, propsYAML string, spec instanceSpec) (string, error) {
+	t.Helper()
 	logger := boshlog.NewLogger(boshlog.LevelNone)
 	fs := boshsys.NewOsFileSystem(logger)
-	job := loadJob(t, name)
 	built := buildProps(t, propsYAML)
 	if spec.Deployment == "" {
 		spec.Deployment = "credhub"
