@@ -295,7 +295,7 @@ var configKeys = []configKey{
 	{"tester.count", "int", "1", "testers", "Number of testers running the same plan in lockstep.", setInt(func(c *Config) *int { return &c.Tester.Count })},
 	{"tester.start_at", "string", `""`, "start-at", "RFC3339 time at which step 0 starts on every tester; step k starts at start_at + k × (warmup + duration). Empty = now.", setString(func(c *Config) *string { return &c.Tester.StartAt })},
 	{"tester.scenario_gap", "duration", "1m0s", "", "With `tester.start_at`: pause between one scenario's last step and the next scenario's first, for tester 0's cleanup and seeding; scenario k starts at start_at + k × (steps × (warmup + duration) + scenario_gap).", setDuration(func(c *Config) *Duration { return &c.Tester.ScenarioGap })},
-	{"tester.run_id", "string", `""`, "run-id", "Run id shared by all testers (letters, digits, `-_.`); names the seeded credentials and the run directory. Empty = derived from `tester.start_at`, else the start time.", setString(func(c *Config) *string { return &c.Tester.RunID })},
+	{"tester.run_id", "string", `""`, "run-id", "Run id shared by all testers (letters, digits, `-_.`); names the seeded credentials and the run directory. Empty = the `tester.start_at` time (yyyymmddThhmmssZ), else the start time plus a random suffix.", setString(func(c *Config) *string { return &c.Tester.RunID })},
 }
 
 // DefaultConfig returns the documented defaults.

@@ -280,3 +280,53 @@ func TestTargetDownAtStart(t *testing.T) {
 func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
+
+func TestOpenLoopRatesAndWarmup(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	fake := newFake()
+	srv := loadtest.NewMTLSServer(t, p, fake, true, false)
+	c := fakeConfig(t, p, srv.URL)
+	c.Steps = StepsConfig{MaxConcurrency: 8, Rates: []float64{100, 200}, Duration: Duration(time.Second), Warmup: Duration(300 * time.Millisecond)}
+	code, out, log := execute(t, c, false)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, log)
+	}
+	dir := runDirs(t, c.OutputDir)[0]
+	var rates []float64
+	rows := 0
+	if _, err := results.ReadCSV(filepath.Join(dir, "results.csv"), func(r *results.Row) error {
+		rows++
+		if len(rates) == 0 || rates[len(rates)-1] != r.Rate {
+			rates = append(rates, r.Rate)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// 100 + 200 scheduled requests measured; the warm-ups (30 + 60) were
+	// sent but are not in the CSV.
+	if rows < 280 || rows > 301 || len(rates) != 2 || rates[0] != 100 || rates[1] != 200 {
+		t.Fatalf("rows %d rates %v", rows, rates)
+	}
+	meta, _ := results.ReadMeta(dir)
+	if meta.Mode != "open" || meta.WarmupS != 0.3 {
+		t.Fatalf("meta %+v", meta)
+	}
+	// Load requests the target saw: measured ones plus the warm-up.
+	seen := fake.requests.Load()
+	if seen < int64(rows)+80 {
+		t.Fatalf("the target saw %d requests, the CSV has %d: no warm-up was sent", seen, rows)
+	}
+}
+
+func TestStartAtInThePastRefused(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	srv := loadtest.NewMTLSServer(t, p, newFake(), true, false)
+	c := fakeConfig(t, p, srv.URL)
+	c.Steps.Duration = Duration(time.Second)
+	c.Tester.StartAt = time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	code, _, log := execute(t, c, false)
+	if code != ExitUsage || !strings.Contains(log, "lies in the past") {
+		t.Fatalf("exit %d\n%s", code, log)
+	}
+}

@@ -2,6 +2,8 @@ package ramp
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -111,12 +113,23 @@ func (r *runner) setup(ctx context.Context) error {
 		}
 		r.startAt = t
 		r.stamp = t.UTC().Format(stampLayout)
+		end := t.Add(time.Duration(len(planSteps(c))) * r.slot())
+		if !end.After(now) {
+			return &SetupError{fmt.Errorf("tester.start_at %s: the whole ramp (until %s) lies in the past; give every tester a time a little in the future", c.Tester.StartAt, end.Format(time.RFC3339))}
+		}
 	} else {
 		r.stamp = now.Format(stampLayout)
 	}
 	r.runID = c.Tester.RunID
 	if r.runID == "" {
 		r.runID = r.stamp
+		if r.startAt.IsZero() {
+			// Two runs started in the same second must not share (and clean
+			// up) each other's credentials.
+			var b [3]byte
+			_, _ = rand.Read(b[:])
+			r.runID += "-" + hex.EncodeToString(b[:])
+		}
 	}
 
 	if c.UAA.URL != "" {

@@ -114,6 +114,13 @@ func runCmd(args []string, capacity bool, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		// After the first signal the run stops and cleans up; restoring the
+		// default handling lets a second Ctrl-C abandon the cleanup.
+		<-ctx.Done()
+		stop()
+		fmt.Fprintln(stderr, "credhub-perf: interrupted: stopping the ramp and cleaning up (a second interrupt abandons the cleanup)")
+	}()
 	return ramp.Execute(ctx, ramp.Options{
 		Config: cfg, Capacity: capacity, Stdout: stdout, Log: stderr,
 		TTY: !*quiet && isTerminal(stderr), Version: version,
