@@ -206,16 +206,15 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          logger,
 	}
-	fmt.Fprintf(stdout, "credhub-sim listening on %s\n", url)
-	if f, ok := stdout.(*os.File); ok {
-		f.Sync() //nolint:errcheck // best effort: a pipe cannot sync
-	}
+	// The address file first, atomically, so that whoever sees either
+	// signal (file or stdout line) can use both.
 	if o.addrFile != "" {
-		if err := os.WriteFile(o.addrFile, []byte(url+"\n"), 0o644); err != nil {
+		if err := writeAtomic(o.addrFile, []byte(url+"\n")); err != nil {
 			ln.Close()
 			return fmt.Errorf("writing -addr-file: %w", err)
 		}
 	}
+	fmt.Fprintf(stdout, "credhub-sim listening on %s\n", url)
 	logger.Printf("serving CredHub API %s on %s (database %s, workers %d, service time %v %s, acls %v, token endpoint %v)",
 		api.Version, url, st.Dialect(), o.workers, o.serviceTime, o.serviceDist, o.acls, len(clients) > 0)
 
@@ -308,4 +307,12 @@ func parsePermissions(specs []string) ([]api.Permission, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+func writeAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }

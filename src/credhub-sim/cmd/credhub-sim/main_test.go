@@ -1,0 +1,374 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"database/sql"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/credhub-perf/credhub-sim/internal/store"
+	"github.com/credhub-perf/credhub-sim/internal/testdb"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "credhub-sim-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "credhub-sim")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building credhub-sim: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	testdb.StopAll()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func run(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return stdout.String(), stderr.String(), err
+}
+
+func readCert(t *testing.T, path string) *x509.Certificate {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(data)
+	if block == nil {
+		t.Fatalf("%s is not PEM", path)
+	}
+	c, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+var ouRE = regexp.MustCompile(`^app:[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+func TestCerts(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "certs")
+	if _, stderr, err := run(t, "certs", "--out", dir); err != nil {
+		t.Fatalf("certs: %v: %s", err, stderr)
+	}
+	for _, f := range []string{"ca.crt", "ca.key", "server.crt", "server.key", "client.crt", "client.key"} {
+		st, err := os.Stat(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(f, ".key") && st.Mode().Perm() != 0o600 {
+			t.Fatalf("%s has mode %v, want 0600", f, st.Mode().Perm())
+		}
+	}
+	ca := readCert(t, filepath.Join(dir, "ca.crt"))
+	pool := x509.NewCertPool()
+	pool.AddCert(ca)
+	server := readCert(t, filepath.Join(dir, "server.crt"))
+	for _, host := range []string{"127.0.0.1", "::1", "localhost"} {
+		if _, err := server.Verify(x509.VerifyOptions{Roots: pool, DNSName: host}); err != nil {
+			t.Fatalf("server certificate for %s: %v", host, err)
+		}
+	}
+	client := readCert(t, filepath.Join(dir, "client.crt"))
+	if _, err := client.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		t.Fatalf("client certificate is not a clientAuth certificate of the CA: %v", err)
+	}
+	if ous := client.Subject.OrganizationalUnit; len(ous) != 1 || !ouRE.MatchString(ous[0]) {
+		t.Fatalf("client OU %v is not app:<v4 uuid>", ous)
+	}
+
+	if _, stderr, err := run(t, "certs", "--out", dir, "--client-only", "--client-name", "wrong", "--client-ou", "app:not-a-uuid"); err != nil {
+		t.Fatalf("certs --client-only: %v: %s", err, stderr)
+	}
+	wrong := readCert(t, filepath.Join(dir, "wrong.crt"))
+	if wrong.Subject.OrganizationalUnit[0] != "app:not-a-uuid" || wrong.CheckSignatureFrom(ca) != nil {
+		t.Fatalf("extra client certificate: OU %v", wrong.Subject.OrganizationalUnit)
+	}
+	if again := readCert(t, filepath.Join(dir, "ca.crt")); !again.Equal(ca) {
+		t.Fatal("--client-only replaced the CA")
+	}
+
+	_, stderr, err := run(t, "certs")
+	if err == nil || !strings.Contains(stderr, "--out DIR is required") {
+		t.Fatalf("certs without --out: %v %q", err, stderr)
+	}
+}
+
+type proc struct {
+	cmd    *exec.Cmd
+	url    string
+	stderr *bytes.Buffer
+	done   chan error
+}
+
+// start runs serve and waits for its first stdout line.
+func start(t *testing.T, args ...string) (*proc, error) {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"serve"}, args...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		if sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		io.Copy(io.Discard, stdout) //nolint:errcheck // drain until exit
+	}()
+	go func() { p.done <- cmd.Wait() }()
+	select {
+	case line, ok := <-lines:
+		if !ok {
+			err := <-p.done
+			return p, fmt.Errorf("exited before listening (%v): %s", err, p.stderr.String())
+		}
+		if !strings.HasPrefix(line, "credhub-sim listening on https://") {
+			p.stop(t)
+			t.Fatalf("first stdout line %q", line)
+		}
+		p.url = strings.TrimPrefix(line, "credhub-sim listening on ")
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill() //nolint:errcheck // best effort
+		t.Fatalf("serve did not print its listening line: %s", p.stderr.String())
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill() //nolint:errcheck // already exiting is fine
+		}
+	})
+	return p, nil
+}
+
+func (p *proc) stop(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Fatalf("serve exited with %v after SIGTERM: %s", err, p.stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not stop within 20 s of SIGTERM")
+	}
+}
+
+func mtlsClient(t *testing.T, dir string) *http.Client {
+	t.Helper()
+	caPEM, err := os.ReadFile(filepath.Join(dir, "ca.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	cert, err := tls.LoadX509KeyPair(filepath.Join(dir, "client.crt"), filepath.Join(dir, "client.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+	}}
+}
+
+func call(t *testing.T, c *http.Client, method, url, body string) (int, string) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(data)
+}
+
+func certsDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "certs")
+	if _, stderr, err := run(t, "certs", "--out", dir); err != nil {
+		t.Fatalf("certs: %v: %s", err, stderr)
+	}
+	return dir
+}
+
+const (
+	goodPassword = "first-encryption-password-000"
+	secretValue  = "restart-secret-5a5a5a"
+)
+
+func TestServeRestartSQLite(t *testing.T) {
+	restart(t, "sqlite:"+filepath.Join(t.TempDir(), "sim.db"))
+}
+
+func TestServeRestartPostgres(t *testing.T) {
+	env := testdb.Shared(t, "postgres")
+	dropSchema(t, env.URL())
+	restart(t, env.URL())
+}
+
+func TestServeRestartMariaDB(t *testing.T) {
+	env := testdb.Shared(t, "mariadb")
+	dropSchema(t, env.URL())
+	restart(t, env.URL())
+}
+
+func dropSchema(t *testing.T, url string) {
+	driver, dsn, _, err := store.ParseDSN(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	testdb.DropSchema(t, db)
+}
+
+// restart: values survive a restart with the same encryption password; a
+// different password is refused at start with a clear error.
+func restart(t *testing.T, db string) {
+	dir := certsDir(t)
+	addrFile := filepath.Join(t.TempDir(), "addr")
+	p, err := start(t, "-listen", "127.0.0.1:0", "-cert-dir", dir, "-db", db, "-encryption-password", goodPassword, "-addr-file", addrFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(addrFile); err != nil || strings.TrimSpace(string(data)) != p.url {
+		t.Fatalf("-addr-file holds %q (%v), want %s", data, err, p.url)
+	}
+	c := mtlsClient(t, dir)
+	status, body := call(t, c, "PUT", p.url+"/api/v1/data", `{"name":"/restart/v","type":"value","value":"`+secretValue+`"}`)
+	if status != 200 {
+		t.Fatalf("set: %d %s", status, body)
+	}
+	status, body = call(t, c, "PUT", p.url+"/api/v1/data", `{"name":"/restart/v","type":"json","value":{"a":1}}`)
+	if status != 400 {
+		t.Fatalf("type change: %d %s", status, body)
+	}
+	p.stop(t)
+	if strings.Contains(p.stderr.String(), secretValue) || strings.Contains(p.stderr.String(), goodPassword) {
+		t.Fatalf("a secret reached the log:\n%s", p.stderr.String())
+	}
+	if !strings.Contains(p.stderr.String(), "shutting down") {
+		t.Fatalf("no shutdown line in the log:\n%s", p.stderr.String())
+	}
+
+	p, err = start(t, "-listen", "127.0.0.1:0", "-cert-dir", dir, "-db", db, "-encryption-password", goodPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, body = call(t, c, "GET", p.url+"/api/v1/data?name=/restart/v&current=true", "")
+	var got struct{ Data []map[string]any }
+	json.Unmarshal([]byte(body), &got) //nolint:errcheck // checked below
+	if status != 200 || len(got.Data) != 1 || got.Data[0]["value"] != secretValue {
+		t.Fatalf("after restart: %d %s", status, body)
+	}
+	p.stop(t)
+
+	_, err = start(t, "-listen", "127.0.0.1:0", "-cert-dir", dir, "-db", db, "-encryption-password", "a-different-password-1234")
+	if err == nil {
+		t.Fatal("serve started with the wrong encryption password")
+	}
+	if !strings.Contains(err.Error(), "encryption password does not decrypt") || strings.Contains(err.Error(), "a-different-password") {
+		t.Fatalf("wrong password error is not clear (or leaks it): %v", err)
+	}
+}
+
+func TestServeFlagErrors(t *testing.T) {
+	dir := certsDir(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-cert-dir", dir}, "-encryption-password is required"},
+		{[]string{"-encryption-password", "x"}, "pass -cert-dir DIR"},
+		{[]string{"-cert-dir", dir, "-encryption-password", "x", "-db", "oracle://u:hunter2@h/db"}, "not a supported database URL"},
+		{[]string{"-cert-dir", dir, "-encryption-password", "x", "-service-dist", "normal"}, "not fixed or exponential"},
+		{[]string{"-cert-dir", dir, "-encryption-password", "x", "-uaa-client", "nosecret"}, "want ID:SECRET"},
+		{[]string{"-cert-dir", dir, "-encryption-password", "x", "-permission", "/* a read"}, "only has an effect with -acls"},
+		{[]string{"-cert-dir", dir, "-encryption-password", "x", "-db", "postgres://u:hunter2@127.0.0.1:1/db?sslmode=disable&connect_timeout=2"}, "connecting to postgres database"},
+	} {
+		_, stderr, err := run(t, append([]string{"serve", "-listen", "127.0.0.1:0"}, tc.args...)...)
+		if err == nil || !strings.Contains(stderr, tc.want) {
+			t.Errorf("serve %v: %v, stderr %q; want an error containing %q", tc.args, err, stderr, tc.want)
+		}
+		if strings.Contains(stderr, "hunter2") {
+			t.Errorf("serve %v leaked a database password: %q", tc.args, stderr)
+		}
+		if n := strings.Count(strings.TrimSpace(stderr), "\n"); n > 0 {
+			t.Errorf("serve %v: error is %d lines, want one: %q", tc.args, n+1, stderr)
+		}
+	}
+}
+
+func TestServeTokenEndpointFlag(t *testing.T) {
+	dir := certsDir(t)
+	p, err := start(t, "-listen", "127.0.0.1:0", "-cert-dir", dir, "-encryption-password", goodPassword,
+		"-uaa-client", "perf:s3cret", "-workers", "2", "-service-time", "1ms", "-service-dist", "exponential")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mtlsClient(t, dir)
+	req, _ := http.NewRequest("POST", p.url+"/oauth/token", strings.NewReader("grant_type=client_credentials&client_id=perf&client_secret=s3cret"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tok map[string]any
+	json.NewDecoder(resp.Body).Decode(&tok) //nolint:errcheck // checked below
+	resp.Body.Close()
+	if resp.StatusCode != 200 || tok["access_token"] == nil {
+		t.Fatalf("token: %d %v", resp.StatusCode, tok)
+	}
+	status, body := call(t, c, "GET", p.url+"/info", "")
+	if status != 200 || !strings.Contains(body, `"url":"`+p.url+`"`) {
+		t.Fatalf("/info: %d %s", status, body)
+	}
+	p.stop(t)
+}
