@@ -252,4 +252,3 @@ func closedLoop(t *testing.T, h *harness, c int, d time.Duration) (float64, time
 	}
 	return float64(n.Load()) / elapsed.Seconds(), time.Duration(total.Load() / n.Load())
 }
-

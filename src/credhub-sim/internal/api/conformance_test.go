@@ -19,9 +19,11 @@ import (
 	"golang.org/x/crypto/ssh"
 )
 
-func TestConformanceSQLite(t *testing.T)   { runConformance(t, newHarness(t, dbURL(t, "sqlite"), nil)) }
-func TestConformancePostgres(t *testing.T) { runConformance(t, newHarness(t, dbURL(t, "postgres"), nil)) }
-func TestConformanceMariaDB(t *testing.T)  { runConformance(t, newHarness(t, dbURL(t, "mariadb"), nil)) }
+func TestConformanceSQLite(t *testing.T) { runConformance(t, newHarness(t, dbURL(t, "sqlite"), nil)) }
+func TestConformancePostgres(t *testing.T) {
+	runConformance(t, newHarness(t, dbURL(t, "postgres"), nil))
+}
+func TestConformanceMariaDB(t *testing.T) { runConformance(t, newHarness(t, dbURL(t, "mariadb"), nil)) }
 
 var (
 	uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
