@@ -237,8 +237,9 @@ type worker struct {
 	buf  []byte
 	body []byte
 	tmp  []byte
-	loc  []byte // Location of a redirect
-	res  Result // the request in progress (not on the stack: it escapes)
+	loc  []byte        // Location of a redirect
+	areq *http.Request // handed to ClientOptions.Authorize, reused
+	res  Result        // the request in progress (not on the stack: it escapes)
 	fc   *fconn
 	mu   sync.Mutex // guards fc.nc against a concurrent abort
 	dead bool

@@ -475,3 +475,37 @@ func ExampleMulti() {
 	fmt.Println(n)
 	// Output: 2
 }
+
+func TestAuthorizeHook(t *testing.T) {
+	var mu sync.Mutex
+	tokens := map[string]int{}
+	srv := loadtest.NewMTLSServer(t, loadtest.NewPKI(t, loadtest.ECDSA), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		tokens[r.Header.Get("Authorization")]++
+		mu.Unlock()
+	}), false, false)
+	paths(t, func(t *testing.T, force bool) {
+		mu.Lock()
+		clear(tokens)
+		mu.Unlock()
+		var calls atomic.Int64
+		opts := load.ClientOptions{KeepAlive: true, TLS: load.TLSOptions{Insecure: true}, ForceNetHTTP: force,
+			Authorize: func(r *http.Request) error {
+				n := calls.Add(1)
+				if n > 20 {
+					return fmt.Errorf("token expired")
+				}
+				r.Header.Set("Authorization", fmt.Sprintf("bearer t%d", (n-1)/10))
+				return nil
+			}}
+		res := run(t, opts, load.Template{URL: srv.URL}, load.Step{Concurrency: 1, Requests: 25})
+		if len(res) != 25 || tokens["bearer t0"] != 10 || tokens["bearer t1"] != 10 || len(tokens) != 2 {
+			t.Fatalf("%d results, server saw %v", len(res), tokens)
+		}
+		for _, r := range res[20:] {
+			if r.Err != "authorize: token expired" || !r.Failed() {
+				t.Fatalf("failed hook: %+v", r)
+			}
+		}
+	})
+}

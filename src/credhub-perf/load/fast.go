@@ -81,11 +81,14 @@ func (w *worker) request(seq uint64) ([]byte, error) {
 	}
 	var extra http.Header
 	if e.opts.Authorize != nil {
-		req := &http.Request{Method: e.method, URL: e.authURL, Header: http.Header{}, Host: e.hostHdr}
-		if err := e.opts.Authorize(req); err != nil {
+		if w.areq == nil {
+			w.areq = &http.Request{Method: e.method, URL: e.authURL, Header: http.Header{}, Host: e.hostHdr}
+		}
+		clear(w.areq.Header)
+		if err := e.opts.Authorize(w.areq); err != nil {
 			return nil, err
 		}
-		extra = req.Header
+		extra = w.areq.Header
 	}
 	w.buf, w.body = e.renderRaw(w.buf[:0], w.body, seq, w.rng, extra)
 	return w.buf, nil
