@@ -135,8 +135,11 @@ def main(argv: list[str] | None = None) -> int:
     written: list[str] = []
     images: dict[str, list[str]] = {}
     for r in runs:
+        # latency-over-time is a PNG (a time series of samples gains nothing as SVG) unless only
+        # vector formats were asked for
+        lot = ["png"] if "png" in formats else formats
         images[r.slug] = plots.headroom(r, opts, args.out, formats) + \
-            plots.latency_over_time(r, opts, args.out, formats)
+            plots.latency_over_time(r, opts, args.out, lot)
         written += images[r.slug]
     overlays: dict[str, list[str]] = {}
     by_scen: dict[str, list] = {}

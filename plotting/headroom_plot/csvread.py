@@ -15,9 +15,12 @@ from __future__ import annotations
 import csv
 import io
 import os
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 
 class InputError(Exception):
@@ -106,7 +109,10 @@ def parse_decimal(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.nda
         if width == 0 or width > 18:
             continue
         ss = s if sel is None else s[sel]
-        m = buf[ss[:, None] + np.arange(width)]
+        if len(buf) >= width and (ss + width <= len(buf)).all():
+            m = sliding_window_view(buf, width)[ss]  # copies n x width bytes, no index matrix
+        else:
+            m = buf[ss[:, None] + np.arange(width)]
         val, good = _uniform(m)
         if val is None:
             val, good = _general(m)
@@ -221,23 +227,54 @@ class _Reader:
             self.has_error_col = self.cols[-1] == "error"
             if "error" in self.cols and not self.has_error_col:
                 raise InputError(f"{self.path}:1: the error column must be the last column")
-            line0 = 2
-            carry = b""
-            while True:
-                data = f.read(CHUNK)
-                chunk = carry + data if carry else data
-                if not data:
-                    if chunk:
-                        self._final_piece(chunk, line0)
-                    break
-                cut = self._cut(chunk)
-                if cut < 0:
-                    carry = chunk
-                    continue
-                body, carry = chunk[: cut + 1], chunk[cut + 1:]
-                self._chunk(body, line0)
-                line0 += body.count(b"\n")
+            # Two chunks are parsed at once: numpy releases the GIL in its array loops, so on a
+            # shared 2-core machine the parse gets both cores.  Results are collected in file
+            # order, so the first bad line in the file is the one reported.
+            pending: deque = deque()
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                for body, line0, final in self._bodies(f):
+                    if final:
+                        while pending:
+                            self._collect(pending.popleft().result())
+                        self._final_piece(body, line0)
+                        continue
+                    pending.append(pool.submit(self._chunk, body, line0))
+                    while len(pending) > 2:
+                        self._collect(pending.popleft().result())
+                while pending:
+                    self._collect(pending.popleft().result())
         return self._table()
+
+    def _bodies(self, f):
+        """(bytes ending at a line end, its first line number, False) ..., then the unterminated tail."""
+        line0 = 2
+        carry = b""
+        while True:
+            data = f.read(CHUNK)
+            chunk = carry + data if carry else data
+            if not data:
+                if chunk:
+                    yield chunk, line0, True
+                return
+            cut = self._cut(chunk)
+            if cut < 0:
+                carry = chunk
+                continue
+            body, carry = chunk[: cut + 1], chunk[cut + 1:]
+            yield body, line0, False
+            line0 += body.count(b"\n")
+
+    def _collect(self, res: dict) -> None:
+        if "segs" in res:
+            self.segments.append(res["segs"] + self.header_count)
+        self.header_count += res.get("nheaders", 0)
+        for name, vals in res.get("parts", {}).items():
+            self.parts.setdefault(name, []).append(vals)
+        if self.first_start is None and res.get("first_start"):
+            self.first_start = res["first_start"]
+        room = ERROR_SAMPLE - len(self.error_messages)
+        if room > 0:
+            self.error_messages += res.get("msgs", [])[:room]
 
     def _cut(self, chunk: bytes) -> int:
         """Index of the last line end that is not inside a quoted field."""
@@ -257,14 +294,16 @@ class _Reader:
         """The bytes after the last line end: a line cut short by a killed writer."""
         nl = chunk.rfind(b"\n")
         if nl >= 0:  # only possible when a quoted field never closed
-            self._chunk(chunk[: nl + 1], line0)
+            self._collect(self._chunk(chunk[: nl + 1], line0))
             line0 += chunk[: nl + 1].count(b"\n")
             chunk = chunk[nl + 1:]
         if chunk.strip():
             self.warnings.append(
                 f"{self.path}:{line0}: last line has no line end (run killed mid-write?); skipped it")
 
-    def _chunk(self, body: bytes, line0: int) -> None:
+    def _chunk(self, body: bytes, line0: int) -> dict:
+        """Parse whole lines; returns the columns (no shared state: runs in a worker thread)."""
+        res: dict = {"parts": {}}
         buf = np.frombuffer(body, dtype=np.uint8)
         nl = np.flatnonzero(buf == 10)
         quoted = b'"' in body
@@ -280,7 +319,7 @@ class _Reader:
         nonblank = ends > starts
         starts, ends = starts[nonblank], ends[nonblank]
         if len(starts) == 0:
-            return
+            return res
 
         def lineno(pos: int) -> int:
             return line0 + body.count(b"\n", 0, pos)
@@ -302,17 +341,26 @@ class _Reader:
                                 f"column or a repeated header; fix or delete the line")
             segs = np.cumsum(~isdata).astype(np.int32)
             starts, ends, segs = starts[isdata], ends[isdata], segs[isdata]
-        self.segments.append(segs + self.header_count)
-        self.header_count += int((~isdata).sum())
+        res["segs"] = segs
+        res["nheaders"] = int((~isdata).sum())
         if len(starts) == 0:
-            return
+            return res
 
         ncomma = self.ncols - 1
         cpos = np.flatnonzero(buf == 44)
-        cs = np.searchsorted(cpos, starts)
-        ce = np.searchsorted(cpos, ends)
-        cnt = ce - cs
-        if quoted:
+        nrows = len(starts)
+        if (not quoted and isdata.all() and ncomma and len(cpos) == nrows * ncomma
+                and (cpos[::ncomma] > starts).all() and (cpos[ncomma - 1::ncomma] < ends).all()):
+            # The usual case, checked without a search: as many commas as rows x (columns - 1),
+            # and each row's first and last comma inside that row, so every row has exactly its share.
+            cs = np.arange(0, nrows * ncomma, ncomma)
+            cnt = None
+        else:
+            cs = np.searchsorted(cpos, starts)
+            cnt = np.searchsorted(cpos, ends) - cs
+        if cnt is None:
+            bad = np.zeros(nrows, dtype=bool)
+        elif quoted:
             # Quotes may only open the last (error) field, which can hold commas.
             qi = np.searchsorted(q, starts)
             has_q = (qi < len(q)) & (q[np.minimum(qi, len(q) - 1)] < ends)
@@ -330,15 +378,23 @@ class _Reader:
             text = body[starts[i]:ends[i]][:80].decode("utf-8", "replace")
             raise self.fail(lineno(starts[i]), f"unparseable row: {int(cnt[i]) + 1} fields where the header has "
                             f"{self.ncols} ({text!r}); fix or delete the line")
-        cm = cpos[cs[:, None] + np.arange(ncomma)] if ncomma else np.empty((len(starts), 0), dtype=np.int64)
+        if cnt is None:
+            cm = cpos.reshape(nrows, ncomma)
+        else:
+            cm = cpos[cs[:, None] + np.arange(ncomma)] if ncomma else np.empty((nrows, 0), dtype=np.int64)
 
         def field_bounds(j: int) -> tuple[np.ndarray, np.ndarray]:
             fs = starts if j == 0 else cm[:, j - 1] + 1
             fe = ends if j == ncomma else cm[:, j]
             return fs, fe
 
+        closed_only = False
         for name in WANTED:
             if name not in self.cols:
+                continue
+            if name == "sched-lag" and closed_only:
+                # closed-loop steps have no schedule, the column is 0 by contract: skip the parse
+                res["parts"][name] = np.zeros(nrows, dtype=np.float32)
                 continue
             j = self.cols.index(name)
             fs, fe = field_bounds(j)
@@ -358,16 +414,17 @@ class _Reader:
                 vals = vals.astype(np.int16 if name == "status-code" else np.int32)
             elif name == "sched-lag":
                 vals = vals.astype(np.float32)
-            self.parts.setdefault(name, []).append(vals)
+            elif name == "rate":
+                closed_only = not vals.any()
+            res["parts"][name] = vals
 
         if "start-time" in self.cols:
             j = self.cols.index("start-time")
             fs, fe = field_bounds(j)
-            if self.first_start is None:
-                self.first_start = body[fs[0]:fe[0]].decode("ascii", "replace")
+            res["first_start"] = body[fs[0]:fe[0]].decode("ascii", "replace")
             if "offset" not in self.cols:
                 try:
-                    self.parts.setdefault("start", []).append(parse_rfc3339(buf, fs, fe))
+                    res["parts"]["start"] = parse_rfc3339(buf, fs, fe)
                 except ValueError as exc:
                     i = int(str(exc))
                     text = body[fs[i]:fe[i]].decode("utf-8", "replace")
@@ -376,14 +433,15 @@ class _Reader:
         if self.has_error_col:
             fs, fe = field_bounds(ncomma)
             nonempty = fe > fs
-            self.parts.setdefault("error", []).append(nonempty)
-            room = ERROR_SAMPLE - len(self.error_messages)
-            if room > 0 and nonempty.any():
-                for i in np.flatnonzero(nonempty)[:room]:
+            res["parts"]["error"] = nonempty
+            msgs = res["msgs"] = []
+            if nonempty.any():
+                for i in np.flatnonzero(nonempty)[:ERROR_SAMPLE]:
                     raw = body[fs[i]:fe[i]].decode("utf-8", "replace")
                     if raw.startswith('"'):
                         raw = next(csv.reader(io.StringIO(raw)), [""])[0]
-                    self.error_messages.append(raw)
+                    msgs.append(raw)
+        return res
 
     def _table(self) -> Table:
         def cat(name, dtype=None):

@@ -42,6 +42,7 @@ def test_end_to_end_two_runs_overlay_report_and_recommendation(tmp, capsys):
     assert "| instances | runs | max throughput at SLO (req/s) | knee (req/s) | scaling efficiency vs 1 instance |" in md
     assert "EXTRAPOLATED" in md and "## Request details" in md and "## Warnings" in md
     html = (out / "report.html").read_text()
+    assert not (out / "latency-over-time-get-one.svg").exists()
     assert html.count("data:image/png;base64,") == 5 and "src=\"headroom" not in html
     one = load_run(str(a), Options(slo_s=0.020))
     two = load_run(str(b), Options(slo_s=0.020))
