@@ -330,3 +330,68 @@ func TestStartAtInThePastRefused(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, log)
 	}
 }
+
+// Tester 0 stops by its abort policy after step 1; tester 1, whose own
+// policy would carry on, must stop too (stop signal), and tester 0 must
+// clean up only after tester 1 is done.
+func TestTesterZeroStopSignal(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	fake := newFake()
+	srv := loadtest.NewMTLSServer(t, p, fake, true, false)
+	out := t.TempDir()
+	start := time.Now().Add(1500 * time.Millisecond).UTC().Format(time.RFC3339Nano)
+	cfgs := make([]Config, 2)
+	for i := range cfgs {
+		c := fakeConfig(t, p, srv.URL)
+		c.OutputDir = out
+		c.Target.Timeout = Duration(time.Second)
+		c.Steps = StepsConfig{MinConcurrency: 1, MaxConcurrency: 4, Step: 1, Duration: Duration(time.Second)}
+		c.Tester = TesterConfig{Index: i, Count: 2, StartAt: start, ScenarioGap: Duration(time.Second)}
+		cfgs[i] = c
+	}
+	cfgs[0].Abort = AbortConfig{MaxErrorRate: 1, MaxLatency: Duration(time.Nanosecond), Percentile: 50, ConsecutiveSteps: 1}
+	type res struct {
+		code      int
+		log       string
+		finished  time.Time
+		leftAtEnd int
+	}
+	results1 := make([]res, 2)
+	var wg sync.WaitGroup
+	for i := range cfgs {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			code, _, log := execute(t, cfgs[i], false)
+			results1[i] = res{code, log, time.Now(), fake.count()}
+		}(i)
+	}
+	wg.Wait()
+	for i, r := range results1 {
+		if r.code != 0 {
+			t.Fatalf("tester %d: exit %d\n%s", i, r.code, r.log)
+		}
+	}
+	if !strings.Contains(results1[1].log, "tester 0 stopped the ramp before step") {
+		t.Fatalf("tester 1 did not get the stop signal:\n%s", results1[1].log)
+	}
+	if results1[0].finished.Before(results1[1].finished) {
+		t.Fatalf("tester 0 cleaned up before tester 1 finished")
+	}
+	if fake.count() != 0 {
+		t.Fatalf("%d credentials left", fake.count())
+	}
+	dir := runDirs(t, out)
+	if len(dir) != 1 {
+		t.Fatalf("want one shared run directory, got %v", dir)
+	}
+	for _, f := range []string{"meta.json", "meta-1.json", "results-0.csv", "results-1.csv", "summary.json", "summary-1.json"} {
+		if _, err := os.Stat(filepath.Join(dir[0], f)); err != nil {
+			t.Fatalf("missing %s", f)
+		}
+	}
+	s1, _ := results.ReadSummary(filepath.Join(dir[0], "summary-1.json"))
+	if len(s1.Steps) >= 4 || len(s1.Steps) < 1 {
+		t.Fatalf("tester 1 ran %d steps", len(s1.Steps))
+	}
+}

@@ -364,20 +364,45 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 		meta.PlannedSteps = c.Capacity.MaxProbes
 	}
 	sum := &results.Summary{SLO: r.slo(), Testers: 1, Steps: []results.SummaryStep{}, Sources: []string{r.resultsName()}}
-	summaryBase := "summary"
-	if joined {
-		summaryBase = fmt.Sprintf("summary-%d", c.Tester.Index)
-	}
-	// A tester that joined another tester's directory keeps its own
-	// meta-<index>.json; meta.json stays the first tester's.
-	metaName := "meta.json"
-	if joined {
-		metaName = fmt.Sprintf("meta-%d.json", c.Tester.Index)
+	// Tester 0 owns meta.json and summary.json. Other testers write
+	// meta-<i>.json and summary-<i>.json, and also the plain names in a
+	// directory of their own (a tester VM), so that it stands alone.
+	ownPlain := func() bool {
+		if r.tester0() {
+			return true
+		}
+		if joined {
+			return false
+		}
+		m, err := results.ReadMeta(dir)
+		return err != nil || m.Tester == c.Tester.Index
 	}
 	writeMeta := func() {
-		if err := results.WriteMetaFile(filepath.Join(dir, metaName), meta); err != nil {
-			r.log.Printf("error: writing %s: %v", filepath.Join(dir, metaName), err)
+		names := []string{"meta.json"}
+		if !r.tester0() {
+			names = []string{fmt.Sprintf("meta-%d.json", c.Tester.Index)}
+			if ownPlain() {
+				names = append(names, "meta.json")
+			}
 		}
+		for _, name := range names {
+			if err := results.WriteMetaFile(filepath.Join(dir, name), meta); err != nil {
+				r.log.Printf("error: writing %s: %v", filepath.Join(dir, name), err)
+			}
+		}
+	}
+	writeSummary := func() error {
+		if r.tester0() {
+			return sum.WriteFiles(dir)
+		}
+		plain := ownPlain()
+		if err := sum.WriteFilesAs(dir, fmt.Sprintf("summary-%d", c.Tester.Index)); err != nil {
+			return err
+		}
+		if plain {
+			return sum.WriteFiles(dir)
+		}
+		return nil
 	}
 	writeMeta()
 	r.log.Printf("scenario %s: run directory %s", scenario, dir)
@@ -386,7 +411,7 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 	state := &scenarioState{r: r, scenario: scenario, names: n, engine: engine, plan: plan, dir: dir, meta: meta, sum: sum, start: start,
 		flush: func() {
 			writeMeta()
-			_ = sum.WriteFilesAs(dir, summaryBase)
+			_ = writeSummary()
 		}}
 	runErr := state.execute(ctx)
 
@@ -442,7 +467,7 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 	meta.StoppedReason = sum.StoppedReason
 	writeMeta()
 	sum.Finish()
-	if err := sum.WriteFilesAs(dir, summaryBase); err != nil {
+	if err := writeSummary(); err != nil {
 		r.log.Printf("error: writing the summary: %v", err)
 		status = max(status, ExitFailed)
 	}

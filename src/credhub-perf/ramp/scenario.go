@@ -300,7 +300,10 @@ func (s *scenarioState) signalStop(reason string) {
 // stopSignal checks, just before step i starts, whether tester 0 stopped.
 func (s *scenarioState) stopSignal(ctx context.Context, i int) string {
 	if at := s.stepStart(i); !at.IsZero() {
-		if d := time.Until(at) - 500*time.Millisecond; d > 0 {
+		// Look shortly before the step starts: late enough to see a signal
+		// tester 0 wrote right after the step before the previous one.
+		lead := min(500*time.Millisecond, s.r.slot()/4)
+		if d := time.Until(at) - lead; d > 0 {
 			select {
 			case <-ctx.Done():
 				return ""
