@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -247,7 +248,7 @@ func TestResponseFraming(t *testing.T) {
 	// servers closing keep-alive connections (like Tomcat after 100
 	// requests) must all be read correctly by the lean client.
 	var n atomic.Int64
-	srv := loadtest.NewMTLSServer(t, loadtest.NewPKI(t, loadtest.ECDSA), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		k := n.Add(1)
 		switch r.URL.Path {
 		case "/chunked":
@@ -273,8 +274,19 @@ func TestResponseFraming(t *testing.T) {
 		default:
 			w.Write([]byte("0123456789"))
 		}
-	}), false, false)
-	opts := load.ClientOptions{KeepAlive: true, Timeout: 5 * time.Second, TLS: load.TLSOptions{Insecure: true}}
+	})
+	tlsSrv := loadtest.NewMTLSServer(t, loadtest.NewPKI(t, loadtest.ECDSA), handler, false, false)
+	plain := httptest.NewServer(handler)
+	defer plain.Close()
+	for _, srv := range []*httptest.Server{tlsSrv.Server, plain} {
+		for _, ka := range []bool{true, false} {
+			framing(t, srv, ka)
+		}
+	}
+}
+
+func framing(t *testing.T, srv *httptest.Server, keepAlive bool) {
+	opts := load.ClientOptions{KeepAlive: keepAlive, Timeout: 5 * time.Second, TLS: load.TLSOptions{Insecure: true}}
 	for _, c := range []struct {
 		method, path string
 		bytes        int64
@@ -287,7 +299,7 @@ func TestResponseFraming(t *testing.T) {
 		res := run(t, opts, load.Template{Method: c.method, URL: srv.URL + c.path, Body: ""}, load.Step{Concurrency: 2, Requests: 12})
 		for _, r := range res {
 			if r.Err != "" || r.Status != c.status || r.BytesIn != c.bytes {
-				t.Fatalf("%s %s: %+v", c.method, c.path, r)
+				t.Fatalf("%s %s%s keep-alive %v: %+v", c.method, srv.URL, c.path, keepAlive, r)
 			}
 		}
 	}

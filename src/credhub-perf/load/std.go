@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"sync/atomic"
 	"time"
 )
 
@@ -75,28 +76,20 @@ func (w *worker) doStd(ctx context.Context, r *Result) {
 		}
 	}
 
-	var dnsStart, connStart, reqStart, delayStart, resStart time.Time
-	phase := "dial"
+	// Trace callbacks may run on the transport's goroutines (HTTP/2 reads
+	// and writes on separate ones, and late callbacks after a timeout), so
+	// they only store atomic timestamps that are read once Do returns.
+	tr := &stdTrace{base: time.Now()}
 	trace := &httptrace.ClientTrace{
-		DNSStart: func(httptrace.DNSStartInfo) { dnsStart = time.Now() },
-		DNSDone:  func(httptrace.DNSDoneInfo) { r.DNS = time.Since(dnsStart) },
-		GetConn:  func(string) { connStart = time.Now() },
+		DNSStart: func(httptrace.DNSStartInfo) { tr.mark(&tr.dnsStart) },
+		DNSDone:  func(httptrace.DNSDoneInfo) { tr.mark(&tr.dnsDone) },
+		GetConn:  func(string) { tr.mark(&tr.getConn) },
 		GotConn: func(info httptrace.GotConnInfo) {
-			if !info.Reused {
-				r.DNSDial = time.Since(connStart)
-			}
-			reqStart = time.Now()
-			phase = "write"
+			tr.reused.Store(info.Reused)
+			tr.mark(&tr.gotConn)
 		},
-		WroteRequest: func(httptrace.WroteRequestInfo) {
-			delayStart = time.Now()
-			r.ReqWrite = delayStart.Sub(reqStart)
-			phase = "read"
-		},
-		GotFirstResponseByte: func() {
-			resStart = time.Now()
-			r.RespDelay = resStart.Sub(delayStart)
-		},
+		WroteRequest:         func(httptrace.WroteRequestInfo) { tr.mark(&tr.wrote) },
+		GotFirstResponseByte: func() { tr.mark(&tr.firstByte) },
 	}
 	req = req.WithContext(httptrace.WithClientTrace(ctx, trace))
 	start := time.Now()
@@ -115,16 +108,47 @@ func (w *worker) doStd(ctx context.Context, r *Result) {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		if phase == "dial" && e.scheme == "https" && isTLSError(err) {
+		phase := "dial"
+		switch {
+		case tr.wrote.Load() != 0:
+			phase = "read"
+		case tr.gotConn.Load() != 0:
+			phase = "write"
+		case e.scheme == "https" && isTLSError(err):
 			phase = "tls handshake"
 		}
 		r.Err = errText(ctx, phase, err)
 	}
 	end := time.Now()
-	if !resStart.IsZero() {
-		r.RespRead = end.Sub(resStart)
-	}
 	r.Latency = end.Sub(start)
+	endNS := int64(end.Sub(tr.base)) + 1
+	r.DNS = tr.span(&tr.dnsStart, &tr.dnsDone, 0)
+	if !tr.reused.Load() {
+		r.DNSDial = tr.span(&tr.getConn, &tr.gotConn, 0)
+	}
+	r.ReqWrite = tr.span(&tr.gotConn, &tr.wrote, 0)
+	r.RespDelay = tr.span(&tr.wrote, &tr.firstByte, 0)
+	r.RespRead = tr.span(&tr.firstByte, nil, endNS)
+}
+
+type stdTrace struct {
+	base                                                  time.Time
+	dnsStart, dnsDone, getConn, gotConn, wrote, firstByte atomic.Int64 // ns since base + 1; 0 = not seen
+	reused                                                atomic.Bool
+}
+
+func (t *stdTrace) mark(a *atomic.Int64) { a.Store(int64(time.Since(t.base)) + 1) }
+
+// span is b - a when both were seen (b may be given as a value instead).
+func (t *stdTrace) span(a, b *atomic.Int64, bv int64) time.Duration {
+	av := a.Load()
+	if b != nil {
+		bv = b.Load()
+	}
+	if av == 0 || bv == 0 || bv < av {
+		return 0
+	}
+	return time.Duration(bv - av)
 }
 
 func isTLSError(err error) bool {
