@@ -256,7 +256,7 @@ var configKeys = []configKey{
 	{"steps.requests", "int", "1000", "", "Measured requests per step (closed loop), when `steps.duration` is 0.", setInt(func(c *Config) *int { return &c.Steps.Requests })},
 	{"steps.duration", "duration", "0", "", "Measured time per step; when > 0 it replaces `steps.requests`. Required with several testers.", setDuration(func(c *Config) *Duration { return &c.Steps.Duration })},
 	{"steps.warmup", "duration", "0", "", "Warm-up at the start of every step: requests are sent at the step's load but not written to the CSV and not counted.", setDuration(func(c *Config) *Duration { return &c.Steps.Warmup })},
-	{"steps.rates", "list of number", "[]", "", "Open-loop mode: one step per target rate (requests/s, total for this tester), in order; replaces the concurrency ramp. Flag form: comma-separated.", func(c *Config, v string) error {
+	{"steps.rates", "list of number", "[]", "", "Open-loop mode: one step per target rate (requests/s, total for this tester), increasing; replaces the concurrency ramp. Flag form: comma-separated.", func(c *Config, v string) error {
 		c.Steps.Rates = nil
 		for _, s := range splitList(v) {
 			f, err := strconv.ParseFloat(s, 64)
@@ -440,6 +440,9 @@ func (c *Config) Validate(capacity bool) []error {
 		for i, r := range s.Rates {
 			if !(r > 0) {
 				bad("steps.rates", "rate #%d must be > 0 requests/s, got %g", i+1, r)
+			} else if i > 0 && r <= s.Rates[i-1] {
+				// Steps are told apart by their rate in the CSV.
+				bad("steps.rates", "rates must increase: rate #%d (%g) is not above rate #%d (%g)", i+1, r, i, s.Rates[i-1])
 			}
 		}
 	}

@@ -151,6 +151,7 @@ func TestValidateEachBadValueOneLine(t *testing.T) {
 		{"steps.warmup", func(c *Config) { c.Steps.Warmup = Duration(-time.Second) }},
 		{"steps.rates", func(c *Config) { c.Steps.Rates = []float64{10, -1}; c.Steps.Duration = Duration(time.Second) }},
 		{"steps.duration", func(c *Config) { c.Steps.Rates = []float64{10} }},
+		{"steps.rates", func(c *Config) { c.Steps.Rates = []float64{10, 10}; c.Steps.Duration = Duration(time.Second) }},
 		{"seed.credentials", func(c *Config) { c.Seed.Credentials = 0 }},
 		{"seed.bytes", func(c *Config) { c.Seed.Bytes = 70000 }},
 		{"cleanup.mode", func(c *Config) { c.Cleanup.Mode = "truncate" }},
