@@ -251,13 +251,23 @@ def _per_step_stairs(run: Run, values: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 
 def _shade_steps(ax, run: Run, label_y: float | None, text: bool = True) -> None:
-    nsteps = len(run.steps)
-    every = max(1, nsteps // 14)
+    lo, hi = float(run.steps[0].t0), float(run.steps[-1].t1)
+    span = max(hi - lo, 1e-9)
+    free = [-1.0, -1.0]  # right edge (axis fraction) of the last label on each of two rows
     for i, s in enumerate(run.steps):
         ax.axvspan(s.t0, s.t1, color=SHADES[i % 2], zorder=0, lw=0)
-        if text and i % every == 0:
-            ax.text((s.t0 + s.t1) / 2, 0.97, _step_label(s), transform=ax.get_xaxis_transform(),
-                    ha="center", va="top", fontsize=8.5, color="#333333", zorder=5)
+        if not text:
+            continue
+        label = _step_label(s)
+        centre = ((s.t0 + s.t1) / 2 - lo) / span
+        half = 0.0045 * len(label)  # rough text half-width at 8.5 pt on a 12 in wide axis
+        for row, y in enumerate((0.97, 0.91)):
+            if centre - half > free[row] + 0.004:
+                ax.text((s.t0 + s.t1) / 2, y, label, transform=ax.get_xaxis_transform(), ha="center", va="top",
+                        fontsize=8.5, color="#333333", zorder=5,
+                        bbox=dict(boxstyle="square,pad=0.1", fc=SHADES[i % 2], ec="none", alpha=0.8))
+                free[row] = centre + half
+                break
 
 
 def latency_over_time(run: Run, opts: Options, out_dir: str, formats: list[str]) -> list[str]:
@@ -321,8 +331,9 @@ def overlay(runs: list[Run], opts: Options, out_dir: str, formats: list[str], sc
             ax.plot(xs[bad], ys[bad], "x", color="#d62728", ms=10, mew=2)
         if r.max_tput is not None:
             ax.plot([r.max_tput], [slo_ms], marker="*", ms=18, color=c, mec="black", zorder=6)
-            ax.annotate(f"{r.max_tput:,.0f}", (r.max_tput, slo_ms), xytext=(0, -18), textcoords="offset points",
-                        ha="center", fontsize=9, color=c, fontweight="bold")
+            ax.annotate(f"{r.max_tput:,.0f} req/s", (r.max_tput, slo_ms), xytext=(8, -22),
+                        textcoords="offset points", ha="left", fontsize=9, color=c, fontweight="bold", zorder=8,
+                        bbox=dict(boxstyle="round,pad=0.2", fc="white", ec=c, alpha=0.9))
     ax.plot([], [], ":", color="grey", label="dotted: p50 of the same run")
     if any(s.error_rate > opts.max_error_rate for r in ordered for s in r.steps):
         ax.plot([], [], "x", color="#d62728", mew=2, label=f"step over {opts.max_error_rate:.0%} errors")
