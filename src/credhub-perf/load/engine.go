@@ -41,7 +41,6 @@ type Engine struct {
 	body     *text
 	headers  []header
 	hasUA    bool
-	hasCT    bool
 	tlsConf  *tls.Config
 	fast     bool
 	static   []byte // pre-rendered request (fast path, no per-request values)
@@ -117,8 +116,6 @@ func New(opts ClientOptions, t Template) (*Engine, error) {
 			continue
 		case "User-Agent":
 			e.hasUA = true
-		case "Content-Type":
-			e.hasCT = true
 		}
 		for _, v := range vals {
 			if strings.ContainsAny(v, "\r\n") {
