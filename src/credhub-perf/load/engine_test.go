@@ -521,3 +521,32 @@ func TestAuthorizeHook(t *testing.T) {
 		}
 	})
 }
+
+// TestServerClosesIdleConnections: a server that closes idle keep-alive
+// connections (CredHub's Tomcat does) must cost neither errors nor stalls:
+// the lean client notices the closed connection and retries once on a new
+// one, as net/http does.
+func TestServerClosesIdleConnections(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), true, false)
+	srv.Config.IdleTimeout = 100 * time.Millisecond
+	plain := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	plain.Config.IdleTimeout = 100 * time.Millisecond
+	plain.Start()
+	defer plain.Close()
+	for _, u := range []string{srv.URL, plain.URL} {
+		start := time.Now()
+		// 2 workers at 4 requests/s: every connection idles 250 ms.
+		res := run(t, mtlsOpts(p, true), load.Template{URL: u}, load.Step{Concurrency: 2, QPS: 4, Requests: 8})
+		for _, r := range res {
+			// DNSDial > 0: the request found its connection closed and
+			// opened a new one.
+			if r.Err != "" || r.Latency > time.Second || r.DNSDial == 0 {
+				t.Fatalf("%s: %+v", u, r)
+			}
+		}
+		if el := time.Since(start); el > 4*time.Second {
+			t.Fatalf("%s: took %v", u, el)
+		}
+	}
+}
