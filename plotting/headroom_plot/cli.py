@@ -20,7 +20,8 @@ inputs:
 
 outputs (in --out):
   headroom-<scenario>-<label>.<fmt>            one per run
-  latency-over-time-<scenario>-<label>.<fmt>   one per run
+  latency-over-time-<scenario>-<label>.png     one per run (in --format's other
+                                               formats only when png is not asked for)
   overlay-<scenario>.<fmt>                     when 2 or more runs share a scenario
   report.md, report.html                       tables, recommendation, warnings
                                                (report.html has the images inlined)

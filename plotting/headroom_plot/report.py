@@ -41,11 +41,14 @@ def request_details(runs: list[Run]) -> tuple[list[str], list[list[str]]]:
     rows = []
     for r in runs:
         concs = [s.concurrency for s in r.steps]
+        known = [c for c in concs if c is not None]
+        fmt = ", ".join(sorted({t.format for t in r.files}))
+        if len(r.files) > 1:
+            fmt += f" ({len(r.files)} testers)"
         rows.append([r.label, r.scenario, "-" if r.instances is None else str(r.instances),
-                     _span([s.requests for s in r.steps]), _conc_step(concs), _span([min(c for c in concs if c is not None)]) if any(c is not None for c in concs) else "-",
-                     _span([max(c for c in concs if c is not None)]) if any(c is not None for c in concs) else "-",
-                     str(len(r.steps)), f"{r.total:,}",
-                     ", ".join(sorted({t.format for t in r.files})) + (f" ({len(r.files)} testers)" if len(r.files) > 1 else "")])
+                     _span([s.requests for s in r.steps]), _conc_step(concs),
+                     f"{min(known):g}" if known else "-", f"{max(known):g}" if known else "-",
+                     str(len(r.steps)), f"{r.total:,}", fmt])
     return head, rows
 
 

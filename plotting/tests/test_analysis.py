@@ -202,3 +202,18 @@ def test_recommendation_measured_and_extrapolated():
     assert r.instances is None and "did not add capacity" in r.text
     single = [CapacityRow("get", "2", 2, 1, 180.0, None, None)]
     assert recommend(single, "get", 400).instances == 5  # 90 req/s per instance, linear
+
+
+def test_open_loop_warnings_rate_missed_and_schedule_lag(tmp):
+    d = tmp / "open"
+    d.mkdir()
+    rows = []
+    # asked for 200 req/s, the target only managed 100 req/s and requests left up to 50 ms late
+    for i in range(200):
+        rows.append((i * 0.01, 0.005, 200, 8, 200, 0.05 if i % 2 else 0.0))
+    write_ours(d / "results.csv", rows)
+    run = load_run(str(d), Options())
+    s = run.steps[0]
+    assert s.rate == 200 and s.littles_residual is None and s.sched_lag_p99_s == pytest.approx(0.05)
+    assert any("reached only 100 req/s" in w for w in run.warnings)
+    assert any("p99 schedule lag 50 ms" in w for w in run.warnings)
