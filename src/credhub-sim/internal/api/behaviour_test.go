@@ -252,3 +252,13 @@ func closedLoop(t *testing.T, h *harness, c int, d time.Duration) (float64, time
 	}
 	return float64(n.Load()) / elapsed.Seconds(), time.Duration(total.Load() / n.Load())
 }
+
+func TestHealthReflectsDatabase(t *testing.T) {
+	h := newHarness(t, dbURL(t, "sqlite"), nil)
+	h.expect(h.do(h.anon, "GET", "/health", nil), 200, `{"status":"UP"}`)
+	h.store.Close()
+	h.expect(h.do(h.anon, "GET", "/health", nil), 503, `{"status":"DOWN"}`)
+	if !bytes.Contains(h.logs.Bytes(), []byte("database unreachable")) {
+		t.Fatalf("no log line for the failed health check: %s", h.logs.String())
+	}
+}
