@@ -60,6 +60,7 @@ type Summary struct {
 	Knee            *float64 `json:"knee"`
 	KneeConcurrency *int     `json:"knee_concurrency"`
 	KneeRate        *float64 `json:"knee_rate"`
+	KneeStep        *int     `json:"knee_step"`
 	// MaxThroughputAtSLO is the highest throughput meeting the SLO,
 	// interpolated linearly between a passing and the next failing step.
 	MaxThroughputAtSLO *float64  `json:"max_throughput_at_slo"`
@@ -107,7 +108,7 @@ func (s *Summary) Finish() {
 		s.Steps[i].Step = i
 	}
 	s.Requests, s.Errors = 0, 0
-	s.Knee, s.KneeConcurrency, s.KneeRate, s.MaxThroughputAtSLO = nil, nil, nil, nil
+	s.Knee, s.KneeConcurrency, s.KneeRate, s.KneeStep, s.MaxThroughputAtSLO = nil, nil, nil, nil, nil
 	bestPower := 0.0
 	for i := range s.Steps {
 		st := &s.Steps[i]
@@ -118,8 +119,8 @@ func (s *Summary) Finish() {
 		}
 		if p := st.Throughput / st.MeanS; p > bestPower {
 			bestPower = p
-			t, c, r := st.Throughput, st.Concurrency, st.Rate
-			s.Knee, s.KneeConcurrency, s.KneeRate = &t, &c, &r
+			t, c, r, k := st.Throughput, st.Concurrency, st.Rate, st.Step
+			s.Knee, s.KneeConcurrency, s.KneeRate, s.KneeStep = &t, &c, &r, &k
 		}
 	}
 	best := math.Inf(-1)
@@ -218,6 +219,8 @@ func (s *Summary) WriteTable(w io.Writer) {
 		at := fmt.Sprintf("concurrency %d", *s.KneeConcurrency)
 		if s.KneeRate != nil && *s.KneeRate > 0 {
 			at = fmt.Sprintf("rate %g req/s", *s.KneeRate)
+		} else if *s.KneeConcurrency == 0 && s.KneeStep != nil {
+			at = fmt.Sprintf("step %d", *s.KneeStep) // a format without a concurrency column
 		}
 		fmt.Fprintf(w, "knee: %.1f req/s (at %s)\n", *s.Knee, at)
 	} else {
