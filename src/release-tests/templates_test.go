@@ -394,6 +394,7 @@ func TestTemplatesSeveralTesters(t *testing.T) {
 		got := get(t, cfg, "tester.index").(int)
 		assertEqual(t, "tester.count", get(t, cfg, "tester.count"), 3)
 		assertEqual(t, "tester.index", got, idx)
+		assertEqual(t, "tester.scenario_gap", get(t, cfg, "tester.scenario_gap"), "1m")
 		if seen[got] {
 			t.Errorf("tester index %d rendered twice", got)
 		}

@@ -157,66 +157,47 @@ func releasePackageVersions(t *testing.T, mf []byte) map[string]string {
 	return out
 }
 
-func TestZErrandRehearsal(t *testing.T) {
-	if _, err := exec.LookPath("unshare"); err != nil {
-		t.Fatalf("unshare (util-linux) is needed for the errand rehearsal: %v", err)
-	}
-	_, varVcapBefore := os.Stat("/var/vcap")
-	rel := devRelease(t)
-	work := t.TempDir()
+// rehearsal is the state shared by the steps of the errand rehearsal.
+type rehearsal struct {
+	work  string
+	sim   *simTarget
+	job   string // extracted job archive of the built release
+	ns    string // this process's mount namespace
+	creds map[string]string
+}
 
-	// The release as the director gets it: job and package archives.
-	entries := tgzFile(t, rel.tarball, func(n string) bool {
-		return n == "release.MF" || strings.HasPrefix(n, "packages/") || strings.HasPrefix(n, "jobs/")
-	})
-	versions := releasePackageVersions(t, entries["release.MF"])
-	for _, name := range []string{"golang-1-linux", "credhub-perf"} {
-		p := filepath.Join(work, "release", "packages", name+".tgz")
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, entries["packages/"+name+".tgz"], 0o644); err != nil {
-			t.Fatal(err)
-		}
+// unshare runs one of the testdata/rehearse-*.sh scripts in a new private
+// mount namespace.
+func (r *rehearsal) unshare(t *testing.T, script string, env []string, args ...string) {
+	t.Helper()
+	uargs := []string{"--mount", "--propagation", "private"}
+	if os.Geteuid() != 0 {
+		uargs = append([]string{"--user", "--map-root-user"}, uargs...)
 	}
-	jobDir := filepath.Join(work, "release", "job")
-	if err := os.MkdirAll(jobDir, 0o755); err != nil {
-		t.Fatal(err)
+	uargs = append(uargs, "bash", filepath.Join(repoRoot(t), "src", "release-tests", "testdata", script))
+	uargs = append(uargs, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "unshare", uargs...)
+	cmd.Env = append(append(os.Environ(), "WORK="+r.work, "PARENT_MNT_NS="+r.ns), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, out)
 	}
-	tarCmd := exec.Command("tar", "-xzf", "-", "-C", jobDir)
-	tarCmd.Stdin = bytes.NewReader(entries["jobs/credhub-perf.tgz"])
-	if out, err := tarCmd.CombinedOutput(); err != nil {
-		t.Fatalf("extracting the job archive: %v\n%s", err, out)
-	}
+}
 
-	sim := startCredHubSim(t, work)
-	// A credential outside the run's prefix: it must survive cleanup, and it
-	// proves the path query below sees what exists.
-	const canary = "/credhub-perf-rehearsal-canary/keep"
-	if code, body := sim.do(t, "PUT", "/api/v1/data", map[string]interface{}{"name": canary, "type": "value", "value": "x"}); code != 200 {
-		t.Fatalf("seeding the canary: %d %s", code, body)
-	}
-	if got := sim.namesUnder(t, "/credhub-perf-rehearsal-canary"); len(got) != 1 {
-		t.Fatalf("canary not found by path query: %v", got)
-	}
-
-	read := func(name string) string {
-		b, err := os.ReadFile(filepath.Join(sim.certs, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	props := map[string]interface{}{
+// errandProps are the tester's properties for the rehearsal: short
+// time-based steps against credhub-sim.
+func (r *rehearsal) errandProps(label string, scenarios []interface{}, tester map[string]interface{}) map[string]interface{} {
+	p := map[string]interface{}{
 		"credhub": map[string]interface{}{
-			"url":         sim.url,
-			"ca_cert":     read("ca.crt"),
-			"client_cert": map[string]interface{}{"certificate": read("client.crt"), "private_key": read("client.key")},
-			"label":       "rehearsal",
+			"url":         r.sim.url,
+			"ca_cert":     r.creds["ca.crt"],
+			"client_cert": map[string]interface{}{"certificate": r.creds["client.crt"], "private_key": r.creds["client.key"]},
+			"label":       label,
 			"instances":   1,
 			"timeout":     "10s",
 		},
-		"scenarios": []interface{}{"get", "set", "interpolate"},
+		"scenarios": scenarios,
 		"steps": map[string]interface{}{
 			"min_concurrency": 1, "max_concurrency": 3, "step": 2,
 			"duration": "1s", "warmup": "0s",
@@ -224,159 +205,293 @@ func TestZErrandRehearsal(t *testing.T) {
 		"seed":    map[string]interface{}{"credentials": 20, "bytes": 256},
 		"cleanup": map[string]interface{}{"mode": "api"},
 	}
+	if tester != nil {
+		p["tester"] = tester
+	}
+	return p
+}
+
+// renderTester renders the release's job for one instance into
+// WORK/NAME/rendered and returns WORK/NAME.
+func (r *rehearsal) renderTester(t *testing.T, name string, props map[string]interface{}, index int) string {
+	t.Helper()
 	propsYAML, err := yaml.Marshal(props)
 	if err != nil {
 		t.Fatal(err)
 	}
-	job := loadJobFrom(t, "credhub-perf", jobDir, "job.MF")
-	rendered, err := renderLoadedJob(t, job, string(propsYAML), instanceSpec{Index: 0, Bootstrap: true})
+	job := loadJobFrom(t, "credhub-perf", r.job, "job.MF")
+	rendered, err := renderLoadedJob(t, job, string(propsYAML), instanceSpec{Index: index, Bootstrap: index == 0})
 	if err != nil {
 		t.Fatalf("rendering the job from the release: %v", err)
 	}
-	if out, err := exec.Command("cp", "-a", rendered, filepath.Join(work, "rendered")).CombinedOutput(); err != nil {
+	dir := filepath.Join(r.work, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cp", "-a", rendered, filepath.Join(dir, "rendered")).CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
+	return dir
+}
 
-	ns, err := os.Readlink("/proc/self/ns/mnt")
-	if err != nil {
-		t.Fatalf("reading this process's mount namespace: %v", err)
-	}
-	args := []string{"--mount", "--propagation", "private"}
-	if os.Geteuid() != 0 {
-		args = append([]string{"--user", "--map-root-user"}, args...)
-	}
-	args = append(args, "bash", filepath.Join(repoRoot(t), "src", "release-tests", "testdata", "rehearse.sh"))
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "unshare", args...)
-	cmd.Env = append(os.Environ(), "WORK="+work, "PARENT_MNT_NS="+ns,
-		"GOLANG_VERSION="+versions["golang-1-linux"], "CREDHUB_PERF_VERSION="+versions["credhub-perf"])
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("rehearsal: %v\n%s", err, out)
-	}
-	if _, err := os.Stat("/var/vcap"); errors.Is(varVcapBefore, os.ErrNotExist) && err == nil {
-		t.Fatal("the rehearsal created the machine's real /var/vcap")
-	}
+type errandResult struct {
+	dir, stdout, stderr string
+}
 
-	if gv, _ := os.ReadFile(filepath.Join(work, "go-version")); !strings.Contains(string(gv), "go version go1.") {
-		t.Errorf("golang-1-linux package: go version printed %q", gv)
-	}
-	stdout, _ := os.ReadFile(filepath.Join(work, "errand.stdout"))
-	stderr, _ := os.ReadFile(filepath.Join(work, "errand.stderr"))
-	rc, _ := os.ReadFile(filepath.Join(work, "errand.rc"))
+// checkExit reads a tester's exit status and output; it must have exited 0.
+func checkExit(t *testing.T, dir string) errandResult {
+	t.Helper()
+	stdout, _ := os.ReadFile(filepath.Join(dir, "stdout"))
+	stderr, _ := os.ReadFile(filepath.Join(dir, "stderr"))
+	rc, _ := os.ReadFile(filepath.Join(dir, "rc"))
 	if strings.TrimSpace(string(rc)) != "0" {
-		t.Fatalf("bin/run exited %s\nstdout:\n%s\nstderr:\n%s", rc, indent(string(stdout), "  "), indent(string(stderr), "  "))
+		t.Fatalf("%s: bin/run exited %q\nstdout:\n%s\nstderr:\n%s", filepath.Base(dir), rc, indent(string(stdout), "  "), indent(string(stderr), "  "))
 	}
-	modes, _ := os.ReadFile(filepath.Join(work, "modes"))
-	for _, line := range strings.Split(strings.TrimSpace(string(modes)), "\n") {
-		if !strings.HasPrefix(line, "600 ") {
-			t.Errorf("after bin/run: %s (want mode 600)", line)
-		}
-	}
+	return errandResult{dir: dir, stdout: string(stdout), stderr: string(stderr)}
+}
 
-	logDir := filepath.Join(work, "vcap", "sys", "log", "credhub-perf")
-	dirs, err := os.ReadDir(logDir)
+// runDirs maps scenario -> run directory in a tester's log dir.
+func runDirs(t *testing.T, logDir, label string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(logDir)
 	if err != nil {
 		t.Fatalf("log dir: %v", err)
 	}
-	runDirs := map[string]string{}
-	for _, d := range dirs {
-		if !d.IsDir() {
-			continue
-		}
+	out := map[string]string{}
+	for _, d := range entries {
 		for _, sc := range []string{"get", "set", "interpolate"} {
-			if strings.HasSuffix(d.Name(), "-"+sc+"-rehearsal") {
-				runDirs[sc] = filepath.Join(logDir, d.Name())
+			if d.IsDir() && strings.HasSuffix(d.Name(), "-"+sc+"-"+label) {
+				if prev, dup := out[sc]; dup {
+					t.Errorf("two %s run directories: %s and %s", sc, prev, d.Name())
+				}
+				out[sc] = filepath.Join(logDir, d.Name())
 			}
 		}
 	}
-	if len(runDirs) != 3 {
-		t.Fatalf("run directories in %s: %v; want one per scenario (get, set, interpolate)", logDir, dirs)
+	return out
+}
+
+type stepSummary struct {
+	Concurrency int `json:"concurrency"`
+	Requests    int `json:"requests"`
+	Errors      int `json:"errors"`
+}
+
+// readCSV checks the header and returns the data rows.
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("results: %v", err)
 	}
-	for sc, dir := range runDirs {
-		for _, f := range []string{"meta.json", "summary.json", "summary.txt", "results.csv"} {
-			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-				t.Errorf("%s run: %v", sc, err)
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if len(rows) < 2 || strings.Join(rows[0], ",") != csvHeader {
+		t.Fatalf("%s: %d rows, header %v", path, len(rows), rows[0])
+	}
+	return rows[1:]
+}
+
+func TestZErrandRehearsal(t *testing.T) {
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Fatalf("unshare (util-linux) is needed for the errand rehearsal: %v", err)
+	}
+	_, varVcapBefore := os.Stat("/var/vcap")
+	rel := devRelease(t)
+	r := &rehearsal{work: t.TempDir(), creds: map[string]string{}}
+	var err error
+	if r.ns, err = os.Readlink("/proc/self/ns/mnt"); err != nil {
+		t.Fatalf("reading this process's mount namespace: %v", err)
+	}
+
+	// The release as the director gets it: job and package archives.
+	entries := tgzFile(t, rel.tarball, func(n string) bool {
+		return n == "release.MF" || strings.HasPrefix(n, "packages/") || strings.HasPrefix(n, "jobs/")
+	})
+	versions := releasePackageVersions(t, entries["release.MF"])
+	for _, name := range []string{"golang-1-linux", "credhub-perf"} {
+		p := filepath.Join(r.work, "release", "packages", name+".tgz")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, entries["packages/"+name+".tgz"], 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.job = filepath.Join(r.work, "release", "job")
+	if err := os.MkdirAll(r.job, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	untar := exec.Command("tar", "-xzf", "-", "-C", r.job)
+	untar.Stdin = bytes.NewReader(entries["jobs/credhub-perf.tgz"])
+	if out, err := untar.CombinedOutput(); err != nil {
+		t.Fatalf("extracting the job archive: %v\n%s", err, out)
+	}
+
+	r.unshare(t, "rehearse-compile.sh", []string{
+		"GOLANG_VERSION=" + versions["golang-1-linux"], "CREDHUB_PERF_VERSION=" + versions["credhub-perf"]})
+	if gv, _ := os.ReadFile(filepath.Join(r.work, "go-version")); !strings.Contains(string(gv), "go version go1.") {
+		t.Errorf("golang-1-linux package: go version printed %q", gv)
+	}
+	perfBin := filepath.Join(r.work, "vcap", "data", "packages", "credhub-perf", versions["credhub-perf"], "bin")
+	for _, b := range []string{"credhub-perf", "hey"} {
+		if _, err := os.Stat(filepath.Join(perfBin, b)); err != nil {
+			t.Fatalf("compiled package: %v", err)
+		}
+	}
+
+	r.sim = startCredHubSim(t, r.work)
+	for _, f := range []string{"ca.crt", "client.crt", "client.key"} {
+		b, err := os.ReadFile(filepath.Join(r.sim.certs, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.creds[f] = string(b)
+	}
+	// A credential outside the runs' prefix: it must survive cleanup, and it
+	// proves the path query below sees what exists.
+	const canary = "/credhub-perf-rehearsal-canary/keep"
+	if code, body := r.sim.do(t, "PUT", "/api/v1/data", map[string]interface{}{"name": canary, "type": "value", "value": "x"}); code != 200 {
+		t.Fatalf("seeding the canary: %d %s", code, body)
+	}
+	if got := r.sim.namesUnder(t, "/credhub-perf-rehearsal-canary"); len(got) != 1 {
+		t.Fatalf("canary not found by path query: %v", got)
+	}
+	checkCleanedUp := func(t *testing.T) {
+		t.Helper()
+		if left := r.sim.namesUnder(t, "/credhub-perf"); len(left) != 0 {
+			t.Errorf("credentials left after api cleanup: %v", left)
+		}
+		if code, body := r.sim.do(t, "GET", "/api/v1/data?name="+url.QueryEscape(canary)+"&current=true", nil); code != 200 {
+			t.Errorf("canary after the errand: %d %s", code, body)
+		}
+	}
+
+	t.Run("one tester", func(t *testing.T) {
+		dir := r.renderTester(t, "solo", r.errandProps("rehearsal", []interface{}{"get", "set", "interpolate"}, nil), 0)
+		r.unshare(t, "rehearse-run.sh", nil, dir)
+		res := checkExit(t, dir)
+		for _, f := range []string{"config/client.key", "config/config.yml"} {
+			if fi, err := os.Stat(filepath.Join(dir, "rendered", f)); err != nil || fi.Mode().Perm() != 0o600 {
+				t.Errorf("after bin/run, %s: mode %v, %v; want 0600", f, fi.Mode().Perm(), err)
 			}
 		}
-		var meta map[string]interface{}
-		if b, err := os.ReadFile(filepath.Join(dir, "meta.json")); err == nil {
+		runs := runDirs(t, filepath.Join(dir, "log", "credhub-perf"), "rehearsal")
+		if len(runs) != 3 {
+			t.Fatalf("run directories: %v; want one per scenario (get, set, interpolate)", runs)
+		}
+		for sc, run := range runs {
+			for _, f := range []string{"meta.json", "summary.json", "summary.txt", "results.csv"} {
+				if _, err := os.Stat(filepath.Join(run, f)); err != nil {
+					t.Errorf("%s run: %v", sc, err)
+				}
+			}
+			var meta map[string]interface{}
+			b, _ := os.ReadFile(filepath.Join(run, "meta.json"))
 			if err := json.Unmarshal(b, &meta); err != nil {
 				t.Errorf("%s meta.json: %v", sc, err)
 			}
-		}
-		for k, v := range map[string]interface{}{"scenario": sc, "label": "rehearsal", "instances": 1.0, "tls": "mtls", "cleanup": "api", "target_url": sim.url} {
-			if meta[k] != v {
-				t.Errorf("%s meta.json %s = %#v, want %#v", sc, k, meta[k], v)
+			for k, v := range map[string]interface{}{"scenario": sc, "label": "rehearsal", "instances": 1.0, "tls": "mtls", "cleanup": "api", "target_url": r.sim.url} {
+				if meta[k] != v {
+					t.Errorf("%s meta.json %s = %#v, want %#v", sc, k, meta[k], v)
+				}
+			}
+			if tv, _ := meta["tool_version"].(string); tv != "bosh-"+versions["credhub-perf"] {
+				t.Errorf("%s meta.json tool_version = %q; want bosh-<package version>", sc, tv)
+			}
+			rows := readCSV(t, filepath.Join(run, "results.csv"))
+			var sum struct{ Steps []stepSummary }
+			b, _ = os.ReadFile(filepath.Join(run, "summary.json"))
+			if err := json.Unmarshal(b, &sum); err != nil {
+				t.Fatalf("%s summary.json: %v", sc, err)
+			}
+			total := 0
+			for _, s := range sum.Steps {
+				total += s.Requests
+				if s.Errors != 0 {
+					t.Errorf("%s step at concurrency %d: %d errors", sc, s.Concurrency, s.Errors)
+				}
+			}
+			if len(sum.Steps) != 2 || total != len(rows) {
+				t.Errorf("%s: summary has %d steps and %d requests; the CSV has %d rows", sc, len(sum.Steps), total, len(rows))
+			}
+			// The summary table is in the errand's stdout (run-errand shows it).
+			txt, _ := os.ReadFile(filepath.Join(run, "summary.txt"))
+			if len(txt) == 0 || !strings.Contains(res.stdout, strings.TrimSpace(string(txt))) {
+				t.Errorf("%s: errand stdout does not contain summary.txt:\n%s", sc, indent(res.stdout, "  "))
 			}
 		}
-		if tv, _ := meta["tool_version"].(string); !strings.HasPrefix(tv, "bosh-") {
-			t.Errorf("%s meta.json tool_version = %q; want the package version (bosh-...)", sc, tv)
-		}
-
-		f, err := os.Open(filepath.Join(dir, "results.csv"))
-		if err != nil {
-			continue
-		}
-		rows, err := csv.NewReader(f).ReadAll()
-		f.Close()
-		if err != nil {
-			t.Errorf("%s results.csv: %v", sc, err)
-			continue
-		}
-		if len(rows) < 2 || strings.Join(rows[0], ",") != csvHeader {
-			t.Errorf("%s results.csv: %d rows, header %v", sc, len(rows), rows[0])
-			continue
-		}
-		var sum struct {
-			Steps []struct {
-				Concurrency int `json:"concurrency"`
-				Requests    int `json:"requests"`
-				Errors      int `json:"errors"`
-			} `json:"steps"`
-		}
-		b, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
-		if err := json.Unmarshal(b, &sum); err != nil {
-			t.Errorf("%s summary.json: %v", sc, err)
-			continue
-		}
-		total := 0
-		for _, s := range sum.Steps {
-			total += s.Requests
-			if s.Errors != 0 {
-				t.Errorf("%s step at concurrency %d: %d errors", sc, s.Concurrency, s.Errors)
+		for _, f := range []string{"credhub-perf.stdout.log", "credhub-perf.stderr.log"} {
+			if _, err := os.Stat(filepath.Join(dir, "log", "credhub-perf", f)); err != nil {
+				t.Errorf("errand log: %v", err)
 			}
 		}
-		if len(sum.Steps) != 2 || total != len(rows)-1 {
-			t.Errorf("%s: summary has %d steps and %d requests; CSV has %d rows", sc, len(sum.Steps), total, len(rows)-1)
+		for _, out := range []string{res.stdout, res.stderr} {
+			if strings.Contains(out, strings.TrimSpace(r.creds["client.key"])) {
+				t.Error("errand output contains the client private key")
+			}
 		}
-		// The summary table is in the errand's stdout (run-errand shows it).
-		txt, _ := os.ReadFile(filepath.Join(dir, "summary.txt"))
-		if len(txt) == 0 || !strings.Contains(string(stdout), strings.TrimSpace(string(txt))) {
-			t.Errorf("%s: errand stdout does not contain summary.txt:\n%s", sc, indent(string(stdout), "  "))
-		}
-	}
-	for _, f := range []string{"credhub-perf.stdout.log", "credhub-perf.stderr.log"} {
-		if _, err := os.Stat(filepath.Join(logDir, f)); err != nil {
-			t.Errorf("errand log: %v", err)
-		}
-	}
-	key := read("client.key")
-	for _, f := range []string{"errand.stdout", "errand.stderr"} {
-		b, _ := os.ReadFile(filepath.Join(work, f))
-		if strings.Contains(string(b), strings.TrimSpace(key)) {
-			t.Errorf("%s contains the client private key", f)
-		}
-	}
+		checkCleanedUp(t)
+		t.Logf("errand stdout:\n%s", indent(res.stdout, "  "))
+	})
 
-	// Cleanup: nothing left under the runs' prefix, the canary untouched.
-	if left := sim.namesUnder(t, "/credhub-perf"); len(left) != 0 {
-		t.Errorf("credentials left after api cleanup: %v", left)
+	t.Run("two testers", func(t *testing.T) {
+		// Rendered just before the run with a start a few seconds ahead, as
+		// an operator would set tester.start_at; both VMs get the same value.
+		start := time.Now().UTC().Add(10 * time.Second).Truncate(time.Second).Format(time.RFC3339)
+		var dirs []string
+		for i := 0; i < 2; i++ {
+			props := r.errandProps("pair", []interface{}{"get"}, map[string]interface{}{"count": 2, "start_at": start})
+			dirs = append(dirs, r.renderTester(t, fmt.Sprintf("tester%d", i), props, i))
+		}
+		r.unshare(t, "rehearse-run.sh", nil, dirs...)
+		merged := filepath.Join(r.work, "merged")
+		var names []string
+		rows := 0
+		for i, dir := range dirs {
+			res := checkExit(t, dir)
+			if !strings.Contains(res.stdout, "2 testers, step 0 at "+start) {
+				t.Errorf("tester %d stdout does not announce the shared start:\n%s", i, indent(res.stdout, "  "))
+			}
+			runs := runDirs(t, filepath.Join(dir, "log", "credhub-perf"), "pair")
+			run, ok := runs["get"]
+			if !ok {
+				t.Fatalf("tester %d: no get run directory", i)
+			}
+			names = append(names, filepath.Base(run))
+			csvName := fmt.Sprintf("results-%d.csv", i)
+			n := len(readCSV(t, filepath.Join(run, csvName)))
+			rows += n
+			// What --download-logs of both VMs gives, extracted together.
+			if err := os.MkdirAll(filepath.Join(merged, filepath.Base(run)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := exec.Command("cp", "-a", filepath.Join(run, csvName), filepath.Join(merged, filepath.Base(run))).CombinedOutput(); err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			if i == 0 {
+				if out, err := exec.Command("cp", "-a", filepath.Join(run, "meta.json"), filepath.Join(merged, filepath.Base(run))).CombinedOutput(); err != nil {
+					t.Fatalf("%v: %s", err, out)
+				}
+			}
+		}
+		if names[0] != names[1] {
+			t.Fatalf("testers wrote different run directories %v; they must share the run id", names)
+		}
+		out, err := exec.Command(filepath.Join(perfBin, "credhub-perf"), "merge", filepath.Join(merged, names[0])).CombinedOutput()
+		if err != nil {
+			t.Fatalf("credhub-perf merge: %v\n%s", err, out)
+		}
+		if !strings.Contains(string(out), fmt.Sprintf("total: %d requests", rows)) {
+			t.Errorf("merged summary does not count both testers' %d rows:\n%s", rows, out)
+		}
+		checkCleanedUp(t)
+	})
+
+	if _, err := os.Stat("/var/vcap"); errors.Is(varVcapBefore, os.ErrNotExist) && err == nil {
+		t.Fatal("the rehearsal created the machine's real /var/vcap")
 	}
-	if code, body := sim.do(t, "GET", "/api/v1/data?name="+url.QueryEscape(canary)+"&current=true", nil); code != 200 {
-		t.Errorf("canary after the errand: %d %s", code, body)
-	}
-	t.Logf("errand stdout:\n%s", indent(string(stdout), "  "))
-	_ = fmt.Sprint
 }

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs the rendered errand of each tester directory given as an argument, at
+# the same time, each in a mount namespace of its own (as on separate VMs):
+# DIR/rendered is mounted at /var/vcap/jobs/credhub-perf and DIR/log at
+# /var/vcap/sys/log; DIR/rc, DIR/stdout, DIR/stderr receive bin/run's exit
+# status and output. Packages come from $WORK/vcap (rehearse-compile.sh).
+source "$(dirname "$0")/rehearse-common.sh"
+
+for dir in "$@"; do
+  mkdir -p "$dir/log"
+  chmod 0755 "$dir/rendered/bin/"*
+  unshare --mount --propagation private bash -euo pipefail -c '
+    dir=$1 bare_path=$2
+    mount --bind "$dir/log" /var/vcap/sys/log
+    mount --bind "$dir/rendered" /var/vcap/jobs/credhub-perf
+    rc=0
+    env -i PATH="$bare_path" /var/vcap/jobs/credhub-perf/bin/run \
+      > "$dir/stdout" 2> "$dir/stderr" || rc=$?
+    echo "$rc" > "$dir/rc"
+  ' rehearse-tester "$dir" "$bare_path" &
+done
+wait
