@@ -48,7 +48,7 @@ func TestOpenLoopRate(t *testing.T) {
 		}
 		ok := got >= rate*0.98 && got <= rate*1.02
 		for _, n := range perSec[:secs-1] {
-			ok = ok && float64(n) >= rate*0.95 && float64(n) <= rate*1.05
+			ok = ok && float64(n) >= rate*0.9 && float64(n) <= rate*1.1
 		}
 		if ok {
 			return
