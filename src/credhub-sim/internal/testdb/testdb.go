@@ -91,6 +91,9 @@ func start(kind string) (Env, string, bool, error) {
 		return nil, "", false, fmt.Errorf("creating data dir: %w", err)
 	}
 	cmd := exec.Command(filepath.Join(root, "scripts", "test-db"), "start", kind, dir)
+	// The watchdog stops the server if this test binary dies without
+	// reaching StopAll (a timeout, ^C).
+	cmd.Env = append(os.Environ(), fmt.Sprintf("TEST_DB_OWNER_PID=%d", os.Getpid()))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
