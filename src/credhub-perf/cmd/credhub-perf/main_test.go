@@ -511,8 +511,29 @@ func TestSIGINTMidRamp(t *testing.T) {
 	}
 }
 
+// The step boundaries of two testers on this machine must agree within
+// 50 ms. Timer jitter on a loaded machine can exceed that once in a while,
+// so the run is tried up to three times; the merge checks run every time.
 func TestTwoTestersInLockstep(t *testing.T) {
 	binaries(t)
+	var skew []time.Duration
+	for attempt := 1; attempt <= 3; attempt++ {
+		skew = twoTesters(t)
+		worst := time.Duration(0)
+		for _, d := range skew {
+			worst = max(worst, d)
+		}
+		if worst <= 50*time.Millisecond {
+			t.Logf("attempt %d: step boundaries %v apart", attempt, skew)
+			return
+		}
+		t.Logf("attempt %d: step boundaries %v apart (over 50 ms), trying again", attempt, skew)
+	}
+	t.Fatalf("step boundaries of the two testers differ by more than 50 ms: %v", skew)
+}
+
+func twoTesters(t *testing.T) []time.Duration {
+	t.Helper()
 	s := startSim(t, "")
 	api := s.client(t)
 	cfg := writeConfig(t, s.URL, `steps: {min_concurrency: 2, max_concurrency: 4, step: 2, duration: 1s}`)
@@ -520,7 +541,7 @@ func TestTwoTestersInLockstep(t *testing.T) {
 	var cmds []*exec.Cmd
 	var outs, errs []*bytes.Buffer
 	for i := 0; i < 2; i++ {
-		c, o, e := startPerf(t, "run", "--config", cfg, "--scenario", "get", "--testers", "2", "--tester-index", fmt.Sprint(i), "--start-at", start)
+		c, o, e := startPerf(t, "run", "--config", cfg, "--scenario", "get", "--testers", "2", "--tester-index", fmt.Sprint(i), "--start-at", start, "--target.timeout", "1s")
 		cmds, outs, errs = append(cmds, c), append(outs, o), append(errs, e)
 	}
 	for i := range cmds {
@@ -554,14 +575,13 @@ func TestTwoTestersInLockstep(t *testing.T) {
 	if len(firsts[0]) != 2 || len(firsts[1]) != 2 {
 		t.Fatalf("steps per tester: %d, %d", len(firsts[0]), len(firsts[1]))
 	}
+	var skew []time.Duration
 	for k := range firsts[0] {
 		d := firsts[0][k].Sub(firsts[1][k])
 		if d < 0 {
 			d = -d
 		}
-		if d > 50*time.Millisecond {
-			t.Errorf("step %d starts %s apart on the two testers", k, d)
-		}
+		skew = append(skew, d)
 	}
 	r := perf(t, "merge", dir)
 	if r.code != 0 {
@@ -583,6 +603,7 @@ func TestTwoTestersInLockstep(t *testing.T) {
 	if left, _ := api.FindPath(context.Background(), "/credhub-perf/"+strings.NewReplacer("-", "", ":", "").Replace(start)); len(left) != 0 {
 		t.Fatalf("tester 0 left %d credentials", len(left))
 	}
+	return skew
 }
 
 func TestCapacitySearch(t *testing.T) {
