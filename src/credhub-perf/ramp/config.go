@@ -288,7 +288,7 @@ var configKeys = []configKey{
 	{"abort.consecutive_steps", "int", "2", "", "How many consecutive steps over a bound stop the ramp.", setInt(func(c *Config) *int { return &c.Abort.ConsecutiveSteps })},
 	{"capacity.max_probes", "int", "12", "", "`capacity` subcommand: most probe steps (doubling, then bisection).", setInt(func(c *Config) *int { return &c.Capacity.MaxProbes })},
 	{"capacity.resolution", "number", "0", "", "`capacity`: stop bisecting when the bracket is this narrow (workers, or req/s with `steps.rates`); 0 = `steps.step`, or 2 % of the rate.", setFloat(func(c *Config) *float64 { return &c.Capacity.Resolution })},
-	{"label", "string", `""`, "", "Label of the cluster under test; part of the run directory name and the plots' legend.", setString(func(c *Config) *string { return &c.Label })},
+	{"label", "string", `""`, "", "Label of the cluster under test, for the plots' legend (e.g. `2 instances`); the run directory name holds it with every character other than letters, digits, `.`, `_`, `-` replaced by `-`.", setString(func(c *Config) *string { return &c.Label })},
 	{"instances", "int", "0", "", "Number of CredHub instances under test, recorded in meta.json (0 = unknown, written as null).", setInt(func(c *Config) *int { return &c.Instances })},
 	{"output_dir", "string", "out", "out", "Directory that receives the run directories.", setString(func(c *Config) *string { return &c.OutputDir })},
 	{"tester.index", "int", "0", "tester-index", "This tester's index (0..count-1). Only tester 0 seeds and cleans up.", setInt(func(c *Config) *int { return &c.Tester.Index })},
@@ -344,7 +344,9 @@ func LoadConfigBytes(c *Config, data []byte, name string) error {
 }
 
 var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-var labelPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{0,64}$`)
+// labelPattern: printable text for legends; the run directory name uses
+// a file-name-safe form of it (see dirLabel).
+var labelPattern = regexp.MustCompile(`^[^/\\\x00-\x1f\x7f]{0,64}$`)
 
 // Validate returns one error per bad value, each a complete line naming
 // the key, what is wrong and what is accepted.
@@ -528,7 +530,7 @@ func (c *Config) Validate(capacity bool) []error {
 	}
 
 	if !labelPattern.MatchString(c.Label) {
-		bad("label", "%q may only hold letters, digits, '.', '_' and '-' (at most 64)", c.Label)
+		bad("label", "%q must be at most 64 characters without '/', '\\' or control characters", c.Label)
 	}
 	if c.Instances < 0 {
 		bad("instances", "must be >= 0 (0 = unknown), got %d", c.Instances)

@@ -171,6 +171,7 @@ func TestValidateEachBadValueOneLine(t *testing.T) {
 		{"abort.consecutive_steps", func(c *Config) { c.Abort.ConsecutiveSteps = 0 }},
 		{"capacity.max_probes", func(c *Config) { c.Capacity.MaxProbes = 1 }},
 		{"label", func(c *Config) { c.Label = "a b/c" }},
+		{"label", func(c *Config) { c.Label = strings.Repeat("x", 65) }},
 		{"instances", func(c *Config) { c.Instances = -2 }},
 		{"tester.index", func(c *Config) { c.Tester.Index = 3 }},
 		{"tester.start_at", func(c *Config) { c.Tester.StartAt = "tomorrow" }},
@@ -240,5 +241,13 @@ func TestBadFlagValueOneLine(t *testing.T) {
 	errs := o.Apply(&c)
 	if len(errs) != 2 || !strings.HasPrefix(errs[0].Error(), "--steps.requests: ") || !strings.HasPrefix(errs[1].Error(), "--slo.latency: ") {
 		t.Fatalf("got %v", errs)
+	}
+}
+
+func TestDirLabel(t *testing.T) {
+	for in, want := range map[string]string{"2 instances": "2-instances", "prod_eu-1.a": "prod_eu-1.a", "": "", "..": "", "ünï": "--n--"} {
+		if got := dirLabel(in); got != want {
+			t.Errorf("dirLabel(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

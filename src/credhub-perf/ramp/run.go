@@ -269,8 +269,8 @@ func (r *runner) tlsMode() string {
 // second one reports joined = true.
 func (r *runner) runDir(scenario string) (dir string, joined bool, err error) {
 	name := r.stamp + "-" + scenario
-	if r.c.Label != "" {
-		name += "-" + r.c.Label
+	if l := dirLabel(r.c.Label); l != "" {
+		name += "-" + l
 	}
 	if err := os.MkdirAll(r.c.OutputDir, 0o755); err != nil {
 		return "", false, fmt.Errorf("output_dir: %w", err)
@@ -495,3 +495,14 @@ func (r *runner) cleanup(ctx context.Context, n credhub.Names) (cleanup.Result, 
 }
 
 var errSetup = errors.New("setup")
+
+// dirLabel is the label as it appears in a run directory name.
+func dirLabel(label string) string {
+	b := []byte(strings.TrimSpace(label))
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			b[i] = '-'
+		}
+	}
+	return strings.Trim(string(b), ".")
+}
