@@ -344,6 +344,7 @@ func LoadConfigBytes(c *Config, data []byte, name string) error {
 }
 
 var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
 // labelPattern: printable text for legends; the run directory name uses
 // a file-name-safe form of it (see dirLabel).
 var labelPattern = regexp.MustCompile(`^[^/\\\x00-\x1f\x7f]{0,64}$`)
