@@ -439,14 +439,23 @@ func TestZErrandRehearsal(t *testing.T) {
 	})
 
 	t.Run("two testers", func(t *testing.T) {
-		// Rendered just before the run with a start a few seconds ahead, as
-		// an operator would set tester.start_at; both VMs get the same value.
-		start := time.Now().UTC().Add(10 * time.Second).Truncate(time.Second).Format(time.RFC3339)
+		// No tester.start_at: each bin/run rounds now + start_delay up to
+		// the next multiple of sync_interval, as the VMs of one run-errand
+		// do. Launching mid-interval keeps both testers' computations (a
+		// few ms apart) on the same side of a multiple.
+		const delay, interval = 2, 10
 		var dirs []string
 		for i := 0; i < 2; i++ {
-			props := r.errandProps("pair", []interface{}{"get"}, map[string]interface{}{"count": 2, "start_at": start})
+			props := r.errandProps("pair", []interface{}{"get"}, map[string]interface{}{
+				"count": 2, "start_delay": delay, "sync_interval": interval})
 			dirs = append(dirs, r.renderTester(t, fmt.Sprintf("tester%d", i), props, i))
 		}
+		now := time.Now().UTC()
+		phase := time.Duration((now.Unix()+delay)%interval)*time.Second + time.Duration(now.Nanosecond())
+		wait := (interval/2*time.Second - phase + interval*time.Second) % (interval * time.Second)
+		time.Sleep(wait)
+		launch := time.Now().UTC().Unix()
+		start := time.Unix((launch+delay+interval-1)/interval*interval, 0).UTC().Format(time.RFC3339)
 		r.unshare(t, "rehearse-run.sh", nil, dirs...)
 		merged := filepath.Join(r.work, "merged")
 		var names []string
