@@ -191,3 +191,19 @@ func TestKneeAndMaxThroughputAtSLO(t *testing.T) {
 		t.Fatalf("want null when never met")
 	}
 }
+
+func TestOpenLoopLagWarning(t *testing.T) {
+	s := &Summary{SLO: SLO{Percentile: 95, LatencyS: 0.1, MaxErrorRate: 0.01}, Steps: []SummaryStep{
+		{Concurrency: 4, Rate: 100, Requests: 100, MeanS: 0.010, SchedLagMeanS: 0.0002},
+		{Concurrency: 4, Rate: 800, Requests: 800, MeanS: 0.050, SchedLagMeanS: 0.030, SchedLagMaxS: 0.090},
+	}}
+	s.Finish()
+	if len(s.StepWarnings) != 1 || !strings.Contains(s.StepWarnings[0], "rate 800/s") {
+		t.Fatalf("warnings %v", s.StepWarnings)
+	}
+	var b strings.Builder
+	s.WriteTable(&b)
+	if !strings.Contains(b.String(), "could not keep the schedule") {
+		t.Fatal(b.String())
+	}
+}

@@ -39,6 +39,9 @@ type SummaryStep struct {
 	// whether the step met the SLO (latency and error rate).
 	SLOPercentileS float64 `json:"slo_percentile_s"`
 	MeetsSLO       bool    `json:"meets_slo"`
+	// Open loop: how late requests left versus their schedule.
+	SchedLagMeanS float64 `json:"sched_lag_mean_s"`
+	SchedLagMaxS  float64 `json:"sched_lag_max_s"`
 }
 
 // Capacity is the answer of a capacity search.
@@ -72,6 +75,9 @@ type Summary struct {
 	StoppedReason      string    `json:"stopped_reason"`
 	Capacity           *Capacity `json:"capacity,omitempty"`
 	Warnings           []string  `json:"warnings,omitempty"`
+	// StepWarnings flag steps whose figures describe the tester more than
+	// the target (an open-loop schedule the tester could not keep).
+	StepWarnings []string `json:"step_warnings,omitempty"`
 }
 
 func secs(d time.Duration) float64 { return math.Round(d.Seconds()*1e6) / 1e6 }
@@ -84,6 +90,7 @@ func NewSummaryStep(index, concurrency int, rate float64, s Snapshot, slo SLO) S
 		DurationS: secs(s.Duration), Throughput: math.Round(s.Throughput*1000) / 1000,
 		MeanS: secs(s.Mean), P50S: secs(s.P50), P90S: secs(s.P90), P95S: secs(s.P95), P99S: secs(s.P99), MaxS: secs(s.Max),
 		SLOPercentileS: secs(s.Quantile(slo.Percentile / 100)),
+		SchedLagMeanS:  secs(s.SchedLagMean), SchedLagMaxS: secs(s.SchedLagMax),
 	}
 	if s.Requests > 0 {
 		st.ErrorRate = float64(s.Errors) / float64(s.Requests)
@@ -108,6 +115,19 @@ func (s *Summary) Finish() {
 		s.Steps[i].Step = i
 	}
 	s.Requests, s.Errors = 0, 0
+	s.StepWarnings = nil
+	for _, st := range s.Steps {
+		if st.Rate <= 0 || st.Requests == 0 {
+			continue
+		}
+		// A schedule kept within a few ms is fine; a tester that falls
+		// behind by more than 10 % of the mean latency (and 5 ms) measures
+		// its own queue. Its latencies still count the lag, so they stay
+		// honest, but the step did not offer the load it names.
+		if st.SchedLagMeanS > 0.005 && st.SchedLagMeanS > 0.1*st.MeanS {
+			s.StepWarnings = append(s.StepWarnings, fmt.Sprintf("step %d (rate %g/s): requests left %.1f ms late on average (max %.1f ms): the tester or its worker cap (steps.max_concurrency) could not keep the schedule", st.Step, st.Rate, st.SchedLagMeanS*1000, st.SchedLagMaxS*1000))
+		}
+	}
 	s.Knee, s.KneeConcurrency, s.KneeRate, s.KneeStep, s.MaxThroughputAtSLO = nil, nil, nil, nil, nil
 	bestPower := 0.0
 	for i := range s.Steps {
@@ -243,7 +263,7 @@ func (s *Summary) WriteTable(w io.Writer) {
 	if s.StoppedReason != "" {
 		fmt.Fprintf(w, "stopped: %s\n", s.StoppedReason)
 	}
-	for _, warn := range s.Warnings {
+	for _, warn := range append(append([]string(nil), s.Warnings...), s.StepWarnings...) {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
 }
