@@ -5,6 +5,7 @@ import argparse
 import os
 import re
 import sys
+import threading
 
 from . import __version__
 
@@ -90,6 +91,56 @@ def _slo_defaults(args, runs_meta: list[dict]) -> tuple[float, float]:
     return float(pct), float(ms)
 
 
+def _import_plots() -> None:
+    try:
+        from . import plots  # noqa: F401
+    except Exception:  # the main thread imports it again and reports any error
+        pass
+
+
+def _render(jobs):
+    """Run render jobs, half of them in a forked child when the platform allows.
+
+    Rendering is CPU-bound Python; a second process uses the second core (and, on a shared
+    machine, a second share of the CPU).  The child only writes image files; the parent
+    waits for it and renders anything the child did not finish itself.
+    """
+    if len(jobs) < 2 or not hasattr(os, "fork") or os.environ.get("HEADROOM_PLOT_NO_FORK"):
+        return [(key, job()) for key, job in jobs]
+    mine, theirs = jobs[0::2], jobs[1::2]
+    r, w = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # child
+        code = 1
+        try:
+            os.close(r)
+            out = []
+            for _key, job in theirs:
+                out.append(job())
+            os.write(w, ("\n".join("\t".join(p) for p in out) + "\n").encode())
+            code = 0
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(w)
+    results = [(key, job()) for key, job in mine]
+    with os.fdopen(r) as f:
+        data = f.read()
+    _, status = os.waitpid(pid, 0)
+    lines = data.split("\n")
+    if os.waitstatus_to_exitcode(status) == 0 and len(lines) >= len(theirs):
+        results += [(key, [p for p in line.split("\t") if p]) for (key, _), line in zip(theirs, lines)]
+    else:
+        results += [(key, job()) for key, job in theirs]
+    order = {id(job): i for i, (_, job) in enumerate(jobs)}
+    keyed = list(zip(mine + theirs, results[: len(mine)] + results[len(mine):]))
+    keyed.sort(key=lambda pair: order[id(pair[0][1])])
+    return [res for _, res in keyed]
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     formats = [f.strip().lower() for f in args.format.split(",") if f.strip()]
@@ -104,6 +155,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.slo_percentile is not None and args.slo_percentile > 100:
         print("headroom-plot: error: --slo-percentile must be at most 100", file=sys.stderr)
         return 2
+
+    # matplotlib's import is mostly Python bytecode: do it in a thread while the CSV parse
+    # (numpy loops that release the GIL) runs.
+    warm = threading.Thread(target=_import_plots, daemon=True)
+    warm.start()
 
     from .analysis import capacity_table, recommend
     from .csvread import InputError
@@ -125,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"headroom-plot: error: --out {args.out}: cannot create: {exc.strerror}", file=sys.stderr)
         return 2
 
+    warm.join()
     from . import plots, report
 
     seen: dict[str, int] = {}
@@ -133,23 +190,27 @@ def main(argv: list[str] | None = None) -> int:
         seen[base] = seen.get(base, 0) + 1
         r.slug = base if seen[base] == 1 else f"{base}-{seen[base]}"
 
-    written: list[str] = []
-    images: dict[str, list[str]] = {}
-    for r in runs:
-        # latency-over-time is a PNG (a time series of samples gains nothing as SVG) unless only
-        # vector formats were asked for
-        lot = ["png"] if "png" in formats else formats
-        images[r.slug] = plots.headroom(r, opts, args.out, formats) + \
-            plots.latency_over_time(r, opts, args.out, lot)
-        written += images[r.slug]
-    overlays: dict[str, list[str]] = {}
+    # latency-over-time is a PNG (a time series of samples gains nothing as SVG) unless only
+    # vector formats were asked for
+    lot = ["png"] if "png" in formats else formats
     by_scen: dict[str, list] = {}
     for r in runs:
         by_scen.setdefault(r.scenario, []).append(r)
+    jobs = []  # (key, render); every render returns the paths it wrote
+    for r in runs:
+        jobs.append((("run", r.slug), lambda r=r: plots.headroom(r, opts, args.out, formats)))
+        jobs.append((("run", r.slug), lambda r=r: plots.latency_over_time(r, opts, args.out, lot)))
     for scen, rs in sorted(by_scen.items()):
         if len(rs) >= 2:
-            overlays[scen] = plots.overlay(rs, opts, args.out, formats, scen, args.title)
-            written += overlays[scen]
+            jobs.append((("overlay", scen), lambda rs=rs, scen=scen: plots.overlay(rs, opts, args.out, formats, scen,
+                                                                                  args.title)))
+    results = _render(jobs)
+    written: list[str] = []
+    images: dict[str, list[str]] = {}
+    overlays: dict[str, list[str]] = {}
+    for (kind, key), paths in results:
+        (images if kind == "run" else overlays).setdefault(key, []).extend(paths)
+        written += paths
 
     table = capacity_table([{"scenario": r.scenario, "instances": r.instances, "label": r.label,
                              "max_tput": r.max_tput, "how": r.max_tput_how, "knee": r.knee.throughput if r.knee else None}
