@@ -157,14 +157,16 @@ func TestFaultInjection(t *testing.T) {
 		c.ErrorRate = 1
 		c.ErrorStatus = 503
 		c.AddedLatency = 30 * time.Millisecond
+		c.Workers = 1
+		c.ServiceTime = 5 * time.Second
 	})
 	start := time.Now()
 	r := h.do(h.client, "GET", "/api/v1/data?name=/x", nil)
 	if r.status != 503 || r.json(t)["error"] == nil {
 		t.Fatalf("injected fault: %d %s", r.status, r.body)
 	}
-	if d := time.Since(start); d < 30*time.Millisecond {
-		t.Fatalf("added latency not applied: %v", d)
+	if d := time.Since(start); d < 30*time.Millisecond || d > 2*time.Second {
+		t.Fatalf("fault took %v: want the added latency (30ms) but no service time (5s)", d)
 	}
 	h.expect(h.do(h.anon, "GET", "/info", nil), 200, "") // faults hit the API only
 }

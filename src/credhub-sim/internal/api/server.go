@@ -313,14 +313,15 @@ func (s *Server) served(w http.ResponseWriter, r *http.Request, h http.HandlerFu
 			return
 		}
 	}
+	// Injected faults fail fast, without queueing or service time, like an
+	// overloaded or broken instance: the case where throughput looks good
+	// and only the error accounting can tell.
+	if s.cfg.ErrorRate > 0 && rand.Float64() < s.cfg.ErrorRate {
+		writeError(w, s.cfg.ErrorStatus, "injected fault (credhub-sim -error-rate)")
+		return
+	}
 	rec := &bufferedResponse{header: http.Header{}}
-	ok := s.capacity.serve(r.Context(), func() {
-		if s.cfg.ErrorRate > 0 && rand.Float64() < s.cfg.ErrorRate {
-			writeError(rec, s.cfg.ErrorStatus, "injected fault (credhub-sim -error-rate)")
-			return
-		}
-		h(rec, r)
-	})
+	ok := s.capacity.serve(r.Context(), func() { h(rec, r) })
 	if !ok {
 		return
 	}
