@@ -130,7 +130,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.workers, "workers", 0, "capacity model: at most K requests in service at once, FIFO queue (0 = unlimited)")
 	fs.DurationVar(&o.serviceTime, "service-time", 0, "capacity model: service time per request (mean for exponential)")
 	fs.StringVar(&o.serviceDist, "service-dist", "fixed", "capacity model: service time distribution, fixed or exponential")
-	fs.Float64Var(&o.errorRate, "error-rate", 0, "fault injection: fraction 0..1 of API requests answered with -error-status")
+	fs.Float64Var(&o.errorRate, "error-rate", 0, "fault injection: fraction 0..1 of API requests answered at once (no queue, no service time) with -error-status")
 	fs.IntVar(&o.errorStatus, "error-status", 500, "fault injection: status of injected failures")
 	fs.DurationVar(&o.addedLatency, "added-latency", 0, "fault injection: extra delay per API request, outside the capacity model")
 	fs.Var(&o.uaaClients, "uaa-client", "enable the token endpoint for client ID:SECRET[:SCOPE,SCOPE...] (repeatable; default scopes credhub.read,credhub.write)")

@@ -323,11 +323,16 @@ func runConformance(t *testing.T, h *harness) {
 		if fifth == fourth {
 			t.Fatalf("regenerate must write a new version")
 		}
+		sixth := idOf(h.do(h.client, "POST", "/api/v1/regenerate", map[string]any{"name": "/gen/pw"}))
+		if sixth == fifth {
+			t.Fatalf("POST /api/v1/regenerate must write a new version")
+		}
+		h.expect(h.do(h.client, "POST", "/api/v1/regenerate", map[string]any{"name": "/gen/absent"}), 404, errBody(msgInvalidAccess))
 		r = h.do(h.client, "GET", "/api/v1/data?name=/gen/pw", nil)
 		var all struct{ Data []map[string]any }
 		json.Unmarshal(r.body, &all) //nolint:errcheck // checked by length
-		if len(all.Data) != 5 {
-			t.Fatalf("want 5 versions, got %d", len(all.Data))
+		if len(all.Data) != 6 {
+			t.Fatalf("want 6 versions, got %d", len(all.Data))
 		}
 		h.expect(post(map[string]any{"name": "/gen/pw", "type": "password", "overwrite": true, "mode": "overwrite"}), 400, errBody(msgOverwriteAndMode))
 		h.expect(post(map[string]any{"name": "/gen/pw", "type": "password", "mode": "sometimes"}), 400, errBody(msgInvalidMode))

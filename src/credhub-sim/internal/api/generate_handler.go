@@ -267,6 +267,25 @@ func (s *Server) generate(r *http.Request, req generateRequest) (store.Version, 
 	return s.store.Write(r.Context(), nv)
 }
 
+// handleRegenerate is POST /api/v1/regenerate {"name"}.
+func (s *Server) handleRegenerate(w http.ResponseWriter, r *http.Request, actor string) {
+	body, err := readJSONBody(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	keys, f, err := decodeObject(body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, msgBadRequest)
+		return
+	}
+	if k := firstUnknown(keys, "name"); k != "" {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf(msgInvalidJSONKey, k))
+		return
+	}
+	s.regenerate(w, r, actor, f)
+}
+
 // regenerate is {"name", "regenerate": true}: a new version with the stored
 // generation parameters.
 func (s *Server) regenerate(w http.ResponseWriter, r *http.Request, actor string, f map[string]json.RawMessage) {

@@ -282,6 +282,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.only(w, r, http.MethodGet, func(w http.ResponseWriter, r *http.Request) {
 			s.served(w, r, func(w http.ResponseWriter, r *http.Request) { s.handleGetByID(w, r, id, actor) })
 		})
+	case path == "/api/v1/regenerate":
+		s.only(w, r, http.MethodPost, func(w http.ResponseWriter, r *http.Request) {
+			s.served(w, r, func(w http.ResponseWriter, r *http.Request) { s.handleRegenerate(w, r, actor) })
+		})
 	case path == "/api/v1/interpolate":
 		s.only(w, r, http.MethodPost, func(w http.ResponseWriter, r *http.Request) {
 			s.served(w, r, func(w http.ResponseWriter, r *http.Request) { s.handleInterpolate(w, r, actor) })
