@@ -420,3 +420,23 @@ func TestCustomScenario(t *testing.T) {
 		t.Fatalf("requests %d errors %d\n%s", sum.Requests, sum.Errors, log)
 	}
 }
+
+func TestCapacitySearchOpenLoop(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	fake := newFake()
+	srv := loadtest.NewMTLSServer(t, p, fake, true, false)
+	c := fakeConfig(t, p, srv.URL)
+	c.Steps = StepsConfig{MaxConcurrency: 8, Rates: []float64{40}, Duration: Duration(400 * time.Millisecond)}
+	c.SLO.Latency = Duration(10 * time.Second)
+	c.Capacity.MaxProbes = 3
+	code, out, log := execute(t, c, true)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, log)
+	}
+	sum, _ := results.ReadSummary(filepath.Join(runDirs(t, c.OutputDir)[0], "summary.json"))
+	cp := sum.Capacity
+	// No upper bound given: doubling 40, 80, 160 within 3 probes.
+	if cp == nil || !cp.Found || cp.Probes != 3 || cp.Rate != 160 || !strings.Contains(cp.Note, "max_probes") || len(sum.Steps) != 3 {
+		t.Fatalf("capacity %+v steps %d\n%s", cp, len(sum.Steps), log)
+	}
+}
