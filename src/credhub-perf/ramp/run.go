@@ -474,7 +474,10 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 	r.log.Finish()
 	fmt.Fprintf(r.o.Stdout, "== %s: %s (%s)\n", scenario, dir, meta.Status)
 	sum.WriteTable(r.o.Stdout)
-	if runErr != nil {
+	switch {
+	case ctx.Err() != nil:
+		r.log.Printf("scenario %s: interrupted; the rows measured so far are in %s", scenario, dir)
+	case runErr != nil:
 		r.log.Printf("error: scenario %s: %v", scenario, runErr)
 	}
 	return status
