@@ -211,7 +211,12 @@ func (c *Client) once(ctx context.Context, method, path string, payload []byte, 
 	if err != nil {
 		// A refused connection at the first call means the target is not
 		// there: no point in waiting for it.
-		return !isRefused(err), fmt.Errorf("%s %s: %w", method, path, err)
+		retry := !isRefused(err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the URL is already in the message
+		}
+		return retry, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
