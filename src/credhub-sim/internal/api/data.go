@@ -167,14 +167,14 @@ func (s *Server) handleSet(w http.ResponseWriter, r *http.Request, actor string)
 }
 
 func (s *Server) checkType(r *http.Request, name, typ string) error {
-	existing, err := s.store.Versions(r.Context(), name, 1)
+	existing, err := s.store.LatestType(r.Context(), name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if existing[0].Type != typ {
+	if existing != typ {
 		return badRequest(msgTypeMismatch)
 	}
 	return nil

@@ -230,6 +230,22 @@ func (s *Store) Versions(ctx context.Context, name string, limit int) ([]Version
 	return vs, nil
 }
 
+// LatestType returns the type of a credential's newest version, without
+// decrypting anything (set checks it on every write).
+func (s *Store) LatestType(ctx context.Context, name string) (string, error) {
+	var typ string
+	err := s.db.QueryRowContext(ctx, s.rebind(`SELECT cv.type FROM credential_version cv
+		JOIN credential c ON c.uuid = cv.credential_uuid
+		WHERE c.name_lowercase = ? ORDER BY cv.version_created_at DESC LIMIT 1`), strings.ToLower(name)).Scan(&typ)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", ErrNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("querying credential %q: %w", name, err)
+	}
+	return typ, nil
+}
+
 // ByID returns one version by its uuid.
 func (s *Store) ByID(ctx context.Context, id string) (Version, error) {
 	if _, err := uuid.Parse(id); err != nil {
