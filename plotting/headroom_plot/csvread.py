@@ -447,10 +447,11 @@ class _Reader:
                     i = int(np.flatnonzero(vals != np.round(vals))[0])
                     raise self.fail(lineno(starts[i]), f"unparseable row: column '{name}' must be an integer")
                 vals = vals.astype(np.int16 if name == "status-code" else np.int32)
-            elif name == "sched-lag":
-                vals = vals.astype(np.float32)
             elif name == "rate":
                 closed_only = not vals.any()
+                vals = vals.astype(np.float32)  # req/s targets: float32 holds them exactly enough
+            elif name == "sched-lag":
+                vals = vals.astype(np.float32)
             res["parts"][name] = vals
 
         if "start-time" in self.cols:
@@ -480,14 +481,18 @@ class _Reader:
 
     def _table(self) -> Table:
         def cat(name, dtype=None):
-            if name not in self.parts:
+            parts = self.parts.pop(name, None)  # drop the pieces as soon as they are joined
+            if parts is None:
                 return None
-            return np.concatenate(self.parts[name]) if self.parts[name] else np.empty(0, dtype=dtype)
+            out = np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
+            parts.clear()
+            return out
 
         latency = cat("response-time")
         if latency is None or len(latency) == 0:
             raise InputError(f"{self.path}: no data rows after the header; the run recorded nothing")
         segment = np.concatenate(self.segments)
+        self.segments.clear()
         offset = cat("offset")
         start = cat("start")
         start0 = None
