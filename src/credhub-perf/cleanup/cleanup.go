@@ -273,6 +273,30 @@ func (d Database) truncateMySQL(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("%w: tables %s missing; refusing to delete anything", ErrNotCredHub, strings.Join(m, ", "))
 	}
 
+	// The deletes cascade along ON DELETE CASCADE foreign keys: refuse if
+	// that could ever reach a protected table.
+	fk, err := db.QueryContext(ctx, `SELECT table_name, referenced_table_name FROM information_schema.referential_constraints
+WHERE constraint_schema = DATABASE() AND delete_rule = 'CASCADE'`)
+	if err != nil {
+		return 0, fmt.Errorf("checking what the deletes would reach: %w", err)
+	}
+	children := map[string][]string{}
+	for fk.Next() {
+		var child, parent string
+		if err := fk.Scan(&child, &parent); err != nil {
+			fk.Close()
+			return 0, err
+		}
+		children[strings.ToLower(parent)] = append(children[strings.ToLower(parent)], strings.ToLower(child))
+	}
+	fk.Close()
+	if err := fk.Err(); err != nil {
+		return 0, fmt.Errorf("checking what the deletes would reach: %w", err)
+	}
+	if t := reachesProtected(children, "credential", "encrypted_value"); t != "" {
+		return 0, fmt.Errorf("DELETE would cascade into the protected table %s; refusing", t)
+	}
+
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
@@ -304,4 +328,26 @@ func (d Database) truncateMySQL(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("commit: %w", err)
 	}
 	return n, nil
+}
+
+// reachesProtected walks the cascade graph (parent -> children) from roots
+// and returns the first protected table it reaches, or "".
+func reachesProtected(children map[string][]string, roots ...string) string {
+	seen := map[string]bool{}
+	queue := append([]string(nil), roots...)
+	for len(queue) > 0 {
+		t := queue[0]
+		queue = queue[1:]
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		for _, p := range protectedTables {
+			if t == p {
+				return t
+			}
+		}
+		queue = append(queue, children[t]...)
+	}
+	return ""
 }

@@ -37,3 +37,14 @@ func TestUnknownTypeAndUnreachable(t *testing.T) {
 		}
 	}
 }
+
+func TestReachesProtected(t *testing.T) {
+	g := map[string][]string{"credential": {"credential_version"}, "credential_version": {"password_credential", "user_credential"}}
+	if got := reachesProtected(g, "credential", "encrypted_value"); got != "" {
+		t.Fatalf("CredHub's own graph reaches %q", got)
+	}
+	g["user_credential"] = []string{"permission"}
+	if got := reachesProtected(g, "credential"); got != "permission" {
+		t.Fatalf("got %q, want permission", got)
+	}
+}
