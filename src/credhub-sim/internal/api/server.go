@@ -190,6 +190,9 @@ func (s *Server) TLSConfig(cert tls.Certificate) *tls.Config {
 		MinVersion:   tls.VersionTLS12,
 		Certificates: []tls.Certificate{cert},
 		ClientAuth:   tls.RequestClientCert,
+		// Advertised in the CertificateRequest so that a client holding
+		// several certificates picks one of ours; verification is below.
+		ClientCAs: s.cfg.ClientCAs,
 		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
 			if len(raw) == 0 {
 				return nil
