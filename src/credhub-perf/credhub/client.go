@@ -170,7 +170,7 @@ func (c *Client) do(ctx context.Context, method, path string, body any, auth boo
 		payload = b
 	}
 	var err error
-	for attempt := 0; attempt < 4; attempt++ {
+	for attempt := 0; attempt < 6; attempt++ {
 		if attempt > 0 {
 			select {
 			case <-ctx.Done():

@@ -347,7 +347,10 @@ func TestFailuresAreRecorded(t *testing.T) {
 	s := startSim(t, "", "-error-rate", "0.2", "-error-status", "503")
 	cfg := writeConfig(t, s.URL, `steps: {min_concurrency: 2, max_concurrency: 2, requests: 1000}
 abort: {max_error_rate: 1}`)
-	r := perf(t, "run", "--config", cfg, "--scenario", "get")
+	// Setup and cleanup calls meet the injected errors too; they retry
+	// (up to 6 attempts), and a small seed keeps the odds of 6 failures in
+	// a row negligible.
+	r := perf(t, "run", "--config", cfg, "--scenario", "get", "--seed.credentials", "5")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
