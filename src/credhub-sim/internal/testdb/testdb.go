@@ -81,8 +81,20 @@ func Shared(t testing.TB, kind string) Env {
 	return s.env
 }
 
-func start(kind string) (Env, string, bool, error) {
+// script is scripts/test-db, or $TEST_DB_SCRIPT (for testing this package).
+func script() (string, error) {
+	if s := os.Getenv("TEST_DB_SCRIPT"); s != "" {
+		return s, nil
+	}
 	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "scripts", "test-db"), nil
+}
+
+func start(kind string) (Env, string, bool, error) {
+	path, err := script()
 	if err != nil {
 		return nil, "", false, err
 	}
@@ -90,7 +102,7 @@ func start(kind string) (Env, string, bool, error) {
 	if err != nil {
 		return nil, "", false, fmt.Errorf("creating data dir: %w", err)
 	}
-	cmd := exec.Command(filepath.Join(root, "scripts", "test-db"), "start", kind, dir)
+	cmd := exec.Command(path, "start", kind, dir)
 	// The watchdog stops the server if this test binary dies without
 	// reaching StopAll (a timeout, ^C).
 	cmd.Env = append(os.Environ(), fmt.Sprintf("TEST_DB_OWNER_PID=%d", os.Getpid()))
@@ -125,7 +137,7 @@ func start(kind string) (Env, string, bool, error) {
 func StopAll() {
 	mu.Lock()
 	defer mu.Unlock()
-	root, err := RepoRoot()
+	path, err := script()
 	if err != nil {
 		return
 	}
@@ -133,7 +145,7 @@ func StopAll() {
 		if s.dir == "" || s.env == nil {
 			continue
 		}
-		cmd := exec.Command(filepath.Join(root, "scripts", "test-db"), "stop", s.dir)
+		cmd := exec.Command(path, "stop", s.dir)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "testdb: stopping %s: %v: %s\n", s.dir, err, out)
 			continue
