@@ -42,7 +42,7 @@ FORMATS = {
 KNOWN_COLUMNS = set(OURS.split(","))
 WANTED = ("response-time", "status-code", "offset", "concurrency", "rate", "sched-lag")
 
-CHUNK = 32 << 20
+CHUNK = 16 << 20
 ERROR_SAMPLE = 2000  # error messages kept per file for the report's "most common" list
 
 _POW10 = 10 ** np.arange(19, dtype=np.int64)
