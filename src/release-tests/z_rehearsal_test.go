@@ -500,6 +500,23 @@ func TestZErrandRehearsal(t *testing.T) {
 		checkCleanedUp(t)
 	})
 
+	t.Run("failed run exits non-zero", func(t *testing.T) {
+		props := r.errandProps("down", []interface{}{"get"}, nil)
+		props["credhub"].(map[string]interface{})["url"] = "https://127.0.0.1:1"
+		dir := r.renderTester(t, "down", props, 0)
+		r.unshare(t, "rehearse-run.sh", nil, dir)
+		rc, _ := os.ReadFile(filepath.Join(dir, "rc"))
+		stderr, _ := os.ReadFile(filepath.Join(dir, "stderr"))
+		stdout, _ := os.ReadFile(filepath.Join(dir, "stdout"))
+		// credhub-perf: 2 = target unreachable before any load.
+		if strings.TrimSpace(string(rc)) != "2" {
+			t.Errorf("bin/run against a closed port exited %q, want 2\nstdout:\n%s\nstderr:\n%s", rc, stdout, stderr)
+		}
+		if !strings.Contains(string(stdout), "exit status 2") || len(strings.TrimSpace(string(stderr))) == 0 {
+			t.Errorf("the failure is not reported:\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+		}
+	})
+
 	if _, err := os.Stat("/var/vcap"); errors.Is(varVcapBefore, os.ErrNotExist) && err == nil {
 		t.Fatal("the rehearsal created the machine's real /var/vcap")
 	}
