@@ -264,3 +264,26 @@ func TestHealthReflectsDatabase(t *testing.T) {
 		t.Fatalf("no log line for the failed health check: %s", h.logs.String())
 	}
 }
+
+func TestVanishedCanarySQLite(t *testing.T) {
+	vanishedCanary(t, dbURL(t, "sqlite"), "DELETE FROM encryption_key_canary")
+}
+
+func TestVanishedCanaryPostgres(t *testing.T) {
+	vanishedCanary(t, dbURL(t, "postgres"), "TRUNCATE encryption_key_canary CASCADE")
+}
+
+// vanishedCanary: wiping the canary under a running server (the mistake
+// §3 of the CredHub notes warns about) makes every write fail its foreign
+// key, which CredHub reports as 413, not 500.
+func vanishedCanary(t *testing.T, dsn, wipe string) {
+	h := newHarness(t, dsn, nil)
+	if _, err := h.store.DB().Exec(wipe); err != nil {
+		t.Fatalf("%s: %v", wipe, err)
+	}
+	r := h.do(h.client, "PUT", "/api/v1/data", map[string]any{"name": "/after/wipe", "type": "value", "value": "v"})
+	h.expect(r, 413, errBody(msgExceedsMaximumSize))
+	if !bytes.Contains(h.logs.Bytes(), []byte("answered 413")) {
+		t.Fatalf("no error line logged: %q", h.logs.String())
+	}
+}
