@@ -80,15 +80,21 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _slo_defaults(args, runs_meta: list[dict]) -> tuple[float, float]:
-    pct, ms = args.slo_percentile, args.slo_ms
-    slos = {(m.get("slo") or {}).get("percentile") for m in runs_meta} | set()
-    lats = {(m.get("slo") or {}).get("latency_s") for m in runs_meta}
+    """CLI values win; else the runs' meta.json slo when they all agree; else p95 <= 100 ms."""
+    slos = {json_key((m.get("slo") or {}).get("percentile"), (m.get("slo") or {}).get("latency_s"))
+            for m in runs_meta if isinstance(m.get("slo"), dict)}
+    meta_pct, meta_lat = slos.pop() if len(slos) == 1 else (None, None)
+    pct = args.slo_percentile
     if pct is None:
-        pct = slos.pop() if len(slos) == 1 and isinstance(next(iter(slos)), (int, float)) else 95.0
+        pct = meta_pct if isinstance(meta_pct, (int, float)) and 0 < meta_pct <= 100 else 95.0
+    ms = args.slo_ms
     if ms is None:
-        only = next(iter(lats)) if len(lats) == 1 else None
-        ms = float(only) * 1000 if isinstance(only, (int, float)) and only > 0 else 100.0
+        ms = meta_lat * 1000 if isinstance(meta_lat, (int, float)) and meta_lat > 0 else 100.0
     return float(pct), float(ms)
+
+
+def json_key(*values):
+    return tuple(v if isinstance(v, (int, float)) and not isinstance(v, bool) else None for v in values)
 
 
 def _import_plots() -> None:

@@ -157,3 +157,17 @@ def test_upstream_hey_concatenated_runs_laid_end_to_end(tmp):
     assert run.steps[1].t0 == pytest.approx(run.steps[0].t1)
     assert [s.errors for s in run.steps] == [1, 1]
     assert np.all(np.diff(run.win_t0) > 0)
+
+
+def test_slo_defaults_from_meta_unless_given(tmp):
+    d = _run_dir(tmp, "m", 1, 1)
+    import json
+    meta = json.loads((d / "meta.json").read_text())
+    meta["slo"] = {"percentile": 99, "latency_s": 0.25}
+    (d / "meta.json").write_text(json.dumps(meta))
+    args = cli.parser().parse_args([str(d), "--out", "x"])
+    assert cli._slo_defaults(args, [meta]) == (99.0, 250.0)
+    args = cli.parser().parse_args([str(d), "--out", "x", "--slo-ms", "40"])
+    assert cli._slo_defaults(args, [meta]) == (99.0, 40.0)
+    other = dict(meta, slo={"percentile": 95, "latency_s": 0.1})
+    assert cli._slo_defaults(cli.parser().parse_args([str(d), "--out", "x"]), [meta, other]) == (95.0, 100.0)
