@@ -206,3 +206,17 @@ func TestACLs(t *testing.T) {
 	h.expect(h.do(h.anon, "GET", "/api/v1/data?name=/acl/ro", nil, perf...), 200, "")
 	h.expect(h.do(h.anon, "DELETE", "/api/v1/data?name=/acl/ro", nil, perf...), 204, "")
 }
+
+func TestHTTP2WithClientCertificate(t *testing.T) {
+	h := newHarness(t, dbURL(t, "sqlite-memory"), nil)
+	c := h.clientWith("client")
+	c.Transport.(*http.Transport).ForceAttemptHTTP2 = true
+	resp, err := c.Get(h.url + "/version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.ProtoMajor != 2 {
+		t.Fatalf("HTTP/2 with mTLS: %d over %s", resp.StatusCode, resp.Proto)
+	}
+}
