@@ -92,7 +92,9 @@ def resolve(arg: str) -> tuple[str, dict, list[str], dict | None]:
     if not os.path.exists(arg):
         raise InputError(f"{arg}: no such file or directory; pass run directories or results CSV files")
     if os.path.isdir(arg):
-        csvs = sorted(glob.glob(os.path.join(arg, "results.csv")) + glob.glob(os.path.join(arg, "results-*.csv")))
+        merged = os.path.join(arg, "results.csv")
+        # `credhub-perf merge` writes results.csv beside the per-tester files: read one or the other
+        csvs = [merged] if os.path.exists(merged) else sorted(glob.glob(os.path.join(arg, "results-*.csv")))
         if not csvs:
             raise InputError(f"{arg}: no results.csv or results-<tester>.csv in this directory; "
                              "pass a run directory written by credhub-perf, or the CSV file itself")

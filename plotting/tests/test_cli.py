@@ -135,6 +135,9 @@ def test_multi_tester_merge_adds_throughput(tmp):
     assert run.steps[0].throughput == pytest.approx(800 / 1.5, rel=0.01)
     single = load_run(str(d / "results-a.csv"), Options())
     assert run.total == 2 * single.total
+    # a merged results.csv (credhub-perf merge) is read instead of the per-tester files, never as well
+    (d / "results.csv").write_text((d / "results-a.csv").read_text())
+    assert load_run(str(d), Options()).total == single.total
 
 
 def test_summary_json_mismatch_is_reported(tmp):
