@@ -75,6 +75,9 @@ func ParseDSN(dsn string) (driver, driverDSN string, dialect Dialect, err error)
 		if cfg.DBName == "" {
 			return "", "", "", fmt.Errorf("-db %s names no database; use mysql://user:pass@host:port/DBNAME", redactURL(dsn))
 		}
+		// Client-side interpolation: one round trip per statement instead
+		// of prepare, execute and close (three), which tripled get latency.
+		cfg.InterpolateParams = true
 		cfg.Params = map[string]string{}
 		for k, v := range u.Query() {
 			if k == "tls" {
