@@ -5,7 +5,6 @@ import sys
 import numpy as np
 import pytest
 
-
 from headroom_plot.analysis import (CapacityRow, assign_steps, capacity_table, fit_knee, max_throughput_at_slo,
                                     percentiles, recommend, windows)
 from headroom_plot.runs import Options, load_run
