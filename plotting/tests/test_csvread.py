@@ -143,3 +143,13 @@ def test_truncated_last_line_is_skipped_with_warning(tmp):
     t = read_csv(str(p))
     assert len(t) == 2
     assert len(t.warnings) == 1 and f"{p}:4:" in t.warnings[0] and "skipped" in t.warnings[0]
+
+
+def test_line_numbers_stay_right_across_chunks(tmp, monkeypatch):
+    rows = [our_row(i * 0.001, 0.002, error='x, "y"' if i % 5 == 0 else "") for i in range(400)]
+    rows[297] = rows[297].replace(",200,", ",2x0,", 1)  # file line 299 (header is line 1)
+    path = write_ours(tmp / "r.csv", rows)
+    monkeypatch.setattr(csvread, "CHUNK", 113)
+    with pytest.raises(InputError) as exc:
+        read_csv(path)
+    assert str(exc.value).startswith(f"{path}:299: unparseable row: column 'status-code' is '2x0'")
