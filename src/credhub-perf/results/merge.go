@@ -11,16 +11,17 @@ import (
 // ResultFiles lists the CSV files of a run directory: results.csv, or
 // results-<tester>.csv, one per tester.
 func ResultFiles(dir string) ([]string, error) {
-	var files []string
-	if _, err := os.Stat(filepath.Join(dir, "results.csv")); err == nil {
-		files = append(files, filepath.Join(dir, "results.csv"))
+	// results.csv is a single tester's file; results-<i>.csv are the testers
+	// of one run. The plotter applies the same rule, so both count the same rows.
+	single := filepath.Join(dir, "results.csv")
+	if _, err := os.Stat(single); err == nil {
+		return []string{single}, nil
 	}
-	more, err := filepath.Glob(filepath.Join(dir, "results-*.csv"))
+	files, err := filepath.Glob(filepath.Join(dir, "results-*.csv"))
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(more)
-	files = append(files, more...)
+	sort.Strings(files)
 	if len(files) == 0 {
 		return nil, fmt.Errorf("%s: no results.csv or results-<tester>.csv", dir)
 	}
