@@ -125,32 +125,6 @@ def parse_decimal(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.nda
             out[sel] = val
             ok[sel] = good
     return out, ok
-    w = e - s
-    widths = np.unique(w)
-    for width in widths:
-        width = int(width)
-        sel = np.flatnonzero(w == width) if len(widths) > 1 else np.arange(n)
-        if width == 0 or width > 18:
-            continue
-        m = buf[s[sel, None] + np.arange(width)]
-        isdig = (m >= 48) & (m <= 57)
-        isdot = m == 46
-        neg = m[:, 0] == 45
-        ndots = isdot.sum(axis=1)
-        ndig = isdig.sum(axis=1)
-        good = (ndig + ndots + neg == width) & (ndots <= 1) & (ndig > 0)
-        # place value of each digit = number of digits to its right
-        place = np.cumsum(isdig[:, ::-1], axis=1)[:, ::-1] - 1
-        digits = np.where(isdig, m.astype(np.int64) - 48, 0)
-        mant = (digits * _POW10[np.clip(place, 0, 18)]).sum(axis=1)
-        hasdot = ndots > 0
-        dotpos = np.where(hasdot, isdot.argmax(axis=1), width)
-        nfrac = np.where(hasdot, width - dotpos - 1, 0)
-        val = mant / (10.0 ** nfrac)
-        val = np.where(neg, -val, val)
-        out[sel] = val
-        ok[sel] = good
-    return out, ok
 
 
 def _uniform(m: np.ndarray):

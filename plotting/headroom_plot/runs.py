@@ -58,20 +58,43 @@ class Run:
     def total(self) -> int:
         return len(self.latency)
 
+    def _instances_text(self) -> str | None:
+        return instances_text(self.instances)
+
+    def _label_adds(self) -> bool:
+        return label_adds(self.label, self.instances)
+
     def title(self) -> str:
         parts = [f"CredHub {self.scenario}" if self.scenario != "custom" else "custom requests"]
-        if self.instances is not None:
-            parts.append(f"{self.instances} instance{'s' if self.instances != 1 else ''}")
-        parts.append(self.label)
+        if self._instances_text():
+            parts.append(self._instances_text())
+        if self._label_adds():
+            parts.append(self.label)
         when = self.meta.get("started_at")
         if when:
             parts.append(str(when).replace("T", " ")[:16] + " UTC")
         return " \u00b7 ".join(parts)
 
     def legend(self) -> str:
-        if self.instances is not None:
-            return f"{self.instances} instance{'s' if self.instances != 1 else ''} ({self.label})"
-        return self.label
+        n = self._instances_text()
+        if n is None:
+            return self.label
+        return f"{n} ({self.label})" if self._label_adds() else n
+
+
+def instances_text(instances: int | None) -> str | None:
+    if instances is None:
+        return None
+    return f"{instances} instance{'s' if instances != 1 else ''}"
+
+
+def label_adds(label: str, instances: int | None) -> bool:
+    """Whether a run's label says more than its instance count.
+
+    A label like "2-instances" (the BOSH scale-credhub ops file's default)
+    only repeats the count: titles and legends show it once."""
+    n = instances_text(instances)
+    return bool(label) and (n is None or label.replace("-", " ").replace("_", " ").lower() != n)
 
 
 def _load_json(path: str) -> dict:
