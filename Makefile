@@ -5,6 +5,9 @@ GO    ?= go
 BIN   := $(CURDIR)/bin
 VENV  := $(CURDIR)/.venv
 export PATH := $(BIN):$(VENV)/bin:$(PATH)
+# Recorded as tool_version in every run's meta.json.
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
 
 .PHONY: all build venv demo demo-images test bench release blobs bosh-cli clean
 
@@ -14,8 +17,8 @@ all: build
 # credhub-sim from its own module so its SQLite driver never ships.
 build:
 	@mkdir -p $(BIN)
-	cd src/credhub-perf && $(GO) build -o $(BIN)/ ./cmd/...
-	cd src/credhub-sim && $(GO) build -o $(BIN)/ ./cmd/...
+	cd src/credhub-perf && $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
+	cd src/credhub-sim && $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
 
 # The plotter in a local virtualenv.
 venv: $(VENV)/.installed
