@@ -93,6 +93,18 @@ def _step_label(s) -> str:
     return f"step {s.index + 1}"
 
 
+def _scatter_requests(ax, x, lat_ms, ok_idx, fail_idx, fail_total: int, size: float, label: str) -> None:
+    """Draw the sampled requests: successes as a density-faded cloud, failures as red crosses."""
+    # density-aware transparency: dense clouds fade so their shape shows
+    alpha = float(np.clip(6000.0 / max(len(ok_idx), 1), 0.18, 0.7))
+    ax.scatter(x[ok_idx], lat_ms[ok_idx], s=size, c="#3b6ea8", alpha=alpha, linewidths=0, rasterized=True,
+               label=label)
+    if len(fail_idx):
+        ax.scatter(x[fail_idx], lat_ms[fail_idx], s=14, c="#d62728", marker="x", linewidths=0.8,
+                   alpha=0.8, rasterized=True, zorder=3,
+                   label=f"failed request ({fail_total:,} in total, {len(fail_idx):,} drawn)")
+
+
 def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: str | None = None) -> list[str]:
     lat_ms = run.latency * 1000.0
     n = run.total
@@ -120,14 +132,8 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
     axc.axis("off")
 
     xmax_plot = float(max(run.x.max(), max(s.throughput for s in steps))) * 1.08
-    # density-aware transparency: dense clouds fade so their shape shows
-    alpha = float(np.clip(6000.0 / max(len(ok_idx), 1), 0.18, 0.7))
-    ax.scatter(run.x[ok_idx], lat_ms[ok_idx], s=5, c="#3b6ea8", alpha=alpha, linewidths=0, rasterized=True,
-               label=f"one request (window throughput, latency); {len(idx):,} of {n:,} drawn")
-    if len(fail_idx):
-        ax.scatter(run.x[fail_idx], lat_ms[fail_idx], s=14, c="#d62728", marker="x", linewidths=0.8,
-                   alpha=0.8, rasterized=True, zorder=3,
-                   label=f"failed request ({len(fail_all):,} in total, {len(fail_idx):,} drawn)")
+    _scatter_requests(ax, run.x, lat_ms, ok_idx, fail_idx, len(fail_all), 5,
+                      f"one request (window throughput, latency); {len(idx):,} of {n:,} drawn")
 
     xs = np.array([s.throughput for s in steps])
     for q, attr in ((50, "p50_s"), (95, "p95_s"), (99, "p99_s")):
@@ -285,13 +291,8 @@ def latency_over_time(run: Run, opts: Options, out_dir: str, formats: list[str])
 
     fig, ax = plt.subplots(figsize=(12, 5.8))
     _shade_steps(ax, run, None)
-    alpha = float(np.clip(6000.0 / max(len(ok_idx), 1), 0.18, 0.7))
-    ax.scatter(run.offset[ok_idx], lat_ms[ok_idx], s=4, c="#3b6ea8", alpha=alpha, linewidths=0, rasterized=True,
-               label=f"one request (start time, latency); {len(idx):,} of {n:,} drawn")
-    if len(fail_idx):
-        ax.scatter(run.offset[fail_idx], lat_ms[fail_idx], s=14, c="#d62728", marker="x", linewidths=0.8,
-                   alpha=0.8, rasterized=True, zorder=3,
-                   label=f"failed request ({len(fail_all):,} in total, {len(fail_idx):,} drawn)")
+    _scatter_requests(ax, run.offset, lat_ms, ok_idx, fail_idx, len(fail_all), 4,
+                      f"one request (start time, latency); {len(idx):,} of {n:,} drawn")
     t, y = _per_step_stairs(run, run.win_max * 1000)
     ax.plot(t, y, color="#7f7f7f", lw=0.8,
             label="max latency per %gs window" % opts.window_s)
