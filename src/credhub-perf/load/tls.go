@@ -40,6 +40,9 @@ func buildTLSConfig(o TLSOptions) (*tls.Config, error) {
 		}
 		cfg.RootCAs = pool
 	}
+	if !o.Insecure {
+		installChainVerifier(cfg)
+	}
 	return cfg, nil
 }
 
