@@ -1,6 +1,6 @@
 module github.com/credhub-perf/credhub-sim
 
-go 1.22
+go 1.25
 
 require (
 	github.com/go-sql-driver/mysql v1.8.1

@@ -1,12 +1,15 @@
 package load
 
 import (
+	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/credhub-perf/credhub-perf/rsasign"
 )
 
 // buildTLSConfig checks every file up front so that a wrong path or a
@@ -73,6 +76,11 @@ func loadKeyPair(certFile, keyFile string) (tls.Certificate, error) {
 		return tls.Certificate{}, fmt.Errorf("parsing client certificate %s: %w", certFile, err)
 	}
 	cert.Leaf = leaf
+	if k, ok := cert.PrivateKey.(*rsa.PrivateKey); ok {
+		// With keep-alive off every request signs a handshake; crypto/rsa
+		// would make that signature most of the generator's CPU.
+		cert.PrivateKey = rsasign.New(k)
+	}
 	return cert, nil
 }
 

@@ -33,6 +33,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -47,6 +50,39 @@ type counters struct {
 	conns      atomic.Int64
 	handshakes atomic.Int64
 	resumed    atomic.Int64
+
+	// groups counts handshakes per negotiated key-exchange group, so the
+	// bench can show that every tool did the same key exchange.
+	mu     sync.Mutex
+	groups map[tls.CurveID]int64
+}
+
+func (c *counters) addGroup(id tls.CurveID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.groups == nil {
+		c.groups = map[tls.CurveID]int64{}
+	}
+	c.groups[id]++
+}
+
+// groupList renders the per-group counts as name:count pairs, most used first.
+func (c *counters) groupList() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ids := make([]tls.CurveID, 0, len(c.groups))
+	for id := range c.groups {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return c.groups[ids[i]] > c.groups[ids[j]] })
+	parts := make([]string, 0, len(ids))
+	for _, id := range ids {
+		parts = append(parts, fmt.Sprintf("%s:%d", id, c.groups[id]))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ",")
 }
 
 func main() {
@@ -90,8 +126,8 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "null-server: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(os.Stderr, "null-server stats: requests=%d conns=%d handshakes=%d resumed=%d\n",
-		st.Requests, st.Conns, st.Handshakes, st.Resumed)
+	fmt.Fprintf(os.Stderr, "null-server stats: requests=%d conns=%d handshakes=%d resumed=%d groups=%s\n",
+		st.Requests, st.Conns, st.Handshakes, st.Resumed, st.Groups)
 	return 0
 }
 
@@ -103,6 +139,7 @@ type options struct {
 // stats is what the server counted between start and shutdown.
 type stats struct {
 	Requests, Conns, Handshakes, Resumed int64
+	Groups                               string
 }
 
 // serve runs until ctx is done, calling ready once it accepts connections.
@@ -120,6 +157,7 @@ func serve(ctx context.Context, o options, ready func(url, mode string)) (stats,
 		SessionTicketsDisabled: !o.resumption,
 		VerifyConnection: func(cs tls.ConnectionState) error {
 			c.handshakes.Add(1)
+			c.addGroup(cs.CurveID)
 			if cs.DidResume {
 				c.resumed.Add(1)
 			}
@@ -193,7 +231,7 @@ func serve(ctx context.Context, o options, ready func(url, mode string)) (stats,
 	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	_ = srv.Shutdown(sctx)
-	return stats{c.requests.Load(), c.conns.Load(), c.handshakes.Load(), c.resumed.Load()}, nil
+	return stats{c.requests.Load(), c.conns.Load(), c.handshakes.Load(), c.resumed.Load(), c.groupList()}, nil
 }
 
 // writeCerts writes the same file names as `credhub-sim certs --out DIR`

@@ -1,0 +1,291 @@
+package rsasign
+
+import (
+	"bytes"
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	_ "crypto/sha1"
+	"crypto/sha256"
+	"crypto/sha512"
+	"math/big"
+	mrand "math/rand"
+	"sync"
+	"testing"
+)
+
+func needIFMA(t testing.TB) {
+	t.Helper()
+	if !hasIFMA() {
+		t.Skip("this CPU has no AVX-512 IFMA; New falls back to crypto/rsa (TestFallback)")
+	}
+}
+
+var (
+	keysOnce sync.Once
+	keys     []*rsa.PrivateKey
+)
+
+// testKeys are generated per run, so every run tries new primes.
+func testKeys(t testing.TB) []*rsa.PrivateKey {
+	keysOnce.Do(func() {
+		for i := 0; i < 3; i++ {
+			k, err := rsa.GenerateKey(rand.Reader, 2048)
+			if err != nil {
+				panic(err)
+			}
+			keys = append(keys, k)
+		}
+	})
+	return keys
+}
+
+func TestAMMAgainstBig(t *testing.T) {
+	needIFMA(t)
+	rng := mrand.New(mrand.NewSource(1))
+	for _, k := range testKeys(t) {
+		s, err := newSigner(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mods := []*big.Int{k.Primes[0], k.Primes[1]}
+		rInv := [2]*big.Int{new(big.Int).ModInverse(bigR, mods[0]), new(big.Int).ModInverse(bigR, mods[1])}
+		for trial := 0; trial < 200; trial++ {
+			var a, b pair
+			var want [2]*big.Int
+			for h := 0; h < 2; h++ {
+				// Operands up to 2m (the exponentiation's bound) and, every
+				// few trials, the extremes.
+				lim := new(big.Int).Lsh(mods[h], 1)
+				x := new(big.Int).Rand(rng, lim)
+				y := new(big.Int).Rand(rng, lim)
+				switch trial % 10 {
+				case 0:
+					x.Sub(lim, big.NewInt(1))
+					y.Sub(lim, big.NewInt(1))
+				case 1:
+					x.SetInt64(0)
+				}
+				a[h], b[h] = toNat52(x), toNat52(y)
+				w := new(big.Int).Mul(x, y)
+				w.Mul(w, rInv[h])
+				want[h] = w.Mod(w, mods[h])
+			}
+			var r pair
+			ammX2(&r, &a, &b, &s.md)
+			for h := 0; h < 2; h++ {
+				got := nat52ToBig(&r[h])
+				for i, l := range r[h] {
+					if l>>limbBits != 0 {
+						t.Fatalf("limb %d not normalised: %x", i, l)
+					}
+				}
+				if got.Cmp(new(big.Int).Lsh(mods[h], 1)) >= 0 {
+					t.Fatalf("result not below 2m")
+				}
+				if new(big.Int).Mod(got, mods[h]).Cmp(want[h]) != 0 {
+					t.Fatalf("trial %d half %d: amm = %x, want %x mod m", trial, h, got, want[h])
+				}
+			}
+		}
+	}
+}
+
+func nat52ToBig(n *nat52) *big.Int {
+	z := new(big.Int)
+	for i := limbs - 1; i >= 0; i-- {
+		z.Lsh(z, limbBits)
+		z.Or(z, new(big.Int).SetUint64(n[i]))
+	}
+	return z
+}
+
+func TestRawSignAgainstBig(t *testing.T) {
+	needIFMA(t)
+	for _, k := range testKeys(t) {
+		s, err := newSigner(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for trial := 0; trial < 30; trial++ {
+			m, _ := rand.Int(rand.Reader, k.N)
+			switch trial {
+			case 0:
+				m.SetInt64(0)
+			case 1:
+				m.SetInt64(1)
+			case 2:
+				m.Sub(k.N, big.NewInt(1))
+			case 3:
+				m.Set(k.Primes[0]) // a multiple of p: zero mod p
+			}
+			em := make([]byte, emLen)
+			m.FillBytes(em)
+			got, err := s.rawSign(em)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := new(big.Int).Exp(m, k.D, k.N).FillBytes(make([]byte, emLen))
+			if !bytes.Equal(got, want) {
+				t.Fatalf("trial %d: m^d mod n differs from math/big", trial)
+			}
+		}
+	}
+}
+
+func TestSignMatchesCryptoRSA(t *testing.T) {
+	needIFMA(t)
+	k := testKeys(t)[0]
+	signer := New(k)
+	if _, ok := signer.(*Signer); !ok {
+		t.Fatalf("New returned %T, want *Signer on an IFMA CPU", signer)
+	}
+	msg := []byte("credhub-perf")
+	for _, h := range []crypto.Hash{crypto.SHA1, crypto.SHA256, crypto.SHA384, crypto.SHA512} {
+		hh := h.New()
+		hh.Write(msg)
+		digest := hh.Sum(nil)
+		// PKCS #1 v1.5 is deterministic: the bytes must equal crypto/rsa's.
+		got, err := signer.Sign(rand.Reader, digest, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := rsa.SignPKCS1v15(nil, k, h, digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%v PKCS #1 v1.5 signature differs from crypto/rsa", h)
+		}
+		if h == crypto.SHA1 {
+			continue
+		}
+		for _, salt := range []int{rsa.PSSSaltLengthEqualsHash, rsa.PSSSaltLengthAuto, 0, 20} {
+			opts := &rsa.PSSOptions{SaltLength: salt, Hash: h}
+			sig, err := signer.Sign(rand.Reader, digest, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := rsa.VerifyPSS(&k.PublicKey, h, digest, sig, &rsa.PSSOptions{SaltLength: salt, Hash: h}); err != nil {
+				t.Fatalf("%v PSS salt %d: crypto/rsa rejects our signature: %v", h, salt, err)
+			}
+		}
+	}
+}
+
+func TestPSSSaltComesFromRand(t *testing.T) {
+	needIFMA(t)
+	k := testKeys(t)[0]
+	signer := New(k)
+	digest := sha256.Sum256([]byte("x"))
+	opts := &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash, Hash: crypto.SHA256}
+	a, err := signer.Sign(bytes.NewReader(bytes.Repeat([]byte{7}, 64)), digest[:], opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := signer.Sign(bytes.NewReader(bytes.Repeat([]byte{7}, 64)), digest[:], opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := signer.Sign(rand.Reader, digest[:], opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) || bytes.Equal(a, c) {
+		t.Fatal("PSS signatures must depend on the salt read from rand, and only on it")
+	}
+	if _, err := signer.Sign(bytes.NewReader(nil), digest[:], opts); err == nil {
+		t.Fatal("an empty rand must fail the signature")
+	}
+}
+
+func TestFallback(t *testing.T) {
+	k := testKeys(t)[0]
+	t.Setenv("CREDHUB_PERF_RSA", "std")
+	if got := New(k); got != crypto.Signer(k) {
+		t.Fatalf("CREDHUB_PERF_RSA=std: New returned %T, want the key itself", got)
+	}
+	t.Setenv("CREDHUB_PERF_RSA", "")
+	small, err := rsa.GenerateKey(rand.Reader, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := New(small); got != crypto.Signer(small) {
+		t.Fatalf("RSA-1024: New returned %T, want the key itself", got)
+	}
+	// A hash the encoder does not know still signs, through crypto/rsa.
+	if hasIFMA() {
+		d := sha512.Sum512_224([]byte("x"))
+		sig, err := New(k).Sign(rand.Reader, d[:], crypto.SHA512_224)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rsa.VerifyPKCS1v15(&k.PublicKey, crypto.SHA512_224, d[:], sig); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkSign(b *testing.B) {
+	k := testKeys(b)[0]
+	digest := sha256.Sum256([]byte("x"))
+	opts := &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash, Hash: crypto.SHA256}
+	for _, bc := range []struct {
+		name string
+		s    crypto.Signer
+	}{{"crypto-rsa", k}, {"rsasign", New(k)}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := bc.s.Sign(rand.Reader, digest[:], opts); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkRawSign(b *testing.B) {
+	needIFMA(b)
+	k := testKeys(b)[0]
+	s, _ := newSigner(k)
+	em := make([]byte, emLen)
+	em[10] = 1
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := s.rawSign(em); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The fault check must reject a signature that is wrong in one CRT half,
+// the case that would reveal a prime.
+func TestCheckPublicRejectsWrongSignature(t *testing.T) {
+	needIFMA(t)
+	k := testKeys(t)[1]
+	s, err := newSigner(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := rand.Int(rand.Reader, k.N)
+	var x, sig [2 * words]uint64
+	fillWords(x[:], m)
+	fillWords(sig[:], new(big.Int).Exp(m, k.D, k.N))
+	xR := toMont(&x, &s.pr, &s.md)
+	if !checkPublic(&sig, &xR, &s.pr, &s.md) {
+		t.Fatal("a right signature failed the check")
+	}
+	// Right mod q, wrong mod p: add q.
+	bad := new(big.Int).Exp(m, k.D, k.N)
+	bad.Add(bad, k.Primes[1]).Mod(bad, k.N)
+	var badW [2 * words]uint64
+	fillWords(badW[:], bad)
+	if checkPublic(&badW, &xR, &s.pr, &s.md) {
+		t.Fatal("a signature wrong mod p passed the check")
+	}
+	sig[7] ^= 1 << 13
+	if checkPublic(&sig, &xR, &s.pr, &s.md) {
+		t.Fatal("a signature with a flipped bit passed the check")
+	}
+}
