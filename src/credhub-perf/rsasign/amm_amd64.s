@@ -6,12 +6,12 @@
 // bits padded to 24 lanes (three ZMM registers), lanes 20..23 zero.
 //
 // Per multiplier limb b[i] the accumulator takes a*b[i] + m*y and drops
-// its lowest limb. The two lowest positions are kept exactly in general
-// registers (s0, s1), so the latency chain from one reduction factor y to
-// the next is scalar and short; the vector products run beside it, and the
-// scalar side reads vector lane 2 one step before it needs it. Products of
-// a and of m go to separate accumulators (P and Q) so neither chain waits
-// on the other. Limbs stay unnormalised inside the loop (each lane gains
+// its lowest limb. Products of a and of m go to separate accumulators (P
+// and Q): P does not depend on y, so it runs ahead and the scalar side
+// reads its lane 0 as soon as it is needed. The two lowest positions of Q
+// are kept exactly in general registers, and Q's lane 2 is read one step
+// before it is needed, so the latency chain from one reduction factor y to
+// the next is short and scalar. Limbs stay unnormalised inside the loop (each lane gains
 // at most two 52-bit values per step, far below 2^64) and are carried once
 // at the end.
 //
@@ -26,50 +26,46 @@ GLOBL mask52<>(SB), RODATA|NOPTR, $8
 
 // STEP does multiplier limb i for one problem.
 //   off, koff: byte offsets of the problem's numbers (0 or 192) and k0
-//   s0, s1: exact positions 0 and 1; s2 is free and becomes position 1
-//     (the caller rotates the three registers: next s0, s1, s2 = s1, s2, s0)
-//   P0..P2, Q0..Q2: accumulators; A0..A2, M0..M2: a and m
-//   BI, YV: broadcasts of b[i] and y; ZT, XT: scratch
+//   q0, q1: the exact m-side values of positions 0 and 1; q2 is free and
+//     becomes position 1 (the caller rotates the three registers: next
+//     q0, q1, q2 = q1, q2, q0)
+//   P0..P2: a*b accumulator, all lanes exact; Q0..Q2: m*y accumulator,
+//     lanes 0 and 1 stale (q0, q1 hold them); XP0: low lanes of P0
+//   A0..A2, M0..M2: a and m; BI, YV: broadcasts of b[i] and y; XT: scratch
+// k0 is stored shifted left by 12, so DX = (position 0 * k0) << 12 is
+// y << 12 without masking, and MULX by y << 12 leaves the high 52 bits of
+// the 104-bit product (the part that carries to the next limb) alone in
+// the high word and the low 52 bits at the top of the low word. The carry
+// out of position 0 is pos0>>52 + hi52(m0*y) + (pos0 mod 2^52 != 0): the
+// low halves sum to 0 or 2^52 by the choice of y.
 // Temporaries: AX, DX, DI, R13, R15.
-#define STEP(i, off, koff, s0, s1, s2, P0, P1, P2, Q0, Q1, Q2, A0, A1, A2, M0, M1, M2, BI, YV, ZT, XT) \
-	VPADDQ Q0, P0, ZT \
-	VEXTRACTI64X2 $1, ZT, XT \
-	VMOVQ XT, s2 \
-	MOVQ (off+8*i)(BX), DX \
-	VPBROADCASTQ DX, BI \
-	MULXQ (off+16)(SI), DI, R15 \
-	ANDQ MASK, DI \
-	ADDQ DI, s2 \
-	MULXQ (off+8)(SI), DI, R15 \
-	MOVQ DI, R13 \
-	ANDQ MASK, R13 \
-	ADDQ R13, s1 \
-	SHRQ $52, R15, DI \
-	ADDQ DI, s2 \
-	MULXQ off(SI), AX, R13 \
-	ADDQ s0, AX \
-	ADCQ $0, R13 \
-	MOVQ AX, DX \
-	IMULQ koff(R8), DX \
-	ANDQ MASK, DX \
-	VPBROADCASTQ DX, YV \
-	MULXQ off(R8), DI, R15 \
-	ADDQ DI, AX \
-	ADCQ R15, R13 \
-	SHRQ $52, R13, AX \
-	ADDQ AX, s1 \
-	MULXQ (off+8)(R8), DI, R15 \
-	MOVQ DI, s0 \
-	ANDQ MASK, s0 \
-	ADDQ s0, s1 \
-	SHRQ $52, R15, DI \
-	ADDQ DI, s2 \
-	MULXQ (off+16)(R8), DI, R15 \
-	ANDQ MASK, DI \
-	ADDQ DI, s2 \
+#define STEP(i, off, koff, q0, q1, q2, P0, P1, P2, XP0, Q0, Q1, Q2, A0, A1, A2, M0, M1, M2, BI, YV, XT) \
+	VEXTRACTI64X2 $1, Q0, XT \
+	VMOVQ XT, q2 \
+	VPBROADCASTQ (off+8*i)(BX), BI \
 	VPMADD52LUQ A0, BI, P0 \
 	VPMADD52LUQ A1, BI, P1 \
 	VPMADD52LUQ A2, BI, P2 \
+	VMOVQ XP0, AX \
+	ADDQ q0, AX \
+	MOVQ AX, DX \
+	IMULQ koff(R8), DX \
+	VPBROADCASTQ DX, YV \
+	MOVQ AX, DI \
+	SHRQ $52, DI \
+	SHLQ $12, AX \
+	NEGQ AX \
+	ADCQ DI, q1 \
+	MULXQ off(R8), DI, R13 \
+	ADDQ R13, q1 \
+	MULXQ (off+8)(R8), DI, R15 \
+	SHRQ $12, DI \
+	ADDQ DI, q1 \
+	ADDQ R15, q2 \
+	MULXQ (off+16)(R8), DI, R15 \
+	SHRQ $12, DI \
+	ADDQ DI, q2 \
+	VPSRLQ $12, YV, YV \
 	VPMADD52LUQ M0, YV, Q0 \
 	VPMADD52LUQ M1, YV, Q1 \
 	VPMADD52LUQ M2, YV, Q2 \
@@ -89,8 +85,8 @@ GLOBL mask52<>(SB), RODATA|NOPTR, $8
 // ROUND does limb i for both problems; their chains are independent, so
 // the core overlaps them.
 #define ROUND(i, a0, a1, a2, b0, b1, b2) \
-	STEP(i, 0, 384, a0, a1, a2, Z0, Z1, Z2, Z3, Z4, Z5, Z12, Z13, Z14, Z15, Z16, Z17, Z24, Z25, Z29, X29) \
-	STEP(i, 192, 392, b0, b1, b2, Z6, Z7, Z8, Z9, Z10, Z11, Z18, Z19, Z20, Z21, Z22, Z23, Z26, Z27, Z30, X30)
+	STEP(i, 0, 384, a0, a1, a2, Z0, Z1, Z2, X0, Z3, Z4, Z5, Z12, Z13, Z14, Z15, Z16, Z17, Z24, Z25, X29) \
+	STEP(i, 192, 392, b0, b1, b2, Z6, Z7, Z8, X6, Z9, Z10, Z11, Z18, Z19, Z20, Z21, Z22, Z23, Z26, Z27, X30)
 
 // NORM carries the 20 limbs in T0..T2 (lane 0 already holds s0) below
 // 2^52 without a loop over limbs: one vector carry step leaves every limb
@@ -204,18 +200,23 @@ TEXT ·ammX2(SB), NOSPLIT, $0-32
 	ROUND(18, R9, R10, R11, R12, CX, R14)
 	ROUND(19, R10, R11, R9, CX, R14, R12)
 
-	// Position 0 of each result is in R11 and R14 (after 20 rotations);
-	// lanes 1..19 are P+Q.
+	// After 20 rotations the m-side positions 0 and 1 are in R11, R9
+	// (first problem) and R14, R12 (second); they replace the stale lanes
+	// 0 and 1 of Q before P and Q are summed.
+	MOVQ $1, AX
+	KMOVB AX, K1
+	MOVQ $2, AX
+	KMOVB AX, K2
+	VPBROADCASTQ R11, K1, Z3
+	VPBROADCASTQ R9, K2, Z3
+	VPBROADCASTQ R14, K1, Z9
+	VPBROADCASTQ R12, K2, Z9
 	VPADDQ Z3, Z0, Z0
 	VPADDQ Z4, Z1, Z1
 	VPADDQ Z5, Z2, Z2
 	VPADDQ Z9, Z6, Z6
 	VPADDQ Z10, Z7, Z7
 	VPADDQ Z11, Z8, Z8
-	MOVQ $1, AX
-	KMOVB AX, K1
-	VPBROADCASTQ R11, K1, Z0
-	VPBROADCASTQ R14, K1, Z6
 	VPBROADCASTQ MASK, Z31
 	NORM(Z0, Z1, Z2)
 	NORM(Z6, Z7, Z8)

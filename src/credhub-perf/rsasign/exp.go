@@ -28,7 +28,7 @@ type pair [2]nat52
 // Montgomery constants. The assembly relies on this layout (k0 at 384).
 type moduli struct {
 	m  pair
-	k0 [2]uint64
+	k0 [2]uint64 // each prime's k0 << 12 (see STEP in amm_amd64.s)
 }
 
 // prime is what one CRT half needs, precomputed once per key.

@@ -78,7 +78,7 @@ func newSigner(key *rsa.PrivateKey) (*Signer, error) {
 	s.pr[0] = newPrime(p, key.Precomputed.Dp)
 	s.pr[1] = newPrime(q, key.Precomputed.Dq)
 	s.md.m[0], s.md.m[1] = s.pr[0].m, s.pr[1].m
-	s.md.k0[0], s.md.k0[1] = s.pr[0].k0, s.pr[1].k0
+	s.md.k0[0], s.md.k0[1] = s.pr[0].k0<<12, s.pr[1].k0<<12
 	s.qWords = s.pr[1].words
 	qir := new(big.Int).Mul(key.Precomputed.Qinv, bigR)
 	s.qInvR = toNat52(qir.Mod(qir, p))

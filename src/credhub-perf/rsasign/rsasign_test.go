@@ -289,3 +289,24 @@ func TestCheckPublicRejectsWrongSignature(t *testing.T) {
 		t.Fatal("a signature with a flipped bit passed the check")
 	}
 }
+
+func BenchmarkAMMX2(b *testing.B) {
+	needIFMA(b)
+	k := testKeys(b)[0]
+	s, _ := newSigner(k)
+	x := s.pr[0].rr
+	acc := pair{x, s.pr[1].rr}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ammX2(&acc, &acc, &acc, &s.md)
+	}
+}
+
+func BenchmarkSelectX2(b *testing.B) {
+	needIFMA(b)
+	var table [tableSize]pair
+	var dst pair
+	for i := 0; i < b.N; i++ {
+		selectX2(&dst, &table, uint64(i)&31, uint64(i+7)&31)
+	}
+}
