@@ -42,3 +42,9 @@ func hasIFMA() bool {
 	want := uint32(bmi2 | avx512f | avx512ifma | avx512vl)
 	return ebx7&want == want
 }
+
+// normX2 carries every limb of both halves of x below 2^52 (the value is
+// unchanged); lanes may hold up to 64 bits but the value must fit 20 limbs.
+//
+//go:noescape
+func normX2(x *pair)

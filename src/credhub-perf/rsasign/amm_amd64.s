@@ -93,7 +93,7 @@ GLOBL mask52<>(SB), RODATA|NOPTR, $8
 // below 2^52 + 2^12, and the rare carries that remain ripple only through
 // limbs equal to 2^52-1, which a carry-lookahead over lane masks resolves
 // (carry-in lanes = ((generate << 1) + propagate) ^ propagate). Uses Z31
-// (the mask), Z28 (zero), Z24..Z27 and K1..K3 as scratch.
+// (the mask), Z28 (zero), Z24..Z27, K1..K3, AX, DX, DI and R13 as scratch.
 #define NORM(T0, T1, T2) \
 	VPSRLQ $52, T0, Z24 \
 	VPSRLQ $52, T1, Z25 \
@@ -293,4 +293,29 @@ TEXT ·xgetbv0(SB), NOSPLIT, $0-4
 	MOVL $0, CX
 	XGETBV
 	MOVL AX, eax+0(FP)
+	RET
+
+// func normX2(x *pair)
+//
+// Runs NORM on both halves of x in place; ammX2 uses the same macro, and
+// tests reach its rare carry-ripple cases through this entry point.
+TEXT ·normX2(SB), NOSPLIT, $0-8
+	MOVQ x+0(FP), SI
+	VMOVDQU64 0(SI), Z0
+	VMOVDQU64 64(SI), Z1
+	VMOVDQU64 128(SI), Z2
+	VMOVDQU64 192(SI), Z6
+	VMOVDQU64 256(SI), Z7
+	VMOVDQU64 320(SI), Z8
+	VPXORQ Z28, Z28, Z28
+	VPBROADCASTQ MASK, Z31
+	NORM(Z0, Z1, Z2)
+	NORM(Z6, Z7, Z8)
+	VMOVDQU64 Z0, 0(SI)
+	VMOVDQU64 Z1, 64(SI)
+	VMOVDQU64 Z2, 128(SI)
+	VMOVDQU64 Z6, 192(SI)
+	VMOVDQU64 Z7, 256(SI)
+	VMOVDQU64 Z8, 320(SI)
+	VZEROUPPER
 	RET

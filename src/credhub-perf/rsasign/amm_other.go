@@ -9,3 +9,5 @@ func ammX2(r, a, b *pair, md *moduli) { panic("rsasign: no IFMA on this architec
 func selectX2(dst *pair, table *[tableSize]pair, wA, wB uint64) {
 	panic("rsasign: no IFMA on this architecture")
 }
+
+func normX2(x *pair) { panic("rsasign: no IFMA on this architecture") }

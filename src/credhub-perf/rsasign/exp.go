@@ -194,7 +194,14 @@ func checkPublic(sig *[2 * words]uint64, xR *pair, pr *[2]prime, md *moduli) boo
 	var got, want [2][words]uint64
 	fromMont(&got, &acc, pr, md)
 	fromMont(&want, xR, pr, md)
-	return got == want
+	// Compare without an early exit: x mod p is secret.
+	var diff uint64
+	for h := range got {
+		for i := range got[h] {
+			diff |= got[h][i] ^ want[h][i]
+		}
+	}
+	return diff == 0
 }
 
 // condSub subtracts m from x when x >= m, in constant time. x < 2m.

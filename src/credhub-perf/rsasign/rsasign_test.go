@@ -310,3 +310,60 @@ func BenchmarkSelectX2(b *testing.B) {
 		selectX2(&dst, &table, uint64(i)&31, uint64(i+7)&31)
 	}
 }
+
+// The final carry of ammX2 resolves carries that ripple through limbs
+// equal to 2^52-1; random products almost never produce those, so they
+// are built here.
+func TestNormCarryRipple(t *testing.T) {
+	needIFMA(t)
+	rng := mrand.New(mrand.NewSource(2))
+	const full = limbMask
+	cases := [][limbs]uint64{}
+	// A carry out of limb 0 that must ripple through limbs 1..18.
+	var c [limbs]uint64
+	c[0] = 1 << 53
+	for i := 1; i < limbs-1; i++ {
+		c[i] = full
+	}
+	cases = append(cases, c)
+	// Limbs just above 2^52 next to runs of 2^52-1, and large lanes.
+	for trial := 0; trial < 2000; trial++ {
+		var x [limbs]uint64
+		for i := range x {
+			switch rng.Intn(5) {
+			case 0:
+				x[i] = full
+			case 1:
+				x[i] = full + 1 + uint64(rng.Intn(1<<12))
+			case 2:
+				x[i] = rng.Uint64() >> 4
+			case 3:
+				x[i] = 0
+			default:
+				x[i] = rng.Uint64() & full
+			}
+		}
+		x[limbs-1] &= 1<<40 - 1 // keep the value within 20 limbs
+		cases = append(cases, x)
+	}
+	for n, x := range cases {
+		var p pair
+		want := new(big.Int)
+		for i := limbs - 1; i >= 0; i-- {
+			want.Lsh(want, limbBits)
+			want.Add(want, new(big.Int).SetUint64(x[i]))
+			p[0][i], p[1][i] = x[i], x[i]
+		}
+		normX2(&p)
+		for h := 0; h < 2; h++ {
+			for i, l := range p[h] {
+				if l>>limbBits != 0 || (i >= limbs && l != 0) {
+					t.Fatalf("case %d: limb %d = %x not normalised", n, i, l)
+				}
+			}
+			if got := nat52ToBig(&p[h]); got.Cmp(want) != 0 {
+				t.Fatalf("case %d half %d: value changed: %x, want %x", n, h, got, want)
+			}
+		}
+	}
+}
