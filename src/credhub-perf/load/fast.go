@@ -299,9 +299,21 @@ func (w *worker) dial(ctx context.Context, r *Result, start time.Time) (*fconn, 
 		r.DNSDial = time.Since(start)
 		return nil, err
 	}
-	sc, _ := newSockConn(nc).(*sockConn)
+	var spare *sockConn
+	if w.fc != nil && w.fc.nc == nil {
+		spare = w.fc.sc // its connection is closed: only the worker uses it
+	}
+	sc := wrapSock(nc, spare)
 	if sc != nil {
 		nc = sc
+		if e.opts.Timeout > 0 {
+			// Without a deadline a lost wake-up would hang a worker
+			// forever; with one, holding writes is safe. Held from the
+			// start, each handshake flight goes out from inside the read
+			// that waits for the answer, and the client's last flight
+			// (Finished) leaves in one segment with the request.
+			sc.hold = true
+		}
 	}
 	if e.tlsConf != nil {
 		tc := tls.Client(nc, e.tlsConf)
@@ -327,11 +339,6 @@ func (w *worker) dial(ctx context.Context, r *Result, start time.Time) (*fconn, 
 	}
 	w.fc.nc = nc
 	w.fc.sc = sc
-	if sc != nil && e.opts.Timeout > 0 {
-		// Without a deadline a lost wake-up would hang a worker forever;
-		// with one, holding writes is safe.
-		sc.hold = true
-	}
 	if w.fc.br == nil {
 		w.fc.br = bufio.NewReaderSize(nc, 16<<10)
 	} else {

@@ -33,17 +33,27 @@ type sockConn struct {
 // buffer in one write and goes out the ordinary way.
 const maxHold = 32 << 10
 
-func newSockConn(c net.Conn) net.Conn {
+// wrapSock wraps c, or returns nil when c is not TCP. A spare sockConn
+// (one whose connection is closed) is reused, so that a connection per
+// request does not allocate the held-bytes buffer and read callback anew.
+func wrapSock(c net.Conn, spare *sockConn) *sockConn {
 	tcp, ok := c.(*net.TCPConn)
 	if !ok {
-		return c
+		return nil
 	}
 	rc, err := tcp.SyscallConn()
 	if err != nil {
-		return c
+		return nil
 	}
-	sc := &sockConn{TCPConn: tcp, rc: rc}
-	sc.readFn = sc.sendThenRead
+	sc := spare
+	if sc == nil {
+		sc = &sockConn{}
+		sc.readFn = sc.sendThenRead
+	}
+	sc.TCPConn, sc.rc = tcp, rc
+	sc.pending = sc.pending[:0]
+	sc.hold = false
+	sc.wroteAt = time.Time{}
 	return sc
 }
 

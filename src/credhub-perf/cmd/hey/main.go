@@ -278,6 +278,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "hey: %v\n", err)
 		return 2
 	}
+	tuneGC()
 	sum := summarySink{ok: results.NewStats(), all: results.NewStats()}
 	var sink load.Sink = sum
 	var csvw *results.CSVWriter
