@@ -71,7 +71,8 @@ func ReadCSV(path string, fn func(*Row) error) (ReadInfo, error) {
 // ReadCSVFrom is ReadCSV on an open reader; name is used in messages.
 func ReadCSVFrom(r io.Reader, name string, fn func(*Row) error) (ReadInfo, error) {
 	var info ReadInfo
-	br := bufio.NewReaderSize(r, 256<<10)
+	lr := &lastByteReader{r: r}
+	br := bufio.NewReaderSize(lr, 256<<10)
 	cr := csv.NewReader(br)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
@@ -142,13 +143,33 @@ func ReadCSVFrom(r io.Reader, name string, fn func(*Row) error) (ReadInfo, error
 		}
 	}
 	if pending != nil {
-		// Only the very last line is bad: a run killed while writing.
-		info.Warnings = append(info.Warnings, fmt.Sprintf("%s (skipped: truncated last line?)", pending))
+		// Only the very last line is bad. Without its line end it is a run
+		// killed while writing, and the rows before it stand; with one, the
+		// file is damaged (headroom-plot agrees: it exits 2 on such a file).
+		if lr.last == '\n' {
+			return info, fmt.Errorf("%v: fix or delete that line", pending)
+		}
+		info.Warnings = append(info.Warnings, fmt.Sprintf("%s (skipped: last line has no line end, run killed mid-write?)", pending))
 	}
 	if cols == nil {
 		return info, fmt.Errorf("%s: empty file: no header", name)
 	}
 	return info, nil
+}
+
+// lastByteReader remembers the last byte read, to tell a line cut short
+// (no line end) from a complete but malformed one.
+type lastByteReader struct {
+	r    io.Reader
+	last byte
+}
+
+func (l *lastByteReader) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	if n > 0 {
+		l.last = p[n-1]
+	}
+	return n, err
 }
 
 func isHeader(rec []string) bool {

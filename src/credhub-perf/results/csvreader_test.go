@@ -134,6 +134,11 @@ func TestTruncatedLastLineIsAWarning(t *testing.T) {
 	if err != nil || info.Rows != 2 || len(info.Warnings) != 1 {
 		t.Fatalf("err=%v info=%+v", err, info)
 	}
+	// The same bad line with a line end is damage, not a killed writer.
+	_, err = ReadCSVFrom(strings.NewReader(in+"\n"), "t.csv", func(*Row) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "t.csv:4") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("terminated bad last line: want a one-line error naming t.csv:4, got %v", err)
+	}
 }
 
 func TestMergeAddsThroughput(t *testing.T) {
