@@ -294,7 +294,7 @@ var configKeys = []configKey{
 	{"tester.index", "int", "0", "tester-index", "This tester's index (0..count-1). Only tester 0 seeds and cleans up.", setInt(func(c *Config) *int { return &c.Tester.Index })},
 	{"tester.count", "int", "1", "testers", "Number of testers running the same plan in lockstep.", setInt(func(c *Config) *int { return &c.Tester.Count })},
 	{"tester.start_at", "string", `""`, "start-at", "RFC3339 time at which step 0 starts on every tester; step k starts at start_at + k × (warmup + duration). Empty = now.", setString(func(c *Config) *string { return &c.Tester.StartAt })},
-	{"tester.scenario_gap", "duration", "1m0s", "", "With `tester.start_at`: pause between one scenario's last step and the next scenario's first, for tester 0's cleanup and seeding; scenario k starts at start_at + k × (steps × (warmup + duration) + scenario_gap).", setDuration(func(c *Config) *Duration { return &c.Tester.ScenarioGap })},
+	{"tester.scenario_gap", "duration", "1m0s", "", "With `tester.start_at`: pause between one scenario's last step and the next scenario's first, for tester 0's cleanup and seeding (it first waits 2 s + target.timeout, at most 10 s, for the others' requests in flight; the gap must exceed that by 1 s); scenario k starts at start_at + k × (steps × (warmup + duration) + scenario_gap).", setDuration(func(c *Config) *Duration { return &c.Tester.ScenarioGap })},
 	{"tester.run_id", "string", `""`, "run-id", "Run id shared by all testers (letters, digits, `-_.`); names the seeded credentials and the run directory. Empty = the `tester.start_at` time (yyyymmddThhmmssZ), else the start time plus a random suffix.", setString(func(c *Config) *string { return &c.Tester.RunID })},
 }
 
@@ -567,8 +567,28 @@ func (c *Config) Validate(capacity bool) []error {
 		if capacity {
 			bad("tester.count", "capacity search runs on one tester only, got %d", t.Count)
 		}
+		if len(c.Scenarios) > 1 && t.ScenarioGap >= 0 {
+			if least := minScenarioGap(c.Target.Timeout.D()); t.ScenarioGap.D() < least {
+				bad("tester.scenario_gap", "%s is too short with several testers and scenarios: tester 0 waits %s after a scenario for the others' requests in flight, then cleans up and seeds the next; set at least %s (more for large seeds) or lower target.timeout",
+					t.ScenarioGap, cleanupWait(c.Target.Timeout.D()), least)
+			}
+		}
 	}
 	return errs
+}
+
+// cleanupWait is how long tester 0 waits after the planned end of a
+// scenario before cleaning up: the others' last requests may still be in
+// flight for up to the request timeout (capped: a stuck request must not
+// hold the run).
+func cleanupWait(timeout time.Duration) time.Duration {
+	return 2*time.Second + min(timeout, 10*time.Second)
+}
+
+// minScenarioGap is the least gap that leaves tester 0 time to wait, clean
+// up and seed before the next scenario's first step.
+func minScenarioGap(timeout time.Duration) time.Duration {
+	return cleanupWait(timeout) + time.Second
 }
 
 // UnmarshalText parses a duration string or a number of seconds.

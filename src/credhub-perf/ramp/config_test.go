@@ -176,6 +176,14 @@ func TestValidateEachBadValueOneLine(t *testing.T) {
 		{"tester.index", func(c *Config) { c.Tester.Index = 3 }},
 		{"tester.start_at", func(c *Config) { c.Tester.StartAt = "tomorrow" }},
 		{"tester.run_id", func(c *Config) { c.Tester.RunID = "../x" }},
+		{"tester.scenario_gap", func(c *Config) {
+			// Two testers, two scenarios: a 5 s gap cannot hold the 12 s wait
+			// for in-flight requests that a 30 s timeout implies.
+			c.Tester = TesterConfig{Index: 0, Count: 2, StartAt: "2030-01-02T15:04:05Z", ScenarioGap: Duration(5 * time.Second)}
+			c.Steps.Requests, c.Steps.Duration = 0, Duration(time.Second)
+			c.Scenarios = []string{"get", "set"}
+			c.Target.Timeout = Duration(30 * time.Second)
+		}},
 	}
 	for _, tc := range cases {
 		c := validBase(t)

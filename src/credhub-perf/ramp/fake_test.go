@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -438,5 +439,96 @@ func TestCapacitySearchOpenLoop(t *testing.T) {
 	// No upper bound given: doubling 40, 80, 160 within 3 probes.
 	if cp == nil || !cp.Found || cp.Probes != 3 || cp.Rate != 160 || !strings.Contains(cp.Note, "max_probes") || len(sum.Steps) != 3 {
 		t.Fatalf("capacity %+v steps %d\n%s", cp, len(sum.Steps), log)
+	}
+}
+
+// Two testers in lockstep over two scenarios: every step of every tester
+// starts in its shared slot (start_at + k*(steps*slot + gap) + j*slot),
+// each scenario gets one run directory with both testers' files, and
+// tester 0's cleanup leaves nothing behind, including tester 1's writes.
+func TestLockstepScenarios(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	fake := newFake()
+	srv := loadtest.NewMTLSServer(t, p, fake, true, false)
+	out := t.TempDir()
+	start := time.Now().Add(1500 * time.Millisecond).UTC()
+	const slot, timeout = time.Second, 500 * time.Millisecond
+	gap := minScenarioGap(timeout)
+	cfgs := make([]Config, 2)
+	for i := range cfgs {
+		c := fakeConfig(t, p, srv.URL)
+		c.OutputDir = out
+		c.Target.Timeout = Duration(timeout)
+		c.Scenarios = []string{"get", "set"}
+		c.Steps = StepsConfig{MinConcurrency: 1, MaxConcurrency: 2, Step: 1, Duration: Duration(slot)}
+		c.Tester = TesterConfig{Index: i, Count: 2, StartAt: start.Format(time.RFC3339Nano), ScenarioGap: Duration(gap)}
+		cfgs[i] = c
+	}
+	codes := make([]int, 2)
+	logs := make([]string, 2)
+	var wg sync.WaitGroup
+	for i := range cfgs {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			codes[i], _, logs[i] = execute(t, cfgs[i], false)
+		}(i)
+	}
+	wg.Wait()
+	for i := range codes {
+		if codes[i] != 0 {
+			t.Fatalf("tester %d: exit %d\n%s", i, codes[i], logs[i])
+		}
+	}
+	if n := fake.count(); n != 0 {
+		t.Fatalf("%d credentials left after tester 0's cleanup", n)
+	}
+	dirs := runDirs(t, out)
+	if len(dirs) != 2 {
+		t.Fatalf("want one run directory per scenario, got %v", dirs)
+	}
+	// A step may start a little after its slot (scheduling), never before.
+	const late = 300 * time.Millisecond
+	for _, dir := range dirs {
+		meta, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := 0
+		if strings.Contains(string(meta), `"scenario": "set"`) {
+			k = 1
+		}
+		scenarioStart := start.Add(time.Duration(k) * (2*slot + gap))
+		for tester := 0; tester < 2; tester++ {
+			first := map[int]time.Time{}
+			last := map[int]time.Time{}
+			_, err := results.ReadCSV(filepath.Join(dir, fmt.Sprintf("results-%d.csv", tester)), func(r *results.Row) error {
+				if _, ok := first[r.Segment]; !ok {
+					first[r.Segment] = r.Start
+				}
+				last[r.Segment] = r.Start
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(first) != 2 {
+				t.Logf("tester 0 log:\n%s\ntester 1 log:\n%s", logs[0], logs[1])
+				ents, _ := os.ReadDir(dir)
+				for _, e := range ents {
+					t.Log(e.Name())
+				}
+				t.Fatalf("%s tester %d: %d steps, want 2", dir, tester, len(first))
+			}
+			for j := 0; j < 2; j++ {
+				want := scenarioStart.Add(time.Duration(j) * slot)
+				if d := first[j].Sub(want); d < 0 || d > late {
+					t.Errorf("%s tester %d step %d started %v after its slot (want 0..%v)", filepath.Base(dir), tester, j, d, late)
+				}
+				if last[j].After(want.Add(slot)) {
+					t.Errorf("%s tester %d step %d sent a request after its slot ended", filepath.Base(dir), tester, j)
+				}
+			}
+		}
 	}
 }

@@ -330,7 +330,7 @@ func (s *scenarioState) waitForOtherTesters(ctx context.Context) {
 	if s.sum.StoppedReason != "" {
 		end = s.stepStart(min(s.lastStep+2, len(s.plan)))
 	}
-	end = end.Add(2*time.Second + min(s.r.c.Target.Timeout.D(), 10*time.Second))
+	end = end.Add(cleanupWait(s.r.c.Target.Timeout.D()))
 	if d := time.Until(end); d > 0 {
 		s.r.log.Printf("waiting %s for the other testers to finish before cleaning up", d.Round(time.Second))
 		select {
