@@ -81,11 +81,18 @@ func (c *sockConn) flush() error {
 	return err
 }
 
+// Read reads through the raw connection even with nothing held: a read
+// system call made the runtime's way (entersyscall) wakes the runtime's
+// monitor thread when it sleeps, and the monitor then polls every 20 µs
+// and hands the P to another thread when a call seems slow; on a
+// generator that idles between the server's answers that costs several
+// context switches per request.
 func (c *sockConn) Read(p []byte) (int, error) {
-	if len(c.pending) == 0 {
-		return c.TCPConn.Read(p)
+	if len(p) == 0 {
+		return 0, nil
 	}
-	c.rbuf, c.rn, c.rerr, c.sent, c.partial = p, 0, nil, false, false
+	// With nothing held, "sent" starts true and the callback reads at once.
+	c.rbuf, c.rn, c.rerr, c.sent, c.partial = p, 0, nil, len(c.pending) == 0, false
 	err := c.rc.Read(c.readFn)
 	c.rbuf = nil
 	if c.partial {
