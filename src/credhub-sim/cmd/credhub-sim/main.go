@@ -105,8 +105,9 @@ func certs(args []string, stdout io.Writer) error {
 type serveOptions struct {
 	listen, certDir, tlsCert, tlsKey, clientCA    string
 	db, encryptionPassword, addrFile, externalURL string
-	workers                                       int
-	serviceTime, addedLatency, tokenTTL           time.Duration
+	workers, cores                                int
+	serviceTime, writeServiceTime                 time.Duration
+	addedLatency, tokenTTL                        time.Duration
 	serviceDist                                   string
 	errorRate                                     float64
 	errorStatus                                   int
@@ -127,8 +128,10 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.encryptionPassword, "encryption-password", "", "password the encryption key is derived from (default: $CREDHUB_SIM_ENCRYPTION_PASSWORD)")
 	fs.StringVar(&o.addrFile, "addr-file", "", "write the server URL to this file once listening")
 	fs.StringVar(&o.externalURL, "external-url", "", "URL clients use to reach this server, advertised in /info and token issuer (default https://LISTEN-ADDR)")
-	fs.IntVar(&o.workers, "workers", 0, "capacity model: at most K requests in service at once, FIFO queue (0 = unlimited)")
+	fs.IntVar(&o.workers, "workers", 0, "capacity model: K emulated instances, FIFO queue (0 = unlimited)")
+	fs.IntVar(&o.cores, "cores", 1, "capacity model: cores per instance; reads use any core, writes also hold the instance's write lock")
 	fs.DurationVar(&o.serviceTime, "service-time", 0, "capacity model: service time per request (mean for exponential)")
+	fs.DurationVar(&o.writeServiceTime, "write-service-time", 0, "capacity model: service time of set, generate and regenerate (0 = -service-time)")
 	fs.StringVar(&o.serviceDist, "service-dist", "fixed", "capacity model: service time distribution, fixed or exponential")
 	fs.Float64Var(&o.errorRate, "error-rate", 0, "fault injection: fraction 0..1 of API requests answered at once (no queue, no service time) with -error-status")
 	fs.IntVar(&o.errorStatus, "error-status", 500, "fault injection: status of injected failures")
@@ -161,6 +164,9 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if o.cores < 1 {
+		return fmt.Errorf("-cores %d must be 1 or more (cores per emulated instance)", o.cores)
+	}
 	if len(perms) > 0 && !o.acls {
 		return errors.New("-permission only has an effect with -acls; add -acls or drop -permission")
 	}
@@ -176,7 +182,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	defer st.Close()
 	srv, err := api.New(api.Config{
 		Store: st, ClientCAs: pool,
-		Workers: o.workers, ServiceTime: o.serviceTime, ServiceDist: o.serviceDist,
+		Workers: o.workers, Cores: o.cores, ServiceTime: o.serviceTime, WriteServiceTime: o.writeServiceTime, ServiceDist: o.serviceDist,
 		ErrorRate: o.errorRate, ErrorStatus: o.errorStatus, AddedLatency: o.addedLatency,
 		UAAClients: clients, TokenTTL: o.tokenTTL, ACLs: o.acls, Permissions: perms,
 		Logger: logger,
@@ -215,8 +221,12 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stdout, "credhub-sim listening on %s\n", url)
-	logger.Printf("serving CredHub API %s on %s (database %s, workers %d, service time %v %s, acls %v, token endpoint %v)",
-		api.Version, url, st.Dialect(), o.workers, o.serviceTime, o.serviceDist, o.acls, len(clients) > 0)
+	writeTime := o.writeServiceTime
+	if writeTime == 0 {
+		writeTime = o.serviceTime
+	}
+	logger.Printf("serving CredHub API %s on %s (database %s, workers %d, cores %d, service time %v, writes %v, %s, acls %v, token endpoint %v)",
+		api.Version, url, st.Dialect(), o.workers, o.cores, o.serviceTime, writeTime, o.serviceDist, o.acls, len(clients) > 0)
 
 	errc := make(chan error, 1)
 	go func() { errc <- hs.ServeTLS(ln, "", "") }()

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -330,6 +331,9 @@ func TestServeFlagErrors(t *testing.T) {
 		{[]string{"-cert-dir", dir, "-encryption-password", "x", "-db", "oracle://u:hunter2@h/db"}, "not a supported database URL"},
 		{[]string{"-cert-dir", dir, "-encryption-password", "x", "-service-dist", "normal"}, "not fixed or exponential"},
 		{[]string{"-cert-dir", dir, "-encryption-password", "x", "-uaa-client", "nosecret"}, "want ID:SECRET"},
+		{[]string{"-cert-dir", dir, "-encryption-password", "x", "-workers", "2", "-cores", "0"}, "-cores 0 must be 1 or more"},
+		{[]string{"-cert-dir", dir, "-encryption-password", "x", "-cores", "2"}, "-cores 2 needs -workers"},
+		{[]string{"-cert-dir", dir, "-encryption-password", "x", "-workers", "1", "-write-service-time", "-1s"}, "-write-service-time -1s must not be negative"},
 		{[]string{"-cert-dir", dir, "-encryption-password", "x", "-permission", "/* a read"}, "only has an effect with -acls"},
 		{[]string{"-cert-dir", dir, "-encryption-password", "x", "-db", "postgres://u:hunter2@127.0.0.1:1/db?sslmode=disable&connect_timeout=2"}, "connecting to postgres database"},
 	} {
@@ -369,6 +373,61 @@ func TestServeTokenEndpointFlag(t *testing.T) {
 	status, body := call(t, c, "GET", p.url+"/info", "")
 	if status != 200 || !strings.Contains(body, `"url":"`+p.url+`"`) {
 		t.Fatalf("/info: %d %s", status, body)
+	}
+	p.stop(t)
+}
+
+// TestServeCoresFlags checks that -cores and -write-service-time reach the
+// capacity model: one instance with two cores serves two gets side by side
+// (100ms) but two sets one after the other (2 × 300ms). Only the sets'
+// lower bound is tight; the gets' bound leaves room for a busy machine.
+func TestServeCoresFlags(t *testing.T) {
+	dir := certsDir(t)
+	p, err := start(t, "-listen", "127.0.0.1:0", "-cert-dir", dir, "-encryption-password", goodPassword,
+		"-workers", "1", "-cores", "2", "-service-time", "100ms", "-write-service-time", "300ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mtlsClient(t, dir)
+	setBody := `{"name":"/cores/x","type":"value","value":"v"}`
+	if status, body := call(t, c, "PUT", p.url+"/api/v1/data", setBody); status != 200 {
+		t.Fatalf("set: %d %s", status, body)
+	}
+	pair := func(method, url, body string) time.Duration {
+		start := time.Now()
+		var wg sync.WaitGroup
+		for i := 0; i < 2; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				req, _ := http.NewRequest(method, url, strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := c.Do(req)
+				if err != nil {
+					t.Errorf("%s: %v", method, err)
+					return
+				}
+				io.Copy(io.Discard, resp.Body) //nolint:errcheck // drain for keep-alive
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					t.Errorf("%s: status %d", method, resp.StatusCode)
+				}
+			}()
+		}
+		wg.Wait()
+		return time.Since(start)
+	}
+	gets := time.Hour
+	for i := 0; i < 3; i++ { // the first pair may pay for a second connection's handshake
+		gets = min(gets, pair("GET", p.url+"/api/v1/data?name=/cores/x&current=true", ""))
+	}
+	sets := pair("PUT", p.url+"/api/v1/data", setBody)
+	t.Logf("two concurrent gets took %v, two concurrent sets %v", gets, sets)
+	if gets >= 250*time.Millisecond {
+		t.Errorf("two concurrent gets took %v: want about 100ms, side by side on two cores", gets)
+	}
+	if sets < 600*time.Millisecond {
+		t.Errorf("two concurrent sets took %v: want at least 600ms, one after the other under the write lock", sets)
 	}
 	p.stop(t)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -190,7 +191,7 @@ func TestCapacityPlateau(t *testing.T) {
 		rates := map[int]float64{}
 		lat := map[int]time.Duration{}
 		for _, c := range steps {
-			rates[c], lat[c] = closedLoop(t, h, c, 1500*time.Millisecond)
+			rates[c], lat[c] = closedLoop(t, h, c, 1500*time.Millisecond, getOne)
 			t.Logf("attempt %d: concurrency %2d: %6.0f req/s, mean latency %v", attempt, c, rates[c], lat[c])
 		}
 		// The machine is shared, so the busier top step may lose a little
@@ -212,47 +213,86 @@ func TestCapacityPlateau(t *testing.T) {
 	t.Fatal(lastErr)
 }
 
-// closedLoop runs c clients back to back for d and returns throughput and
-// mean latency.
-func closedLoop(t *testing.T, h *harness, c int, d time.Duration) (float64, time.Duration) {
+// getOne reads the credential the capacity tests set up.
+func getOne(h *harness) *http.Request {
+	req, _ := http.NewRequest("GET", h.url+"/api/v1/data?name=/cap/one&current=true", nil)
+	return req
+}
+
+// setOne writes a new version of that credential.
+func setOne(h *harness) *http.Request {
+	req, _ := http.NewRequest("PUT", h.url+"/api/v1/data",
+		strings.NewReader(`{"name":"/cap/one","type":"json","value":{"k":"v"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	return req
+}
+
+// closedLoop runs c clients back to back for d, each sending newReq's
+// requests, and returns throughput and mean latency.
+func closedLoop(t *testing.T, h *harness, c int, d time.Duration, newReq func(*harness) *http.Request) (float64, time.Duration) {
+	r := closedLoops(t, h, d, load{c, newReq})[0]
+	return r.rate, r.latency
+}
+
+// load is one class of closed-loop clients.
+type load struct {
+	clients int
+	newReq  func(*harness) *http.Request
+}
+
+type loadResult struct {
+	rate    float64
+	latency time.Duration
+}
+
+// closedLoops runs all loads at once for d and returns each one's
+// throughput and mean latency.
+func closedLoops(t *testing.T, h *harness, d time.Duration, loads ...load) []loadResult {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	var n, failures atomic.Int64
-	var total atomic.Int64
+	type counts struct{ n, failures, total atomic.Int64 }
+	cs := make([]counts, len(loads))
 	var wg sync.WaitGroup
 	start := time.Now()
-	for i := 0; i < c; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				t0 := time.Now()
-				req, _ := http.NewRequest("GET", h.url+"/api/v1/data?name=/cap/one&current=true", nil)
-				resp, err := h.client.Do(req)
-				if err != nil {
-					failures.Add(1)
-					continue
+	for li, l := range loads {
+		cnt := &cs[li]
+		for i := 0; i < l.clients; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for ctx.Err() == nil {
+					t0 := time.Now()
+					resp, err := h.client.Do(l.newReq(h))
+					if err != nil {
+						cnt.failures.Add(1)
+						continue
+					}
+					io.Copy(io.Discard, resp.Body) //nolint:errcheck // drain for keep-alive
+					resp.Body.Close()
+					if resp.StatusCode != 200 {
+						cnt.failures.Add(1)
+						continue
+					}
+					cnt.n.Add(1)
+					cnt.total.Add(int64(time.Since(t0)))
 				}
-				io.Copy(io.Discard, resp.Body) //nolint:errcheck // drain for keep-alive
-				resp.Body.Close()
-				if resp.StatusCode != 200 {
-					failures.Add(1)
-					continue
-				}
-				n.Add(1)
-				total.Add(int64(time.Since(t0)))
-			}
-		}()
+			}()
+		}
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	if failures.Load() > 0 {
-		t.Fatalf("%d requests failed at concurrency %d", failures.Load(), c)
+	res := make([]loadResult, len(loads))
+	for li, l := range loads {
+		cnt := &cs[li]
+		if cnt.failures.Load() > 0 {
+			t.Fatalf("%d requests failed at concurrency %d", cnt.failures.Load(), l.clients)
+		}
+		if cnt.n.Load() == 0 {
+			t.Fatalf("no request completed at concurrency %d", l.clients)
+		}
+		res[li] = loadResult{float64(cnt.n.Load()) / elapsed.Seconds(), time.Duration(cnt.total.Load() / cnt.n.Load())}
 	}
-	if n.Load() == 0 {
-		t.Fatalf("no request completed at concurrency %d", c)
-	}
-	return float64(n.Load()) / elapsed.Seconds(), time.Duration(total.Load() / n.Load())
+	return res
 }
 
 func TestHealthReflectsDatabase(t *testing.T) {

@@ -4,38 +4,87 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 )
 
-// capacity emulates K server instances of a known speed: at most K requests
-// are in service at once, the rest wait in FIFO order (Go wakes goroutines
-// blocked on a channel in arrival order), and each request occupies its
-// slot for a drawn service time. The real work runs inside that time; the
-// slot sleeps off the remainder.
+// capacity emulates K CredHub instances of a known speed, each with N
+// cores and one write lock. Real CredHub (Spring Boot on Tomcat) serves
+// reads on many threads at once, bounded by its CPUs, while set and
+// generate are @Synchronized on the singleton controller, so one JVM
+// writes one credential at a time. Here any request occupies one core of
+// one instance for a drawn service time (the real work runs inside it,
+// the core sleeps off the remainder), and a write also holds its
+// instance's write lock for that time. So the plateau is K*N / mean
+// service time for reads and K / mean write service time for writes; with
+// N = 1 the lock never binds and the model is the plain M/M/K queue.
 //
-// Each slot keeps a virtual clock (when its last request's service time
-// ended). A request starts at max(its arrival, that clock) rather than at
-// the moment it got the slot, so under saturation the timer overshoot of
-// one sleep (or real work longer than a short draw) is paid back by the
-// next, and the plateau is K / mean service time even on a busy machine.
+// Requests wait in one FIFO queue, as if behind a load balancer that knows
+// which instances can take them: a request goes to any instance with a
+// free core, a write only to one whose write lock is also free. A write
+// waiting for a lock does not hold up the reads behind it (in Tomcat the
+// blocked writer parks a thread, not a CPU), but each class is served in
+// arrival order and a freed core goes to the earliest waiter that can use
+// it, so writes are not starved by a stream of reads. Among eligible
+// instances the one with the most free cores wins (least connections),
+// which spreads reads and leaves each instance's lock reachable.
+//
+// Each core and each write lock keeps a virtual clock (when its last
+// request's service time ended). A request starts at the latest of its
+// arrival and the clocks of what it holds, rather than at the moment it
+// got them, so under saturation the timer overshoot of one sleep (or real
+// work longer than a short draw) is paid back by the next, and the
+// plateaus hold even on a busy machine.
 type capacity struct {
-	slots chan *slot
-	mean  time.Duration
-	exp   bool
+	readMean, writeMean time.Duration
+	exp                 bool
+
+	mu        sync.Mutex
+	instances []*instance // nil: unlimited, every request is served at once
+	queue     []*waiter   // arrival order
 }
 
-type slot struct {
-	free time.Time
+type instance struct {
+	free     []*core // cores not in service; LIFO, so a busy core is reused at once
+	locked   bool
+	lockFree time.Time // virtual clock of the write lock
 }
 
-func newCapacity(workers int, mean time.Duration, dist string) (*capacity, error) {
+type core struct {
+	free time.Time // virtual clock: end of its last request's service time
+}
+
+// waiter is one request waiting for, or holding, a core (and, for a
+// write, its instance's lock). ready is closed once inst and core are set.
+type waiter struct {
+	write bool
+	ready chan struct{}
+	inst  *instance
+	core  *core
+}
+
+// newCapacity builds the model: workers instances (0 = unlimited) of cores
+// cores each; writeMean 0 means writes take readMean too.
+func newCapacity(workers, cores int, readMean, writeMean time.Duration, dist string) (*capacity, error) {
 	if workers < 0 {
 		return nil, fmt.Errorf("-workers %d must be 0 (unlimited) or more", workers)
 	}
-	if mean < 0 {
-		return nil, fmt.Errorf("-service-time %v must not be negative", mean)
+	if cores < 1 {
+		return nil, fmt.Errorf("-cores %d must be 1 or more", cores)
 	}
-	c := &capacity{mean: mean}
+	if cores > 1 && workers == 0 {
+		return nil, fmt.Errorf("-cores %d needs -workers K (the number of instances); with -workers 0 nothing is limited", cores)
+	}
+	if readMean < 0 {
+		return nil, fmt.Errorf("-service-time %v must not be negative", readMean)
+	}
+	if writeMean < 0 {
+		return nil, fmt.Errorf("-write-service-time %v must not be negative", writeMean)
+	}
+	if writeMean == 0 {
+		writeMean = readMean
+	}
+	c := &capacity{readMean: readMean, writeMean: writeMean}
 	switch dist {
 	case "", "fixed":
 	case "exponential", "exp":
@@ -43,50 +92,163 @@ func newCapacity(workers int, mean time.Duration, dist string) (*capacity, error
 	default:
 		return nil, fmt.Errorf("-service-dist %q is not fixed or exponential", dist)
 	}
-	if workers > 0 {
-		c.slots = make(chan *slot, workers)
-		for i := 0; i < workers; i++ {
-			c.slots <- &slot{}
+	for i := 0; i < workers; i++ {
+		in := &instance{}
+		for j := 0; j < cores; j++ {
+			in.free = append(in.free, &core{})
 		}
+		c.instances = append(c.instances, in)
 	}
 	return c, nil
 }
 
-func (c *capacity) sample() time.Duration {
-	if c.mean <= 0 {
+func (c *capacity) sample(write bool) time.Duration {
+	mean := c.readMean
+	if write {
+		mean = c.writeMean
+	}
+	if mean <= 0 {
 		return 0
 	}
 	if !c.exp {
-		return c.mean
+		return mean
 	}
-	return time.Duration(rand.ExpFloat64() * float64(c.mean))
+	return time.Duration(rand.ExpFloat64() * float64(mean))
+}
+
+// pick returns the instance that can take a request now, or nil; c.mu is
+// held.
+func (c *capacity) pick(write bool) *instance {
+	var best *instance
+	for _, in := range c.instances {
+		if len(in.free) == 0 || (write && in.locked) {
+			continue
+		}
+		if best == nil || len(in.free) > len(best.free) {
+			best = in
+		}
+	}
+	return best
+}
+
+// grant hands w a core of in (and its lock, for a write); c.mu is held.
+func (c *capacity) grant(w *waiter, in *instance) {
+	w.inst = in
+	w.core = in.free[len(in.free)-1]
+	in.free = in.free[:len(in.free)-1]
+	if w.write {
+		in.locked = true
+	}
+	close(w.ready)
+}
+
+// acquire waits in the queue until w holds a core; false means ctx ended
+// first and w holds nothing.
+func (c *capacity) acquire(ctx context.Context, w *waiter) bool {
+	c.mu.Lock()
+	// Every waiter already queued was offered all free capacity when it
+	// arrived or when capacity was freed, so none of them can use what is
+	// free now: taking it does not jump the queue.
+	if in := c.pick(w.write); in != nil {
+		c.grant(w, in)
+		c.mu.Unlock()
+		return true
+	}
+	c.queue = append(c.queue, w)
+	c.mu.Unlock()
+	select {
+	case <-w.ready:
+		return true
+	case <-ctx.Done():
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case <-w.ready:
+		// Granted while giving up: hand it on without serving.
+		c.releaseLocked(w)
+	default:
+		for i, q := range c.queue {
+			if q == w {
+				c.queue = append(c.queue[:i], c.queue[i+1:]...)
+				break
+			}
+		}
+	}
+	return false
+}
+
+func (c *capacity) release(w *waiter) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.releaseLocked(w)
+}
+
+// releaseLocked frees w's core (and lock) and offers the capacity to the
+// queue in arrival order; c.mu is held.
+func (c *capacity) releaseLocked(w *waiter) {
+	w.inst.free = append(w.inst.free, w.core)
+	if w.write {
+		w.inst.locked = false
+	}
+	kept := c.queue[:0]
+	for i, q := range c.queue {
+		if in := c.pick(q.write); in != nil {
+			c.grant(q, in)
+			continue
+		}
+		kept = append(kept, q)
+		if !c.anyFree() {
+			kept = append(kept, c.queue[i+1:]...)
+			break
+		}
+	}
+	clear(c.queue[len(kept):]) // no stale pointers keep served waiters alive
+	c.queue = kept
+}
+
+func (c *capacity) anyFree() bool {
+	for _, in := range c.instances {
+		if len(in.free) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // serve runs fn within the model; false means the client went away while
-// queued or in service, and nothing should be written.
-func (c *capacity) serve(ctx context.Context, fn func()) bool {
+// queued or in service, and nothing should be written. write marks the
+// requests CredHub serialises per instance (set, generate, regenerate).
+func (c *capacity) serve(ctx context.Context, write bool, fn func()) bool {
 	arrival := time.Now()
-	var sl *slot
-	if c.slots != nil {
-		select {
-		case sl = <-c.slots:
-		case <-ctx.Done():
+	start := arrival
+	var w *waiter
+	if c.instances != nil {
+		w = &waiter{write: write, ready: make(chan struct{})}
+		if !c.acquire(ctx, w) {
 			return false
 		}
-		defer func() { c.slots <- sl }()
+		defer c.release(w)
+		// The clocks belong to whoever holds the core or lock; the queue's
+		// mutex orders one holder's writes before the next one's reads.
+		if w.core.free.After(start) {
+			start = w.core.free
+		}
+		if write && w.inst.lockFree.After(start) {
+			start = w.inst.lockFree
+		}
 	}
-	start := arrival
-	if sl != nil && sl.free.After(start) {
-		start = sl.free
+	target := start.Add(c.sample(write))
+	if w != nil {
+		// The clocks advance by exactly the drawn time even when the real
+		// work overruns it: short draws that the work exceeded are paid
+		// back by later long ones, keeping the mean exact.
+		w.core.free = target
+		if write {
+			w.inst.lockFree = target
+		}
 	}
-	target := start.Add(c.sample())
 	fn()
-	if sl != nil {
-		// The slot's clock advances by exactly the drawn time even when
-		// the real work overran it: short draws that the work exceeded
-		// are paid back by later long ones, keeping the mean exact.
-		sl.free = target
-	}
 	if d := time.Until(target); d > 0 {
 		t := time.NewTimer(d)
 		defer t.Stop()

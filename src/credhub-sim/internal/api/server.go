@@ -90,11 +90,16 @@ type Config struct {
 	Store     *store.Store
 	ClientCAs *x509.CertPool
 
-	// Capacity model: at most Workers requests in service at once (FIFO),
-	// each taking ServiceTime (fixed, or exponential with that mean).
-	Workers     int
-	ServiceTime time.Duration
-	ServiceDist string
+	// Capacity model (see capacity): Workers instances of Cores cores
+	// each; a request holds a core for ServiceTime (fixed, or exponential
+	// with that mean), a write (set, generate, regenerate) holds a core
+	// and its instance's write lock for WriteServiceTime (0: ServiceTime).
+	// Cores 0 means 1, the plain M/M/K queue.
+	Workers          int
+	Cores            int
+	ServiceTime      time.Duration
+	WriteServiceTime time.Duration
+	ServiceDist      string
 	// Fault injection.
 	ErrorRate    float64
 	ErrorStatus  int
@@ -149,7 +154,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.TokenTTL == 0 {
 		cfg.TokenTTL = 12 * time.Hour
 	}
-	capa, err := newCapacity(cfg.Workers, cfg.ServiceTime, cfg.ServiceDist)
+	if cfg.Cores == 0 {
+		cfg.Cores = 1
+	}
+	capa, err := newCapacity(cfg.Workers, cfg.Cores, cfg.ServiceTime, cfg.WriteServiceTime, cfg.ServiceDist)
 	if err != nil {
 		return nil, err
 	}
@@ -270,28 +278,28 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == "/api/v1/data":
 		switch r.Method {
 		case http.MethodGet:
-			s.served(w, r, func(w http.ResponseWriter, r *http.Request) { s.handleGet(w, r, actor) })
+			s.served(w, r, false, func(w http.ResponseWriter, r *http.Request) { s.handleGet(w, r, actor) })
 		case http.MethodPut:
-			s.served(w, r, func(w http.ResponseWriter, r *http.Request) { s.handleSet(w, r, actor) })
+			s.served(w, r, true, func(w http.ResponseWriter, r *http.Request) { s.handleSet(w, r, actor) })
 		case http.MethodPost:
-			s.served(w, r, func(w http.ResponseWriter, r *http.Request) { s.handleGenerate(w, r, actor) })
+			s.served(w, r, true, func(w http.ResponseWriter, r *http.Request) { s.handleGenerate(w, r, actor) })
 		case http.MethodDelete:
-			s.served(w, r, func(w http.ResponseWriter, r *http.Request) { s.handleDelete(w, r, actor) })
+			s.served(w, r, false, func(w http.ResponseWriter, r *http.Request) { s.handleDelete(w, r, actor) })
 		default:
 			w.WriteHeader(http.StatusNotFound)
 		}
 	case strings.HasPrefix(path, "/api/v1/data/") && !strings.Contains(path[len("/api/v1/data/"):], "/"):
 		id := path[len("/api/v1/data/"):]
 		s.only(w, r, http.MethodGet, func(w http.ResponseWriter, r *http.Request) {
-			s.served(w, r, func(w http.ResponseWriter, r *http.Request) { s.handleGetByID(w, r, id, actor) })
+			s.served(w, r, false, func(w http.ResponseWriter, r *http.Request) { s.handleGetByID(w, r, id, actor) })
 		})
 	case path == "/api/v1/regenerate":
 		s.only(w, r, http.MethodPost, func(w http.ResponseWriter, r *http.Request) {
-			s.served(w, r, func(w http.ResponseWriter, r *http.Request) { s.handleRegenerate(w, r, actor) })
+			s.served(w, r, true, func(w http.ResponseWriter, r *http.Request) { s.handleRegenerate(w, r, actor) })
 		})
 	case path == "/api/v1/interpolate":
 		s.only(w, r, http.MethodPost, func(w http.ResponseWriter, r *http.Request) {
-			s.served(w, r, func(w http.ResponseWriter, r *http.Request) { s.handleInterpolate(w, r, actor) })
+			s.served(w, r, false, func(w http.ResponseWriter, r *http.Request) { s.handleInterpolate(w, r, actor) })
 		})
 	default:
 		w.WriteHeader(http.StatusNotFound)
@@ -309,8 +317,11 @@ func (s *Server) only(w http.ResponseWriter, r *http.Request, method string, h h
 
 // served runs an API handler through the capacity model and fault
 // injection. The handler writes into a buffer so that nothing reaches the
-// client before the request's service time is over.
-func (s *Server) served(w http.ResponseWriter, r *http.Request, h http.HandlerFunc) {
+// client before the request's service time is over. write marks what
+// CredHub serialises per instance: set and generate (@Synchronized in its
+// controller) and regenerate, which is a generate. Delete is not
+// synchronized in CredHub, so it competes for cores like a read.
+func (s *Server) served(w http.ResponseWriter, r *http.Request, write bool, h http.HandlerFunc) {
 	if d := s.cfg.AddedLatency; d > 0 {
 		t := time.NewTimer(d)
 		select {
@@ -328,7 +339,7 @@ func (s *Server) served(w http.ResponseWriter, r *http.Request, h http.HandlerFu
 		return
 	}
 	rec := &bufferedResponse{header: http.Header{}}
-	ok := s.capacity.serve(r.Context(), func() { h(rec, r) })
+	ok := s.capacity.serve(r.Context(), write, func() { h(rec, r) })
 	if !ok {
 		return
 	}

@@ -1,0 +1,288 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func newWaiter(write bool) *waiter { return &waiter{write: write, ready: make(chan struct{})} }
+
+func mustCapacity(t *testing.T, workers, cores int) *capacity {
+	t.Helper()
+	c, err := newCapacity(workers, cores, 0, 0, "fixed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// queued waits until n requests wait in c's queue, so that tests can fix
+// the arrival order.
+func queued(t *testing.T, c *capacity, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c.mu.Lock()
+		got := len(c.queue)
+		c.mu.Unlock()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d requests queued, want %d", got, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func granted(w *waiter) bool {
+	select {
+	case <-w.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// A write waiting for its instance's lock must not hold up a read that a
+// free core can take, and gets the lock as soon as it is released.
+func TestCapacityWriteLockDoesNotBlockReads(t *testing.T) {
+	c := mustCapacity(t, 1, 2)
+	ctx := context.Background()
+	w1 := newWaiter(true)
+	if !c.acquire(ctx, w1) {
+		t.Fatal("first write not served")
+	}
+	w2 := newWaiter(true)
+	done := make(chan bool)
+	go func() { done <- c.acquire(ctx, w2) }()
+	queued(t, c, 1)
+	r := newWaiter(false)
+	if !c.acquire(ctx, r) {
+		t.Fatal("read not served")
+	}
+	if granted(w2) {
+		t.Fatal("second write got the instance while the first held its lock")
+	}
+	c.release(r)
+	if granted(w2) {
+		t.Fatal("a freed core let the second write past the held lock")
+	}
+	c.release(w1)
+	if !<-done {
+		t.Fatal("second write not served after the lock was released")
+	}
+	c.release(w2)
+	checkIdle(t, c, 2)
+}
+
+// Requests that can use the same capacity are served in arrival order,
+// writes and reads alike.
+func TestCapacityFIFO(t *testing.T) {
+	c := mustCapacity(t, 1, 1)
+	ctx := context.Background()
+	first := newWaiter(false)
+	c.acquire(ctx, first)
+	var mu sync.Mutex
+	var order []int
+	var wg sync.WaitGroup
+	for i := 1; i <= 6; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := newWaiter(i%2 == 0)
+			if !c.acquire(ctx, w) {
+				t.Errorf("request %d not served", i)
+				return
+			}
+			mu.Lock()
+			order = append(order, i)
+			mu.Unlock()
+			c.release(w)
+		}()
+		queued(t, c, i)
+	}
+	c.release(first)
+	wg.Wait()
+	if fmt.Sprint(order) != "[1 2 3 4 5 6]" {
+		t.Fatalf("served in order %v, want arrival order", order)
+	}
+	checkIdle(t, c, 1)
+}
+
+// With many clients, some giving up while queued, at most K*N requests are
+// in service, at most K of them writes; both limits are reached; and
+// everything is free again afterwards.
+func TestCapacityLimits(t *testing.T) {
+	const workers, cores = 2, 3
+	c := mustCapacity(t, workers, cores)
+	var inService, writes, maxInService, maxWrites, served, gaveUp atomic.Int64
+	raise := func(m *atomic.Int64, v int64) {
+		for {
+			old := m.Load()
+			if v <= old || m.CompareAndSwap(old, v) {
+				return
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 24; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 15; i++ {
+				write := (g+i)%3 == 0
+				ctx, cancel := context.WithCancel(context.Background())
+				if i%5 == 4 {
+					cancel() // gives up at once or while queued
+				}
+				ok := c.serve(ctx, write, func() {
+					raise(&maxInService, inService.Add(1))
+					if write {
+						raise(&maxWrites, writes.Add(1))
+					}
+					time.Sleep(3 * time.Millisecond)
+					if write {
+						writes.Add(-1)
+					}
+					inService.Add(-1)
+				})
+				cancel()
+				if ok {
+					served.Add(1)
+				} else {
+					gaveUp.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("served %d, gave up %d, at most %d in service, %d writes", served.Load(), gaveUp.Load(), maxInService.Load(), maxWrites.Load())
+	if got := maxInService.Load(); got != workers*cores {
+		t.Errorf("at most %d requests in service at once, want exactly %d (workers × cores)", got, workers*cores)
+	}
+	if got := maxWrites.Load(); got != workers {
+		t.Errorf("at most %d writes in service at once, want exactly %d (one per instance)", got, workers)
+	}
+	if served.Load() < 200 {
+		t.Errorf("only %d of 360 requests served", served.Load())
+	}
+	checkIdle(t, c, cores)
+}
+
+func checkIdle(t *testing.T, c *capacity, cores int) {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.queue) != 0 {
+		t.Errorf("%d requests left in the queue", len(c.queue))
+	}
+	for i, in := range c.instances {
+		if len(in.free) != cores || in.locked {
+			t.Errorf("instance %d: %d of %d cores free, locked %v; want all free", i, len(in.free), cores, in.locked)
+		}
+	}
+}
+
+func TestCapacityConfigErrors(t *testing.T) {
+	for _, tc := range []struct {
+		workers, cores int
+		read, write    time.Duration
+		want           string
+	}{
+		{-1, 1, 0, 0, "-workers -1"},
+		{2, 0, 0, 0, "-cores 0 must be 1 or more"},
+		{0, 2, 0, 0, "-cores 2 needs -workers"},
+		{1, 1, -time.Millisecond, 0, "-service-time"},
+		{1, 1, 0, -time.Millisecond, "-write-service-time"},
+	} {
+		_, err := newCapacity(tc.workers, tc.cores, tc.read, tc.write, "fixed")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("newCapacity(%d, %d, %v, %v): %v, want an error containing %q", tc.workers, tc.cores, tc.read, tc.write, err, tc.want)
+		}
+	}
+}
+
+// TestCoresPlateaus checks the known answers over real mTLS: -workers 2
+// -service-time 20ms fixed with 12 closed-loop clients levels at
+// 2*3/20ms = 300 reads/s with -cores 3 but 2/20ms = 100 sets/s, as one
+// write at a time per instance; with -cores 1 reads level at 100/s too.
+func TestCoresPlateaus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping the capacity runs in -short mode")
+	}
+	for _, tc := range []struct {
+		cores            int
+		reads, writeRate float64
+	}{
+		{3, 300, 100},
+		{1, 100, 100},
+	} {
+		t.Run(fmt.Sprintf("cores=%d", tc.cores), func(t *testing.T) {
+			h := newHarness(t, dbURL(t, "sqlite-memory"), func(c *Config) {
+				c.Workers = 2
+				c.Cores = tc.cores
+				c.ServiceTime = 20 * time.Millisecond
+			})
+			h.set("/cap/one", "json", map[string]any{"k": "v"})
+			for _, load := range []struct {
+				name   string
+				newReq func(*harness) *http.Request
+				want   float64
+			}{
+				{"get", getOne, tc.reads},
+				{"set", setOne, tc.writeRate},
+			} {
+				var lastErr string
+				for attempt := 1; attempt <= 3; attempt++ {
+					rate, lat := closedLoop(t, h, 12, 1500*time.Millisecond, load.newReq)
+					t.Logf("attempt %d: 12 %s clients: %.0f req/s, mean latency %v", attempt, load.name, rate, lat)
+					if rate >= 0.85*load.want && rate <= 1.15*load.want {
+						lastErr = ""
+						break
+					}
+					lastErr = fmt.Sprintf("12 %s clients: %.0f req/s, want %.0f ± 15%%", load.name, rate, load.want)
+				}
+				if lastErr != "" {
+					t.Error(lastErr)
+				}
+			}
+		})
+	}
+	// Mixed: 6 writers keep both write locks busy and 6 readers the other
+	// cores; all 2*3 cores stay busy, so the total is the read plateau.
+	// Writes get at most their own plateau, less when a read takes the
+	// core a finished write freed (as CPU-bound reads delay a JVM's writer),
+	// and reads at least the 4 cores the writes leave them.
+	t.Run("mixed", func(t *testing.T) {
+		h := newHarness(t, dbURL(t, "sqlite-memory"), func(c *Config) {
+			c.Workers = 2
+			c.Cores = 3
+			c.ServiceTime = 20 * time.Millisecond
+		})
+		h.set("/cap/one", "json", map[string]any{"k": "v"})
+		var lastErr string
+		for attempt := 1; attempt <= 3; attempt++ {
+			r := closedLoops(t, h, 1500*time.Millisecond, load{6, getOne}, load{6, setOne})
+			reads, writes := r[0].rate, r[1].rate
+			t.Logf("attempt %d: 6 get + 6 set clients: %.0f gets/s, %.0f sets/s", attempt, reads, writes)
+			switch total := reads + writes; {
+			case total < 0.85*300 || total > 1.15*300:
+				lastErr = fmt.Sprintf("%.0f req/s in all, want 300 ± 15%%", total)
+			case writes > 1.15*100 || writes < 0.4*100:
+				lastErr = fmt.Sprintf("%.0f sets/s, want at most 100 and not starved", writes)
+			case reads < 0.85*200:
+				lastErr = fmt.Sprintf("%.0f gets/s, want at least 200 (4 cores)", reads)
+			default:
+				return
+			}
+		}
+		t.Error(lastErr)
+	})
+}
