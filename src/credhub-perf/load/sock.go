@@ -154,7 +154,12 @@ func wrapOp(op string, c *sockConn, err error) error {
 	return &net.OpError{Op: op, Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
 }
 
-// Close sends anything held (a TLS close_notify) before closing.
+// Close tries to send anything held before closing. A TLS close_notify is
+// held too, but crypto/tls sets the write deadline to "now" right after
+// writing it, so the flush fails at once and the alert is dropped: the
+// server sees the FIN alone. HTTP/1.1 framing makes that harmless, and with
+// keep-alive off the server has closed its side first (it answered
+// Connection: close), so the alert would only draw a reset.
 func (c *sockConn) Close() error {
 	c.hold = false
 	_ = c.flush()
