@@ -532,8 +532,8 @@ func TestAuthorizeHook(t *testing.T) {
 // one, as net/http does.
 func TestServerClosesIdleConnections(t *testing.T) {
 	p := loadtest.NewPKI(t, loadtest.ECDSA)
-	srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), true, false)
-	srv.Config.IdleTimeout = 100 * time.Millisecond
+	srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), true, false,
+		func(s *http.Server) { s.IdleTimeout = 100 * time.Millisecond })
 	plain := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	plain.Config.IdleTimeout = 100 * time.Millisecond
 	plain.Start()

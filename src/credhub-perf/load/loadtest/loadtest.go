@@ -141,7 +141,9 @@ func (s *Server) Handshakes() int64 { return s.handshakes.Load() }
 
 // NewMTLSServer starts h behind TLS that requires a client certificate
 // signed by p's CA. requireClient=false asks for none (server-auth TLS).
-func NewMTLSServer(t testing.TB, p *PKI, h http.Handler, requireClient bool, http2 bool) *Server {
+// configure, if given, adjusts the http.Server before it starts (changing
+// it afterwards would race with the serving goroutines).
+func NewMTLSServer(t testing.TB, p *PKI, h http.Handler, requireClient bool, http2 bool, configure ...func(*http.Server)) *Server {
 	t.Helper()
 	s := &Server{Server: httptest.NewUnstartedServer(h)}
 	cfg := &tls.Config{
@@ -160,6 +162,9 @@ func NewMTLSServer(t testing.TB, p *PKI, h http.Handler, requireClient bool, htt
 	// Refused handshakes are what some tests are about; keep them quiet.
 	s.Config.ErrorLog = log.New(io.Discard, "", 0)
 	s.EnableHTTP2 = http2
+	for _, f := range configure {
+		f(s.Config)
+	}
 	s.StartTLS()
 	t.Cleanup(s.Close)
 	return s
