@@ -154,11 +154,14 @@ type CapacityConfig struct {
 }
 
 type TesterConfig struct {
-	Index       int      `yaml:"index"`
-	Count       int      `yaml:"count"`
-	StartAt     string   `yaml:"start_at"`
-	RunID       string   `yaml:"run_id"`
-	ScenarioGap Duration `yaml:"scenario_gap"`
+	Index             int      `yaml:"index"`
+	Count             int      `yaml:"count"`
+	StartAt           string   `yaml:"start_at"`
+	Rendezvous        string   `yaml:"rendezvous"`
+	StartDelay        Duration `yaml:"start_delay"`
+	RendezvousTimeout Duration `yaml:"rendezvous_timeout"`
+	RunID             string   `yaml:"run_id"`
+	ScenarioGap       Duration `yaml:"scenario_gap"`
 }
 
 // configKey describes one configuration key: its YAML path is also its
@@ -293,9 +296,12 @@ var configKeys = []configKey{
 	{"output_dir", "string", "out", "out", "Directory that receives the run directories.", setString(func(c *Config) *string { return &c.OutputDir })},
 	{"tester.index", "int", "0", "tester-index", "This tester's index (0..count-1). Only tester 0 seeds and cleans up.", setInt(func(c *Config) *int { return &c.Tester.Index })},
 	{"tester.count", "int", "1", "testers", "Number of testers running the same plan in lockstep.", setInt(func(c *Config) *int { return &c.Tester.Count })},
-	{"tester.start_at", "string", `""`, "start-at", "RFC3339 time at which step 0 starts on every tester; step k starts at start_at + k × (warmup + duration). Empty = now.", setString(func(c *Config) *string { return &c.Tester.StartAt })},
+	{"tester.start_at", "string", `""`, "start-at", "RFC3339 time at which step 0 starts on every tester; step k starts at start_at + k × (warmup + duration). Empty = now, or with `tester.rendezvous` the time tester 0 publishes.", setString(func(c *Config) *string { return &c.Tester.StartAt })},
+	{"tester.rendezvous", "string", `""`, "", "Several testers without `tester.start_at`: name (letters, digits, `._-`, at most 100) of the JSON credential `/credhub-perf/rendezvous/<name>` in which tester 0 publishes step 0's time (its start + `tester.start_delay`) and the run id before seeding, and which the others wait for; a previous run's leftover is ignored (see Rendezvous below). Tester 0 deletes it at the end.", setString(func(c *Config) *string { return &c.Tester.Rendezvous })},
+	{"tester.start_delay", "duration", "30s", "", "With `tester.rendezvous`: how long after tester 0 is ready step 0 starts; long enough for every tester to start and for tester 0 to seed.", setDuration(func(c *Config) *Duration { return &c.Tester.StartDelay })},
+	{"tester.rendezvous_timeout", "duration", "10m0s", "", "With `tester.rendezvous`: how long testers other than 0 wait for tester 0's value before giving up (exit status 2, nothing sent).", setDuration(func(c *Config) *Duration { return &c.Tester.RendezvousTimeout })},
 	{"tester.scenario_gap", "duration", "1m0s", "", "With `tester.start_at`: pause between one scenario's last step and the next scenario's first, for tester 0's cleanup and seeding (it first waits 2 s + target.timeout, at most 10 s, for the others' requests in flight; the gap must exceed that by 1 s); scenario k starts at start_at + k × (steps × (warmup + duration) + scenario_gap).", setDuration(func(c *Config) *Duration { return &c.Tester.ScenarioGap })},
-	{"tester.run_id", "string", `""`, "run-id", "Run id shared by all testers (letters, digits, `-_.`); names the seeded credentials and the run directory. Empty = the `tester.start_at` time (yyyymmddThhmmssZ), else the start time plus a random suffix.", setString(func(c *Config) *string { return &c.Tester.RunID })},
+	{"tester.run_id", "string", `""`, "run-id", "Run id shared by all testers (letters, digits, `-_.`); names the seeded credentials and the run directory. Empty = the `tester.start_at` time (yyyymmddThhmmssZ); with `tester.rendezvous`, tester 0's start_at plus a random suffix, published to the others; else the start time plus a random suffix. `rendezvous` is reserved.", setString(func(c *Config) *string { return &c.Tester.RunID })},
 }
 
 // DefaultConfig returns the documented defaults.
@@ -312,7 +318,7 @@ func DefaultConfig() Config {
 		Abort:     AbortConfig{MaxErrorRate: 0.1, MaxLatency: Duration(5 * time.Second), Percentile: 99, ConsecutiveSteps: 2},
 		Capacity:  CapacityConfig{MaxProbes: 12},
 		OutputDir: "out",
-		Tester:    TesterConfig{Count: 1, ScenarioGap: Duration(60 * time.Second)},
+		Tester:    TesterConfig{Count: 1, ScenarioGap: Duration(60 * time.Second), StartDelay: Duration(30 * time.Second), RendezvousTimeout: Duration(10 * time.Minute)},
 	}
 }
 
@@ -344,6 +350,10 @@ func LoadConfigBytes(c *Config, data []byte, name string) error {
 }
 
 var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// rendezvousPattern keeps the name a single CredHub path segment (CredHub
+// allows more characters, but not every one is safe in a path or a URL).
+var rendezvousPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
 
 // labelPattern: printable text for legends; the run directory name uses
 // a file-name-safe form of it (see dirLabel).
@@ -556,13 +566,30 @@ func (c *Config) Validate(capacity bool) []error {
 	}
 	if t.RunID != "" && !runIDPattern.MatchString(t.RunID) {
 		bad("tester.run_id", "%q may only hold letters, digits, '.', '_' and '-' (at most 64, not starting with a symbol)", t.RunID)
+	} else if strings.EqualFold(t.RunID, rendezvousDir) {
+		bad("tester.run_id", "%q is reserved for tester.rendezvous credentials; choose another run id", t.RunID)
+	}
+	if t.StartDelay < 0 {
+		bad("tester.start_delay", "must be >= 0, got %s", t.StartDelay)
+	}
+	if t.Rendezvous != "" {
+		switch {
+		case t.RendezvousTimeout <= 0:
+			bad("tester.rendezvous_timeout", "must be > 0 with tester.rendezvous, got %s", t.RendezvousTimeout)
+		case !rendezvousPattern.MatchString(t.Rendezvous):
+			bad("tester.rendezvous", "%q may only hold letters, digits, '.', '_' and '-' (at most 100, starting with a letter or digit)", t.Rendezvous)
+		case t.Count < 2:
+			bad("tester.rendezvous", "only applies with tester.count > 1 (testers agreeing on a start time); remove it for a single tester")
+		case t.StartAt != "":
+			bad("tester.rendezvous", "and tester.start_at are alternatives: give the start time, or let tester 0 publish it through the rendezvous, not both")
+		}
 	}
 	if t.Count > 1 {
 		if s.Duration == 0 {
 			bad("steps.duration", "is required (> 0) with several testers: they start each step at the same wall-clock time")
 		}
-		if t.StartAt == "" {
-			bad("tester.start_at", "is required with several testers (the same RFC3339 time on every tester)")
+		if t.StartAt == "" && t.Rendezvous == "" {
+			bad("tester.start_at", "is required with several testers (the same RFC3339 time on every tester), unless tester.rendezvous names a credential through which tester 0 publishes it")
 		}
 		if capacity {
 			bad("tester.count", "capacity search runs on one tester only, got %d", t.Count)

@@ -176,6 +176,19 @@ func TestValidateEachBadValueOneLine(t *testing.T) {
 		{"tester.index", func(c *Config) { c.Tester.Index = 3 }},
 		{"tester.start_at", func(c *Config) { c.Tester.StartAt = "tomorrow" }},
 		{"tester.run_id", func(c *Config) { c.Tester.RunID = "../x" }},
+		{"tester.rendezvous", func(c *Config) { c.severalTesters(); c.Tester.Rendezvous = "a/b" }},
+		{"tester.rendezvous", func(c *Config) { c.severalTesters(); c.Tester.Rendezvous = "-x" }},
+		{"tester.rendezvous", func(c *Config) { c.severalTesters(); c.Tester.Rendezvous = strings.Repeat("x", 101) }},
+		{"tester.rendezvous", func(c *Config) { c.Tester.Rendezvous = "one-tester" }},
+		{"tester.rendezvous", func(c *Config) {
+			c.severalTesters()
+			c.Tester.Rendezvous = "both"
+			c.Tester.StartAt = "2030-01-02T15:04:05Z"
+		}},
+		{"tester.start_at", func(c *Config) { c.severalTesters(); c.Tester.Rendezvous = "" }},
+		{"tester.start_delay", func(c *Config) { c.Tester.StartDelay = Duration(-time.Second) }},
+		{"tester.rendezvous_timeout", func(c *Config) { c.severalTesters(); c.Tester.RendezvousTimeout = 0 }},
+		{"tester.run_id", func(c *Config) { c.Tester.RunID = "Rendezvous" }},
 		{"tester.scenario_gap", func(c *Config) {
 			// Two testers, two scenarios: a 5 s gap cannot hold the 12 s wait
 			// for in-flight requests that a 30 s timeout implies.
@@ -197,6 +210,27 @@ func TestValidateEachBadValueOneLine(t *testing.T) {
 		if !strings.HasPrefix(msg, tc.key+": ") || strings.Contains(msg, "\n") {
 			t.Errorf("%s: error %q does not start with the key or spans lines", tc.key, msg)
 		}
+	}
+}
+
+// severalTesters makes c a valid configuration of tester 0 of two that
+// agree on the start through a rendezvous.
+func (c *Config) severalTesters() {
+	c.Tester.Count = 2
+	c.Tester.Rendezvous = "cf-credhub-perf"
+	c.Steps.Duration = Duration(time.Second)
+}
+
+func TestValidateRendezvous(t *testing.T) {
+	c := validBase(t)
+	c.severalTesters()
+	if errs := c.Validate(false); len(errs) != 0 {
+		t.Fatalf("several testers with a rendezvous and no start_at: %v", errs)
+	}
+	c.Tester.Rendezvous = "my_deployment.credhub-perf-2"
+	c.Tester.Index = 1
+	if errs := c.Validate(false); len(errs) != 0 {
+		t.Fatalf("%s: %v", c.Tester.Rendezvous, errs)
 	}
 }
 

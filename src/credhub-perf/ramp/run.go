@@ -55,6 +55,8 @@ type runner struct {
 	stamp   string    // UTC yyyymmddThhmmssZ naming the run directories
 	startAt time.Time // zero unless tester.start_at
 	host    string
+	// published: tester 0 wrote the rendezvous credential and must delete it.
+	published bool
 }
 
 // stampLayout is the run directory time format of docs/design.md.
@@ -73,6 +75,7 @@ func Execute(ctx context.Context, o Options) int {
 		o.Log = os.Stderr
 	}
 	r := &runner{o: o, c: o.Config, log: &logger{w: o.Log, tty: o.TTY}}
+	defer r.dropRendezvous()
 	if err := r.setup(ctx); err != nil {
 		r.log.Printf("error: %v", err)
 		var se *SetupError
@@ -102,33 +105,47 @@ func Execute(ctx context.Context, o Options) int {
 	return status
 }
 
+// applyStartAt fixes the lockstep origin, the run directory stamp and (when
+// none is configured) the run id from tester.start_at.
+func (r *runner) applyStartAt(startAt string, now time.Time) error {
+	t, err := time.Parse(time.RFC3339, startAt)
+	if err != nil {
+		return &SetupError{fmt.Errorf("tester.start_at: %w", err)}
+	}
+	r.c.Tester.StartAt = startAt
+	r.startAt = t
+	r.stamp = t.UTC().Format(stampLayout)
+	end := t.Add(time.Duration(len(planSteps(r.c))) * r.slot())
+	if !end.After(now) {
+		return &SetupError{fmt.Errorf("tester.start_at %s: the whole ramp (until %s) lies in the past; give every tester a time a little in the future", startAt, end.Format(time.RFC3339))}
+	}
+	if r.runID == "" {
+		r.runID = r.stamp
+	}
+	return nil
+}
+
 func (r *runner) setup(ctx context.Context) error {
 	c := r.c
 	r.host, _ = os.Hostname()
-	now := r.o.Now().UTC()
-	if c.Tester.StartAt != "" {
-		t, err := time.Parse(time.RFC3339, c.Tester.StartAt)
-		if err != nil {
-			return &SetupError{fmt.Errorf("tester.start_at: %w", err)}
-		}
-		r.startAt = t
-		r.stamp = t.UTC().Format(stampLayout)
-		end := t.Add(time.Duration(len(planSteps(c))) * r.slot())
-		if !end.After(now) {
-			return &SetupError{fmt.Errorf("tester.start_at %s: the whole ramp (until %s) lies in the past; give every tester a time a little in the future", c.Tester.StartAt, end.Format(time.RFC3339))}
-		}
-	} else {
-		r.stamp = now.Format(stampLayout)
-	}
+	began := r.o.Now().UTC()
+	rendezvous := c.Tester.Rendezvous != "" && c.Tester.Count > 1 && c.Tester.StartAt == ""
 	r.runID = c.Tester.RunID
-	if r.runID == "" {
-		r.runID = r.stamp
-		if r.startAt.IsZero() {
+	switch {
+	case c.Tester.StartAt != "":
+		if err := r.applyStartAt(c.Tester.StartAt, began); err != nil {
+			return err
+		}
+	case rendezvous:
+		// Start time and run id come from tester 0, once CredHub answers.
+	default:
+		r.stamp = began.Format(stampLayout)
+		if r.runID == "" {
 			// Two runs started in the same second must not share (and clean
 			// up) each other's credentials.
 			var b [3]byte
 			_, _ = rand.Read(b[:])
-			r.runID += "-" + hex.EncodeToString(b[:])
+			r.runID = r.stamp + "-" + hex.EncodeToString(b[:])
 		}
 	}
 
@@ -166,14 +183,33 @@ func (r *runner) setup(ctx context.Context) error {
 			return &SetupError{err}
 		}
 	}
-	if _, err := api.FindPath(pctx, "/credhub-perf/"+r.runID); err != nil {
+	probe := "/credhub-perf/" + r.runID
+	if rendezvous {
+		probe = rendezvousName(c.Tester.Rendezvous)
+	}
+	if _, err := api.FindPath(pctx, probe); err != nil {
 		if credhub.IsAuth(err) {
 			return &SetupError{fmt.Errorf("authentication check: %w", err)}
 		}
 		return &SetupError{fmt.Errorf("target %s does not answer the CredHub API: %w", c.Target.URL, err)}
 	}
-	r.log.Printf("target %s reachable and accepts this client; run id %s", c.Target.URL, r.runID)
-	return nil
+	if !rendezvous {
+		r.log.Printf("target %s reachable and accepts this client; run id %s", c.Target.URL, r.runID)
+		return nil
+	}
+	r.log.Printf("target %s reachable and accepts this client", c.Target.URL)
+	var v rendezvousValue
+	var rerr error
+	if r.tester0() {
+		v, rerr = r.publishRendezvous(ctx)
+	} else {
+		v, rerr = r.awaitRendezvous(ctx, began)
+	}
+	if rerr != nil {
+		return &SetupError{rerr}
+	}
+	r.runID = v.RunID
+	return r.applyStartAt(v.StartAt, r.o.Now().UTC())
 }
 
 func (r *runner) tester0() bool { return r.c.Tester.Index == 0 }

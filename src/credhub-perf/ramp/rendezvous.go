@@ -1,0 +1,174 @@
+package ramp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/credhub-perf/credhub-perf/credhub"
+)
+
+// Testers started by one `bosh run-errand` come up tens of seconds apart,
+// so rounding a clock reading cannot make them agree on a start time. They
+// agree through CredHub instead, which every tester already reaches with
+// write rights under /credhub-perf/*: tester 0 publishes step 0's time and
+// the run id, the others wait for that value.
+
+// rendezvousDir is the path segment under /credhub-perf that holds the
+// rendezvous credentials; no run id may take it.
+const rendezvousDir = "rendezvous"
+
+// rendezvousSkew is the least age a value may have and still count as this
+// run's: testers' starts spread over tens of seconds and their clocks may
+// differ a little.
+const rendezvousSkew = 2 * time.Minute
+
+// rendezvousPoll is how often waiting testers read the credential.
+var rendezvousPoll = time.Second
+
+// rendezvousValue is the JSON credential tester 0 writes. It holds no
+// secret.
+type rendezvousValue struct {
+	StartAt   string `json:"start_at"`
+	RunID     string `json:"run_id"`
+	WrittenAt string `json:"written_at"`
+}
+
+func rendezvousName(name string) string {
+	return "/credhub-perf/" + rendezvousDir + "/" + name
+}
+
+// rendezvousWindow is how old a value (and its step 0) may be when a tester
+// starts: an operator who raises start_delay because tester VMs come up
+// far apart widens it too.
+func (r *runner) rendezvousWindow() time.Duration {
+	return max(rendezvousSkew, r.c.Tester.StartDelay.D())
+}
+
+// publishRendezvous is tester 0's side: step 0 at now + start_delay (whole
+// seconds, as tester.start_at would be written by hand), a fresh run id.
+func (r *runner) publishRendezvous(ctx context.Context) (rendezvousValue, error) {
+	now := r.o.Now().UTC()
+	start := now.Add(r.c.Tester.StartDelay.D())
+	if t := start.Truncate(time.Second); t.Before(start) {
+		start = t.Add(time.Second)
+	}
+	runID := r.c.Tester.RunID
+	if runID == "" {
+		// A suffix: another tester deployment against the same CredHub
+		// may pick the same second, and run ids name the credentials.
+		var b [3]byte
+		_, _ = rand.Read(b[:])
+		runID = start.Format(stampLayout) + "-" + hex.EncodeToString(b[:])
+	}
+	v := rendezvousValue{StartAt: start.Format(time.RFC3339), RunID: runID, WrittenAt: now.Format(time.RFC3339Nano)}
+	body, err := json.Marshal(v)
+	if err != nil {
+		return v, fmt.Errorf("tester.rendezvous: encoding the value: %w", err)
+	}
+	name := rendezvousName(r.c.Tester.Rendezvous)
+	if err := r.api.SetJSON(ctx, name, body); err != nil {
+		return v, fmt.Errorf("tester.rendezvous: publishing the start time as %s: %w", name, err)
+	}
+	r.published = true
+	r.log.Printf("rendezvous: published step 0 at %s and run id %s as %s for the other %d tester(s)", v.StartAt, v.RunID, name, r.c.Tester.Count-1)
+	return v, nil
+}
+
+// acceptRendezvous says why a value read at now by a tester that started
+// at began is not this run's ("" = it is), and returns its start time.
+func (r *runner) acceptRendezvous(v rendezvousValue, began, now time.Time) (time.Time, string) {
+	written, err := time.Parse(time.RFC3339Nano, v.WrittenAt)
+	if err != nil {
+		return time.Time{}, fmt.Sprintf("written_at %q is not an RFC3339 time", v.WrittenAt)
+	}
+	start, err := time.Parse(time.RFC3339, v.StartAt)
+	if err != nil {
+		return time.Time{}, fmt.Sprintf("start_at %q is not an RFC3339 time", v.StartAt)
+	}
+	if !runIDPattern.MatchString(v.RunID) {
+		return time.Time{}, fmt.Sprintf("run_id %q is not a run id", v.RunID)
+	}
+	w := r.rendezvousWindow()
+	if written.Before(began.Add(-w)) {
+		return time.Time{}, fmt.Sprintf("written at %s, more than %s before this tester started (%s): a previous run's leftover", written.UTC().Format(time.RFC3339), w, began.UTC().Format(time.RFC3339))
+	}
+	if start.Before(now.Add(-w)) {
+		return time.Time{}, fmt.Sprintf("its step 0 (%s) is more than %s in the past: a previous run's leftover", v.StartAt, w)
+	}
+	if r.c.Tester.RunID != "" && v.RunID != r.c.Tester.RunID {
+		return time.Time{}, fmt.Sprintf("its run id %s is not this tester's tester.run_id %s", v.RunID, r.c.Tester.RunID)
+	}
+	return start, ""
+}
+
+// awaitRendezvous is the other testers' side: poll until tester 0's value
+// for this run appears, at most tester.rendezvous_timeout after began.
+func (r *runner) awaitRendezvous(ctx context.Context, began time.Time) (rendezvousValue, error) {
+	name := rendezvousName(r.c.Tester.Rendezvous)
+	limit := r.c.Tester.RendezvousTimeout.D()
+	deadline := began.Add(limit)
+	r.log.Printf("rendezvous: waiting up to %s for tester 0 to publish step 0's time as %s", limit, name)
+	var lastProblem, lastIgnored string
+	for {
+		pctx, cancel := context.WithTimeout(ctx, min(10*time.Second, max(time.Second, deadline.Sub(r.o.Now()))))
+		raw, err := r.api.GetJSON(pctx, name)
+		cancel()
+		switch {
+		case err == nil:
+			var v rendezvousValue
+			if jerr := json.Unmarshal(raw, &v); jerr != nil {
+				lastProblem = fmt.Sprintf("ignored a value that is not the rendezvous JSON (%v)", jerr)
+				break
+			}
+			if _, why := r.acceptRendezvous(v, began, r.o.Now()); why != "" {
+				lastProblem = "ignored a value: " + why
+				if why != lastIgnored {
+					r.log.Printf("rendezvous: ignoring the value of %s: %s; waiting for tester 0's", name, why)
+					lastIgnored = why
+				}
+				break
+			}
+			r.log.Printf("rendezvous: tester 0 published step 0 at %s, run id %s", v.StartAt, v.RunID)
+			return v, nil
+		case ctx.Err() != nil:
+			return rendezvousValue{}, fmt.Errorf("tester.rendezvous: interrupted while waiting for tester 0: %w", ctx.Err())
+		case credhub.IsAuth(err):
+			return rendezvousValue{}, fmt.Errorf("tester.rendezvous: reading %s: %w", name, err)
+		case credhub.IsNotFound(err):
+			lastProblem = "the credential does not exist"
+		default:
+			// CredHub restarting or a network hiccup: keep trying until
+			// the deadline, then report it.
+			lastProblem = err.Error()
+		}
+		if !r.o.Now().Before(deadline) {
+			return rendezvousValue{}, fmt.Errorf("tester.rendezvous: tester 0 did not publish step 0's time as %s within %s (tester.rendezvous_timeout; last: %s): is tester 0 running against the same CredHub with the same tester.rendezvous? Its log says why it stopped", name, limit, lastProblem)
+		}
+		select {
+		case <-ctx.Done():
+			return rendezvousValue{}, fmt.Errorf("tester.rendezvous: interrupted while waiting for tester 0: %w", ctx.Err())
+		case <-time.After(min(rendezvousPoll, max(deadline.Sub(r.o.Now()), time.Millisecond))):
+		}
+	}
+}
+
+// dropRendezvous is tester 0's part of cleanup: the value is only needed
+// until the others have read it, and a leftover would only be ignored.
+func (r *runner) dropRendezvous() {
+	if !r.published {
+		return
+	}
+	r.published = false
+	name := rendezvousName(r.c.Tester.Rendezvous)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := r.api.Delete(ctx, name); err != nil && !credhub.IsNotFound(err) {
+		r.log.Printf("warning: could not delete the rendezvous credential %s (the next run ignores it as stale): %v", name, err)
+		return
+	}
+	r.log.Printf("rendezvous: deleted %s", name)
+}

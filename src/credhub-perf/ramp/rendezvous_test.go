@@ -1,0 +1,265 @@
+package ramp
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/credhub-perf/credhub-perf/load/loadtest"
+	"github.com/credhub-perf/credhub-perf/results"
+)
+
+const testRendezvous = "credhub-perf-testers"
+
+// putStale leaves what a previous run's tester 0 would have left behind had
+// it died before deleting its rendezvous credential.
+func putStale(f *fakeCredHub, name string, age time.Duration) {
+	written := time.Now().Add(-age).UTC()
+	v, _ := json.Marshal(rendezvousValue{
+		StartAt:   written.Add(30 * time.Second).Format(time.RFC3339),
+		RunID:     written.Format(stampLayout) + "-stale0",
+		WrittenAt: written.Format(time.RFC3339Nano),
+	})
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.creds[strings.ToLower(rendezvousName(name))] = v
+}
+
+func (f *fakeCredHub) has(name string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.creds[strings.ToLower(name)]
+	return ok
+}
+
+// Two testers without tester.start_at, started 2.5 s apart (in either
+// order) and each with its own output directory as on separate VMs, agree
+// through the rendezvous credential on one run id and start every step in
+// the same slot; a previous run's leftover value is not taken; tester 0
+// deletes the credential at the end.
+func TestRendezvousTestersStartedApart(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		first int // the tester that starts first
+		stale bool
+	}{
+		{"tester 1 first, stale value left", 1, true},
+		{"tester 0 first", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := loadtest.NewPKI(t, loadtest.ECDSA)
+			fake := newFake()
+			if tc.stale {
+				putStale(fake, testRendezvous, time.Hour)
+			}
+			srv := loadtest.NewMTLSServer(t, p, fake, true, false)
+			const slot, gap = time.Second, 2500 * time.Millisecond
+			cfgs := make([]Config, 2)
+			for i := range cfgs {
+				c := fakeConfig(t, p, srv.URL)
+				c.Target.Timeout = Duration(time.Second)
+				c.Steps = StepsConfig{MinConcurrency: 1, MaxConcurrency: 2, Step: 1, Duration: Duration(slot)}
+				c.Tester = TesterConfig{Index: i, Count: 2, Rendezvous: testRendezvous, StartDelay: Duration(4 * time.Second),
+					RendezvousTimeout: Duration(30 * time.Second), ScenarioGap: Duration(time.Minute)}
+				cfgs[i] = c
+			}
+			codes := make([]int, 2)
+			logs := make([]string, 2)
+			started := make([]time.Time, 2)
+			var wg sync.WaitGroup
+			for _, i := range []int{tc.first, 1 - tc.first} {
+				if i != tc.first {
+					time.Sleep(gap)
+				}
+				wg.Add(1)
+				started[i] = time.Now()
+				go func(i int) {
+					defer wg.Done()
+					codes[i], _, logs[i] = execute(t, cfgs[i], false)
+				}(i)
+			}
+			wg.Wait()
+			for i := range codes {
+				if codes[i] != 0 {
+					t.Fatalf("tester %d: exit %d\n%s\nother tester:\n%s", i, codes[i], logs[i], logs[1-i])
+				}
+			}
+			if fake.has(rendezvousName(testRendezvous)) {
+				t.Fatalf("the rendezvous credential is still there after the run\n%s", logs[0])
+			}
+			if n := fake.count(); n != 0 {
+				t.Fatalf("%d credentials left after the run", n)
+			}
+			if tc.stale && !strings.Contains(logs[1], "previous run's leftover") {
+				t.Errorf("tester 1 does not say it ignored the leftover value:\n%s", logs[1])
+			}
+
+			var names []string
+			var metas []*results.Meta
+			for i := range cfgs {
+				dirs := runDirs(t, cfgs[i].OutputDir)
+				if len(dirs) != 1 {
+					t.Fatalf("tester %d: run directories %v, want one", i, dirs)
+				}
+				names = append(names, filepath.Base(dirs[0]))
+				m, err := results.ReadMeta(dirs[0])
+				if err != nil {
+					t.Fatal(err)
+				}
+				metas = append(metas, m)
+			}
+			if names[0] != names[1] || metas[0].RunID != metas[1].RunID || metas[0].StartAt != metas[1].StartAt {
+				t.Fatalf("testers disagree: directories %v, run ids %s / %s, start_at %s / %s", names, metas[0].RunID, metas[1].RunID, metas[0].StartAt, metas[1].StartAt)
+			}
+			if strings.HasSuffix(metas[0].RunID, "-stale0") {
+				t.Fatalf("the testers took the stale run id %s", metas[0].RunID)
+			}
+			start, err := time.Parse(time.RFC3339, metas[0].StartAt)
+			if err != nil {
+				t.Fatalf("meta.json start_at %q: %v", metas[0].StartAt, err)
+			}
+			// Tester 0 chose its own start + start_delay, rounded up to a
+			// whole second.
+			if d := start.Sub(started[0]); d < 4*time.Second || d > 6*time.Second {
+				t.Errorf("step 0 at %s is %s after tester 0 started; want start_delay (4s) plus setup", metas[0].StartAt, d)
+			}
+
+			// Lockstep: each tester's step j starts in slot j, never before.
+			const late = 300 * time.Millisecond
+			for i := range cfgs {
+				dir := filepath.Join(cfgs[i].OutputDir, names[i])
+				first := map[int]time.Time{}
+				if _, err := results.ReadCSV(filepath.Join(dir, fmt.Sprintf("results-%d.csv", i)), func(r *results.Row) error {
+					if _, ok := first[r.Segment]; !ok {
+						first[r.Segment] = r.Start
+					}
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+				if len(first) != 2 {
+					t.Fatalf("tester %d ran %d steps, want 2\n%s", i, len(first), logs[i])
+				}
+				for j := 0; j < 2; j++ {
+					want := start.Add(time.Duration(j) * slot)
+					if d := first[j].Sub(want); d < 0 || d > late {
+						t.Errorf("tester %d step %d started %v after its slot (want 0..%v)", i, j, d, late)
+					}
+				}
+			}
+		})
+	}
+}
+
+// Tester 1 alone: no tester 0 ever publishes, and the leftover of an
+// earlier run must not be taken for this run's value; it gives up after
+// tester.rendezvous_timeout with one line saying what to check.
+func TestRendezvousWithoutTesterZeroTimesOut(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	fake := newFake()
+	putStale(fake, testRendezvous, time.Hour)
+	srv := loadtest.NewMTLSServer(t, p, fake, true, false)
+	c := fakeConfig(t, p, srv.URL)
+	c.Steps = StepsConfig{MinConcurrency: 1, MaxConcurrency: 2, Step: 1, Duration: Duration(time.Second)}
+	c.Tester = TesterConfig{Index: 1, Count: 2, Rendezvous: testRendezvous, StartDelay: Duration(time.Second),
+		RendezvousTimeout: Duration(1500 * time.Millisecond), ScenarioGap: Duration(time.Minute)}
+	t0 := time.Now()
+	code, _, log := execute(t, c, false)
+	took := time.Since(t0)
+	if code != ExitUsage {
+		t.Fatalf("exit %d, want %d\n%s", code, ExitUsage, log)
+	}
+	var errLine string
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, "credhub-perf: error: ") {
+			errLine = l
+		}
+	}
+	for _, want := range []string{"tester.rendezvous: tester 0 did not publish", rendezvousName(testRendezvous), "within 1.5s", "previous run's leftover", "is tester 0 running"} {
+		if !strings.Contains(errLine, want) {
+			t.Errorf("error line lacks %q:\n%s", want, log)
+		}
+	}
+	if took < 1500*time.Millisecond || took > 15*time.Second {
+		t.Errorf("gave up after %s; want about tester.rendezvous_timeout (1.5s)", took)
+	}
+	if d := runDirs(t, c.OutputDir); len(d) != 0 {
+		t.Errorf("a run directory was created: %v", d)
+	}
+	// Not tester 0's to delete; only tester 0 cleans up.
+	if !fake.has(rendezvousName(testRendezvous)) {
+		t.Error("tester 1 deleted the rendezvous credential")
+	}
+}
+
+// Tester 0 deletes its rendezvous credential also when the run fails.
+func TestRendezvousDeletedWhenRunFails(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	fake := newFake()
+	srv := loadtest.NewMTLSServer(t, p, fake, true, false)
+	c := fakeConfig(t, p, srv.URL)
+	c.Target.Timeout = Duration(time.Second)
+	c.Steps = StepsConfig{MinConcurrency: 1, MaxConcurrency: 2, Step: 1, Duration: Duration(500 * time.Millisecond)}
+	c.Tester = TesterConfig{Index: 0, Count: 2, Rendezvous: testRendezvous, StartDelay: Duration(500 * time.Millisecond),
+		RendezvousTimeout: Duration(time.Minute), ScenarioGap: Duration(time.Minute)}
+	// The run fails after the rendezvous was published: its run directory
+	// cannot be made.
+	c.OutputDir = filepath.Join(t.TempDir(), "out")
+	if err := os.WriteFile(c.OutputDir, []byte("a file where the run directories should go"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, log := execute(t, c, false)
+	if code == 0 {
+		t.Fatalf("the run should fail (output_dir is a file)\n%s", log)
+	}
+	if !strings.Contains(log, "rendezvous: published step 0") {
+		t.Fatalf("tester 0 did not publish before failing:\n%s", log)
+	}
+	if fake.has(rendezvousName(testRendezvous)) || !strings.Contains(log, "rendezvous: deleted "+rendezvousName(testRendezvous)) {
+		t.Fatalf("the rendezvous credential was not deleted after the failure:\n%s", log)
+	}
+}
+
+func TestAcceptRendezvous(t *testing.T) {
+	began := time.Date(2026, 11, 22, 15, 0, 0, 0, time.UTC)
+	now := began.Add(5 * time.Second)
+	value := func(written time.Duration, start time.Duration, id string) rendezvousValue {
+		return rendezvousValue{
+			WrittenAt: began.Add(written).Format(time.RFC3339Nano),
+			StartAt:   began.Add(start).Format(time.RFC3339),
+			RunID:     id,
+		}
+	}
+	cases := []struct {
+		name   string
+		delay  time.Duration
+		v      rendezvousValue
+		reject string // "" = accepted
+	}{
+		{"written after this tester started", 30 * time.Second, value(2*time.Second, 32*time.Second, "20261122T150032Z-abc123"), ""},
+		{"tester 0 started 90 s earlier", 30 * time.Second, value(-90*time.Second, -60*time.Second, "r1"), ""},
+		{"an hour old", 30 * time.Second, value(-time.Hour, -time.Hour+30*time.Second, "r1"), "previous run's leftover"},
+		{"just over the 2 min allowance", 30 * time.Second, value(-121*time.Second, 60*time.Second, "r1"), "more than 2m0s before"},
+		{"a long start_delay widens the window", 5 * time.Minute, value(-4*time.Minute, time.Minute, "r1"), ""},
+		{"step 0 long past", 30 * time.Second, value(time.Second, -10*time.Minute, "r1"), "in the past"},
+		{"bad run id", 30 * time.Second, value(time.Second, 30*time.Second, "../x"), "is not a run id"},
+		{"bad written_at", 30 * time.Second, rendezvousValue{WrittenAt: "yesterday", StartAt: began.Format(time.RFC3339), RunID: "r1"}, "written_at"},
+		{"bad start_at", 30 * time.Second, rendezvousValue{WrittenAt: began.Format(time.RFC3339Nano), StartAt: "soon", RunID: "r1"}, "start_at"},
+	}
+	for _, tc := range cases {
+		r := &runner{c: DefaultConfig()}
+		r.c.Tester.StartDelay = Duration(tc.delay)
+		_, why := r.acceptRendezvous(tc.v, began, now)
+		switch {
+		case tc.reject == "" && why != "":
+			t.Errorf("%s: rejected: %s", tc.name, why)
+		case tc.reject != "" && !strings.Contains(why, tc.reject):
+			t.Errorf("%s: got %q, want a rejection saying %q", tc.name, why, tc.reject)
+		}
+	}
+}
