@@ -515,8 +515,13 @@ func TestAuthorizeHook(t *testing.T) {
 				return nil
 			}}
 		res := run(t, opts, load.Template{URL: srv.URL}, load.Step{Concurrency: 1, Requests: 25})
-		if len(res) != 25 || tokens["bearer t0"] != 10 || tokens["bearer t1"] != 10 || len(tokens) != 2 {
-			t.Fatalf("%d results, server saw %v", len(res), tokens)
+		// The socket orders the handler's writes before our read, but the
+		// race detector cannot see that: take the lock.
+		mu.Lock()
+		t0, t1, n := tokens["bearer t0"], tokens["bearer t1"], len(tokens)
+		mu.Unlock()
+		if len(res) != 25 || t0 != 10 || t1 != 10 || n != 2 {
+			t.Fatalf("%d results, server saw t0 %d, t1 %d, %d tokens", len(res), t0, t1, n)
 		}
 		for _, r := range res[20:] {
 			if r.Err != "authorize: token expired" || !r.Failed() {
