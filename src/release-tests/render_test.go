@@ -25,6 +25,9 @@ type instanceSpec struct {
 	Index      int
 	Bootstrap  bool
 	Deployment string
+	// Name is the instance group (a director's spec.name); create-env's
+	// context has none.
+	Name string
 }
 
 // loadJob reads jobs/NAME/spec the way bosh-cli reads an extracted job
@@ -77,6 +80,9 @@ func (c specContext) MarshalJSON() ([]byte, error) {
 	}
 	m["index"] = c.spec.Index
 	m["bootstrap"] = c.spec.Bootstrap
+	if c.spec.Name != "" {
+		m["name"] = c.spec.Name
+	}
 	return json.Marshal(m)
 }
 

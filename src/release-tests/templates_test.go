@@ -2,6 +2,7 @@ package releasetests
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -399,12 +400,20 @@ func TestTemplatesSeveralTesters(t *testing.T) {
 			t.Errorf("tester index %d rendered twice", got)
 		}
 		seen[got] = true
+		assertEqual(t, "tester.start_delay", get(t, cfg, "tester.start_delay"), "30s")
+		assertEqual(t, "tester.rendezvous_timeout", get(t, cfg, "tester.rendezvous_timeout"), "10m")
+		// No start time: by default the testers agree through CredHub, on a
+		// name that is the same for every instance of the errand.
 		run := readRendered(t, dir, "bin/run")
-		for _, want := range []string{"testers=3\n", "interval=60\n", "(now + 30 + interval - 1)", `args+=(--start-at "$start_at")`} {
+		for _, want := range []string{"testers=3\n", "start_at=''\n", "rendezvous='credhub-credhub-perf'\n", `args+=(--tester.rendezvous "$rendezvous")`} {
 			if !strings.Contains(run, want) {
 				t.Errorf("tester %d bin/run lacks %q", idx, want)
 			}
 		}
+		if strings.Contains(run, "interval=") {
+			t.Errorf("tester %d bin/run rounds the clock although the rendezvous is on:\n%s", idx, run)
+		}
+		checkBash(t, run)
 	}
 
 	// An instance index beyond tester.count is a manifest mistake.
@@ -418,8 +427,87 @@ func TestTemplatesSeveralTesters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run := readRendered(t, dir, "bin/run"); !strings.Contains(run, "start_at='2026-11-22T14:00:00Z'") {
-		t.Errorf("bin/run does not carry tester.start_at:\n%s", run)
+	if run := readRendered(t, dir, "bin/run"); !strings.Contains(run, "start_at='2026-11-22T14:00:00Z'") || !strings.Contains(run, "rendezvous=''\n") {
+		t.Errorf("bin/run does not carry tester.start_at alone:\n%s", run)
+	}
+}
+
+// tester.rendezvous decides how several testers without tester.start_at
+// agree on step 0: through CredHub (auto, or a given name) or by rounding
+// the clock (off, the fallback).
+func TestTemplatesRendezvous(t *testing.T) {
+	cases := []struct {
+		name, props string
+		spec        instanceSpec
+		rendezvous  string // '' = none
+		rounds      bool
+	}{
+		{"auto on a director: deployment and instance group", "tester: {count: 2}", instanceSpec{Index: 1, Deployment: "cf", Name: "credhub-perf"}, "cf-credhub-perf", false},
+		{"auto sanitised", "tester: {count: 2}", instanceSpec{Deployment: "perf test/eu", Name: "_testers:1"}, "perf-test-eu-_testers-1", false},
+		{"auto cut at 100 characters", "tester: {count: 2}", instanceSpec{Deployment: strings.Repeat("d", 95), Name: "testers"}, strings.Repeat("d", 95) + "-test", false},
+		{"a name given", "tester: {count: 2, rendezvous: perf.eu-1}", instanceSpec{Deployment: "cf", Name: "credhub-perf"}, "perf.eu-1", false},
+		{"off rounds the clock", "tester: {count: 2, rendezvous: \"off\", start_delay: 45, sync_interval: 20}", instanceSpec{Deployment: "cf", Name: "credhub-perf"}, "", true},
+		{"explicit start_at needs neither", "tester: {count: 2, start_at: \"2026-11-22T14:00:00Z\"}", instanceSpec{Deployment: "cf", Name: "credhub-perf"}, "", false},
+		{"one tester needs neither", "tester: {count: 1}", instanceSpec{Deployment: "cf", Name: "credhub-perf"}, "", false},
+	}
+	for _, c := range cases {
+		c := c
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir, err := renderJob(t, "credhub-perf", minimalProps(c.props), c.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run := readRendered(t, dir, "bin/run")
+			checkBash(t, run)
+			if !strings.Contains(run, "rendezvous='"+c.rendezvous+"'\n") {
+				t.Errorf("bin/run does not set rendezvous='%s':\n%s", c.rendezvous, run)
+			}
+			if len(c.rendezvous) > 100 {
+				t.Errorf("test case: %q is longer than credhub-perf accepts", c.rendezvous)
+			}
+			if got := strings.Contains(run, "interval="); got != c.rounds {
+				t.Errorf("bin/run rounds the clock: %v, want %v:\n%s", got, c.rounds, run)
+			}
+			if c.rounds {
+				for _, want := range []string{"interval=20\n", "(now + 45 + interval - 1)"} {
+					if !strings.Contains(run, want) {
+						t.Errorf("bin/run lacks %q:\n%s", want, run)
+					}
+				}
+			}
+			if c.rendezvous != "" {
+				// The flag and the config file name the same key credhub-perf
+				// knows: the config's start_delay and timeout go with it.
+				cfg := renderedConfig(t, dir)
+				assertEqual(t, "tester.start_delay", get(t, cfg, "tester.start_delay"), "30s")
+				if !documentedKeys(t)["tester.rendezvous"] {
+					t.Error("docs/configuration.md does not document tester.rendezvous, which bin/run passes")
+				}
+			}
+		})
+	}
+
+	for _, bad := range []struct{ props, want string }{
+		{"tester: {count: 2, rendezvous: a/b}", "tester.rendezvous: 'a/b' must be auto, off, or a name"},
+		{"tester: {count: 2, rendezvous: \"\"}", "tester.rendezvous: '' must be auto, off, or a name"},
+		{"tester: {count: 2, rendezvous_timeout: \"0\"}", "tester.rendezvous_timeout: '0' must be > 0"},
+		{"tester: {count: 2, rendezvous_timeout: soon}", "tester.rendezvous_timeout: 'soon' is not a duration"},
+		{"tester: {count: 2, start_delay: -1}", "tester.start_delay: '-1' must be"},
+	} {
+		if _, err := renderJob(t, "credhub-perf", minimalProps(bad.props), instanceSpec{}); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: err = %v, want one saying %q", bad.props, err, bad.want)
+		}
+	}
+}
+
+// checkBash fails when a rendered script is not valid bash.
+func checkBash(t *testing.T, script string) {
+	t.Helper()
+	cmd := exec.Command("bash", "-n")
+	cmd.Stdin = strings.NewReader(script)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("rendered bin/run is not valid bash: %v\n%s", err, out)
 	}
 }
 

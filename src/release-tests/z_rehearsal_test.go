@@ -215,12 +215,18 @@ func (r *rehearsal) errandProps(label string, scenarios []interface{}, tester ma
 // WORK/NAME/rendered and returns WORK/NAME.
 func (r *rehearsal) renderTester(t *testing.T, name string, props map[string]interface{}, index int) string {
 	t.Helper()
+	return r.renderTesterSpec(t, name, props, instanceSpec{Index: index, Bootstrap: index == 0})
+}
+
+// renderTesterSpec is renderTester for an instance described in full.
+func (r *rehearsal) renderTesterSpec(t *testing.T, name string, props map[string]interface{}, spec instanceSpec) string {
+	t.Helper()
 	propsYAML, err := yaml.Marshal(props)
 	if err != nil {
 		t.Fatal(err)
 	}
 	job := loadJobFrom(t, "credhub-perf", r.job, "job.MF")
-	rendered, err := renderLoadedJob(t, job, string(propsYAML), instanceSpec{Index: index, Bootstrap: index == 0})
+	rendered, err := renderLoadedJob(t, job, string(propsYAML), spec)
 	if err != nil {
 		t.Fatalf("rendering the job from the release: %v", err)
 	}
@@ -438,43 +444,28 @@ func TestZErrandRehearsal(t *testing.T) {
 		t.Logf("errand stdout:\n%s", indent(res.stdout, "  "))
 	})
 
-	t.Run("two testers", func(t *testing.T) {
-		// No tester.start_at: each bin/run rounds now + start_delay up to
-		// the next multiple of sync_interval, as the VMs of one run-errand
-		// do. Launching mid-interval keeps both testers' computations (a
-		// few ms apart) on the same side of a multiple.
-		const delay, interval = 2, 10
-		var dirs []string
-		for i := 0; i < 2; i++ {
-			props := r.errandProps("pair", []interface{}{"get"}, map[string]interface{}{
-				"count": 2, "start_delay": delay, "sync_interval": interval})
-			dirs = append(dirs, r.renderTester(t, fmt.Sprintf("tester%d", i), props, i))
-		}
-		now := time.Now().UTC()
-		phase := time.Duration((now.Unix()+delay)%interval)*time.Second + time.Duration(now.Nanosecond())
-		wait := (interval/2*time.Second - phase + interval*time.Second) % (interval * time.Second)
-		time.Sleep(wait)
-		launch := time.Now().UTC().Unix()
-		start := time.Unix((launch+delay+interval-1)/interval*interval, 0).UTC().Format(time.RFC3339)
-		r.unshare(t, "rehearse-run.sh", nil, dirs...)
-		merged := filepath.Join(r.work, "merged")
+	// checkPair checks what two testers of one run left: both exited 0
+	// announcing how they started, one run id, and their CSVs merge into
+	// one summary, as --download-logs of both VMs extracted together does.
+	checkPair := func(t *testing.T, dirs []string, label, announce, name string) []errandResult {
+		t.Helper()
+		merged := filepath.Join(r.work, "merged-"+name)
 		var names []string
+		var res []errandResult
 		rows := 0
 		for i, dir := range dirs {
-			res := checkExit(t, dir)
-			if !strings.Contains(res.stdout, "2 testers, step 0 at "+start) {
-				t.Errorf("tester %d stdout does not announce the shared start:\n%s", i, indent(res.stdout, "  "))
+			res = append(res, checkExit(t, dir))
+			if !strings.Contains(res[i].stdout, "2 testers, "+announce) {
+				t.Errorf("tester %d stdout does not say %q:\n%s", i, "2 testers, "+announce, indent(res[i].stdout, "  "))
 			}
-			runs := runDirs(t, filepath.Join(dir, "log", "credhub-perf"), "pair")
+			runs := runDirs(t, filepath.Join(dir, "log", "credhub-perf"), label)
 			run, ok := runs["get"]
 			if !ok {
-				t.Fatalf("tester %d: no get run directory", i)
+				t.Fatalf("tester %d: no get run directory\nstderr:\n%s", i, indent(res[i].stderr, "  "))
 			}
 			names = append(names, filepath.Base(run))
 			csvName := fmt.Sprintf("results-%d.csv", i)
-			n := len(readCSV(t, filepath.Join(run, csvName)))
-			rows += n
-			// What --download-logs of both VMs gives, extracted together.
+			rows += len(readCSV(t, filepath.Join(run, csvName)))
 			if err := os.MkdirAll(filepath.Join(merged, filepath.Base(run)), 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -497,6 +488,62 @@ func TestZErrandRehearsal(t *testing.T) {
 		if !strings.Contains(string(out), fmt.Sprintf("total: %d requests", rows)) {
 			t.Errorf("merged summary does not count both testers' %d rows:\n%s", rows, out)
 		}
+		return res
+	}
+
+	t.Run("two testers", func(t *testing.T) {
+		// No tester.start_at: the testers agree through CredHub on the
+		// credential named after the deployment and the instance group.
+		// Tester 1's VM comes up first and tester 0's 3 s later, and a
+		// previous run's tester 0 left its value behind: it must be ignored.
+		const delay = 4
+		const rendezvous = "/credhub-perf/rendezvous/perf-rehearsal-testers"
+		written := time.Now().Add(-time.Hour).UTC()
+		leftover := map[string]interface{}{"name": rendezvous, "type": "json", "value": map[string]interface{}{
+			"start_at": written.Add(30 * time.Second).Format(time.RFC3339), "run_id": "20200101T000000Z-stale0", "written_at": written.Format(time.RFC3339Nano)}}
+		if code, body := r.sim.do(t, "PUT", "/api/v1/data", leftover); code != 200 {
+			t.Fatalf("writing the leftover rendezvous value: %d %s", code, body)
+		}
+		var dirs []string
+		for i := 0; i < 2; i++ {
+			props := r.errandProps("pair", []interface{}{"get"}, map[string]interface{}{"count": 2, "start_delay": delay})
+			dirs = append(dirs, r.renderTesterSpec(t, fmt.Sprintf("rv-tester%d", i), props,
+				instanceSpec{Index: i, Bootstrap: i == 0, Deployment: "perf-rehearsal", Name: "testers"}))
+		}
+		if err := os.WriteFile(filepath.Join(dirs[0], "launch-delay"), []byte("3"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r.unshare(t, "rehearse-run.sh", nil, dirs...)
+		res := checkPair(t, dirs, "pair", "step 0 agreed through CredHub ("+rendezvous+")", "rendezvous")
+		if !strings.Contains(res[1].stderr, "previous run's leftover") {
+			t.Errorf("tester 1 does not report the leftover value it ignored:\n%s", indent(res[1].stderr, "  "))
+		}
+		if !strings.Contains(res[0].stderr, "rendezvous: deleted "+rendezvous) {
+			t.Errorf("tester 0 does not report deleting the rendezvous credential:\n%s", indent(res[0].stderr, "  "))
+		}
+		checkCleanedUp(t) // the rendezvous credential included
+	})
+
+	t.Run("two testers, rendezvous off", func(t *testing.T) {
+		// The fallback: each bin/run rounds now + start_delay up to the next
+		// multiple of sync_interval. Launching mid-interval keeps both
+		// testers' computations (a few ms apart) on the same side of a
+		// multiple.
+		const delay, interval = 2, 10
+		var dirs []string
+		for i := 0; i < 2; i++ {
+			props := r.errandProps("rounded", []interface{}{"get"}, map[string]interface{}{
+				"count": 2, "start_delay": delay, "sync_interval": interval, "rendezvous": "off"})
+			dirs = append(dirs, r.renderTester(t, fmt.Sprintf("tester%d", i), props, i))
+		}
+		now := time.Now().UTC()
+		phase := time.Duration((now.Unix()+delay)%interval)*time.Second + time.Duration(now.Nanosecond())
+		wait := (interval/2*time.Second - phase + interval*time.Second) % (interval * time.Second)
+		time.Sleep(wait)
+		launch := time.Now().UTC().Unix()
+		start := time.Unix((launch+delay+interval-1)/interval*interval, 0).UTC().Format(time.RFC3339)
+		r.unshare(t, "rehearse-run.sh", nil, dirs...)
+		checkPair(t, dirs, "rounded", "step 0 at "+start, "rounded")
 		checkCleanedUp(t)
 	})
 

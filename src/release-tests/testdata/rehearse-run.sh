@@ -4,6 +4,8 @@
 # DIR/rendered is mounted at /var/vcap/jobs/credhub-perf and DIR/log at
 # /var/vcap/sys/log; DIR/rc, DIR/stdout, DIR/stderr receive bin/run's exit
 # status and output. Packages come from $WORK/vcap (rehearse-compile.sh).
+# A number in DIR/launch-delay starts that tester so many seconds late, as
+# errand VMs created one after another do.
 source "$(dirname "$0")/rehearse-common.sh"
 
 for dir in "$@"; do
@@ -13,6 +15,7 @@ for dir in "$@"; do
     dir=$1 bare_path=$2
     mount --bind "$dir/log" /var/vcap/sys/log
     mount --bind "$dir/rendered" /var/vcap/jobs/credhub-perf
+    if [ -f "$dir/launch-delay" ]; then sleep "$(cat "$dir/launch-delay")"; fi
     rc=0
     env -i PATH="$bare_path" /var/vcap/jobs/credhub-perf/bin/run \
       > "$dir/stdout" 2> "$dir/stderr" || rc=$?
