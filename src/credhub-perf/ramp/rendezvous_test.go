@@ -125,7 +125,7 @@ func TestRendezvousTestersStartedApart(t *testing.T) {
 			}
 			// Tester 0 chose its own start + start_delay, rounded up to a
 			// whole second.
-			if d := start.Sub(started[0]); d < 4*time.Second || d > 6*time.Second {
+			if d := start.Sub(started[0]); d < 4*time.Second || d > 9*time.Second {
 				t.Errorf("step 0 at %s is %s after tester 0 started; want start_delay (4s) plus setup", metas[0].StartAt, d)
 			}
 
