@@ -5,7 +5,7 @@
 //
 //	null-server -gen-certs DIR
 //	null-server -cert DIR/server.crt -key DIR/server.key [-client-ca DIR/ca.crt]
-//	            [-listen 127.0.0.1:0] [-addr-file FILE] [-resumption]
+//	            [-listen 127.0.0.1:0] [-addr-file FILE] [-resumption] [-mlkem]
 //
 // With -client-ca the server requires and verifies a client certificate
 // (mTLS); without it, it is server-auth-only TLS (for peers such as wrk and
@@ -40,6 +40,9 @@ import (
 	"syscall"
 	"time"
 )
+
+// classicGroups are the key exchanges CredHub's Java server offers.
+var classicGroups = []tls.CurveID{tls.X25519, tls.CurveP256, tls.CurveP384}
 
 // body is small and fixed: generators differ in how they read bodies, and a
 // large one would measure copying instead of request handling.
@@ -98,6 +101,7 @@ func run(args []string) int {
 	listen := fs.String("listen", "127.0.0.1:0", "listen `address`")
 	addrFile := fs.String("addr-file", "", "write the base URL to `FILE` once listening")
 	resumption := fs.Bool("resumption", false, "allow TLS session resumption (off by default so every new connection is a full handshake)")
+	mlkem := fs.Bool("mlkem", false, "also accept Go's hybrid post-quantum key exchange (X25519MLKEM768); off by default, as CredHub's Java server offers only classic groups")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -118,7 +122,7 @@ func run(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	o := options{listen: *listen, certFile: *certFile, keyFile: *keyFile, clientCA: *clientCA, addrFile: *addrFile, resumption: *resumption}
+	o := options{listen: *listen, certFile: *certFile, keyFile: *keyFile, clientCA: *clientCA, addrFile: *addrFile, resumption: *resumption, mlkem: *mlkem}
 	st, err := serve(ctx, o, func(url, mode string) {
 		fmt.Printf("null-server listening on %s (%s)\n", url, mode)
 	})
@@ -133,7 +137,7 @@ func run(args []string) int {
 
 type options struct {
 	listen, certFile, keyFile, clientCA, addrFile string
-	resumption                                    bool
+	resumption, mlkem                             bool
 }
 
 // stats is what the server counted between start and shutdown.
@@ -155,6 +159,10 @@ func serve(ctx context.Context, o options, ready func(url, mode string)) (stats,
 		// upgrade by some of them would compare different protocols.
 		NextProtos:             []string{"http/1.1"},
 		SessionTicketsDisabled: !o.resumption,
+		// CredHub (Java JSSE) negotiates X25519; Go would pick the ML-KEM
+		// hybrid with clients that offer it, and then peers would be
+		// compared on different key exchanges.
+		CurvePreferences: classicGroups,
 		VerifyConnection: func(cs tls.ConnectionState) error {
 			c.handshakes.Add(1)
 			c.addGroup(cs.CurveID)
@@ -163,6 +171,9 @@ func serve(ctx context.Context, o options, ready func(url, mode string)) (stats,
 			}
 			return nil
 		},
+	}
+	if o.mlkem {
+		cfg.CurvePreferences = nil // Go's defaults, ML-KEM hybrid first
 	}
 	mode := "server-auth TLS"
 	if o.clientCA != "" {
