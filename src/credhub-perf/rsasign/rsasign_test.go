@@ -10,6 +10,7 @@ import (
 	"crypto/sha512"
 	"math/big"
 	mrand "math/rand"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -365,5 +366,21 @@ func TestNormCarryRipple(t *testing.T) {
 				t.Fatalf("case %d half %d: value changed: %x, want %x", n, h, got, want)
 			}
 		}
+	}
+}
+
+// A fault in one CRT half (here a corrupted exponent) must end in an error
+// that names the escape hatch, never in a signature.
+func TestFaultIsRefused(t *testing.T) {
+	needIFMA(t)
+	s, err := newSigner(testKeys(t)[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.pr[0].exp[3] ^= 1 << 7
+	digest := sha256.Sum256([]byte("x"))
+	sig, err := s.Sign(rand.Reader, digest[:], &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash, Hash: crypto.SHA256})
+	if err == nil || sig != nil || !strings.Contains(err.Error(), "CREDHUB_PERF_RSA=std") {
+		t.Fatalf("sig %x, err %v", sig, err)
 	}
 }
