@@ -73,6 +73,8 @@ Options:
 TLS:
   -cert        Client certificate (PEM) for mutual TLS. Default: $X509_USER_CERT.
   -key         Client private key (PEM, RSA or ECDSA). Default: $X509_USER_KEY.
+               RSA-2048 keys sign with AVX-512 IFMA where the CPU has it;
+               CREDHUB_PERF_RSA=std makes them use Go's crypto/rsa.
   -cacert      CA bundle (PEM) that signed the server certificate.
                Default: the system roots.
   -servername  Name to verify in the server certificate (and send as SNI).
