@@ -2,8 +2,6 @@ package ramp
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -58,11 +56,7 @@ func (r *runner) publishRendezvous(ctx context.Context) (rendezvousValue, error)
 	}
 	runID := r.c.Tester.RunID
 	if runID == "" {
-		// A suffix: another tester deployment against the same CredHub
-		// may pick the same second, and run ids name the credentials.
-		var b [3]byte
-		_, _ = rand.Read(b[:])
-		runID = start.Format(stampLayout) + "-" + hex.EncodeToString(b[:])
+		runID = freshRunID(start)
 	}
 	v := rendezvousValue{StartAt: start.Format(time.RFC3339), RunID: runID, WrittenAt: now.Format(time.RFC3339Nano)}
 	body, err := json.Marshal(v)

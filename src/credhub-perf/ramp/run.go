@@ -59,6 +59,15 @@ type runner struct {
 	published bool
 }
 
+// freshRunID names a run that starts at t: its stamp and a random suffix,
+// because two runs (or two tester deployments) started in the same second
+// must not share, and clean up, each other's credentials.
+func freshRunID(t time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return t.UTC().Format(stampLayout) + "-" + hex.EncodeToString(b[:])
+}
+
 // stampLayout is the run directory time format of docs/design.md.
 const stampLayout = "20060102T150405Z"
 
@@ -141,11 +150,7 @@ func (r *runner) setup(ctx context.Context) error {
 	default:
 		r.stamp = began.Format(stampLayout)
 		if r.runID == "" {
-			// Two runs started in the same second must not share (and clean
-			// up) each other's credentials.
-			var b [3]byte
-			_, _ = rand.Read(b[:])
-			r.runID = r.stamp + "-" + hex.EncodeToString(b[:])
+			r.runID = freshRunID(began)
 		}
 	}
 
