@@ -487,7 +487,8 @@ func TestLockstepScenarios(t *testing.T) {
 	if len(dirs) != 2 {
 		t.Fatalf("want one run directory per scenario, got %v", dirs)
 	}
-	// A step may start a little after its slot (scheduling), never before.
+	// A step may start a little after its slot (scheduling), never before,
+	// and its last request may be stamped a little after the slot's end.
 	const late = 300 * time.Millisecond
 	for _, dir := range dirs {
 		meta, err := os.ReadFile(filepath.Join(dir, "meta.json"))
@@ -525,8 +526,11 @@ func TestLockstepScenarios(t *testing.T) {
 				if d := first[j].Sub(want); d < 0 || d > late {
 					t.Errorf("%s tester %d step %d started %v after its slot (want 0..%v)", filepath.Base(dir), tester, j, d, late)
 				}
-				if last[j].After(want.Add(slot)) {
-					t.Errorf("%s tester %d step %d sent a request after its slot ended", filepath.Base(dir), tester, j)
+				// A worker checks the slot's end, then stamps the request's
+				// start as it sends it; on a busy machine the two can be a
+				// scheduling delay apart, so the same tolerance applies.
+				if d := last[j].Sub(want.Add(slot)); d > late {
+					t.Errorf("%s tester %d step %d sent a request %v after its slot ended (want at most %v)", filepath.Base(dir), tester, j, d, late)
 				}
 			}
 		}
