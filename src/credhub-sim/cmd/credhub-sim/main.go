@@ -107,6 +107,8 @@ type serveOptions struct {
 	db, encryptionPassword, addrFile, externalURL string
 	workers, cores                                int
 	serviceTime, writeServiceTime                 time.Duration
+	warmupTime                                    time.Duration
+	warmupFactor                                  float64
 	addedLatency, tokenTTL                        time.Duration
 	serviceDist                                   string
 	errorRate                                     float64
@@ -133,6 +135,8 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.serviceTime, "service-time", 0, "capacity model: service time per request (mean for exponential)")
 	fs.DurationVar(&o.writeServiceTime, "write-service-time", 0, "capacity model: service time of set, generate and regenerate (0 = -service-time)")
 	fs.StringVar(&o.serviceDist, "service-dist", "fixed", "capacity model: service time distribution, fixed or exponential")
+	fs.DurationVar(&o.warmupTime, "warmup-time", 0, "capacity model: a fresh JVM's warm-up; service times fall from -warmup-factor times normal to normal over this time, as 1+(K-1)(1-t/D)^2")
+	fs.Float64Var(&o.warmupFactor, "warmup-factor", 0, "capacity model: how many times longer service times are at start (with -warmup-time; 0 or 1 = no warm-up)")
 	fs.Float64Var(&o.errorRate, "error-rate", 0, "fault injection: fraction 0..1 of API requests answered at once (no queue, no service time) with -error-status")
 	fs.IntVar(&o.errorStatus, "error-status", 500, "fault injection: status of injected failures")
 	fs.DurationVar(&o.addedLatency, "added-latency", 0, "fault injection: extra delay per API request, outside the capacity model")
@@ -183,6 +187,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	srv, err := api.New(api.Config{
 		Store: st, ClientCAs: pool,
 		Workers: o.workers, Cores: o.cores, ServiceTime: o.serviceTime, WriteServiceTime: o.writeServiceTime, ServiceDist: o.serviceDist,
+		WarmupTime: o.warmupTime, WarmupFactor: o.warmupFactor,
 		ErrorRate: o.errorRate, ErrorStatus: o.errorStatus, AddedLatency: o.addedLatency,
 		UAAClients: clients, TokenTTL: o.tokenTTL, ACLs: o.acls, Permissions: perms,
 		Logger: logger,
@@ -227,6 +232,9 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	}
 	logger.Printf("serving CredHub API %s on %s (database %s, workers %d, cores %d, service time %v, writes %v, %s, acls %v, token endpoint %v)",
 		api.Version, url, st.Dialect(), o.workers, o.cores, o.serviceTime, writeTime, o.serviceDist, o.acls, len(clients) > 0)
+	if o.warmupFactor > 1 {
+		logger.Printf("warming up like a fresh JVM: service times %gx normal now, normal after %v", o.warmupFactor, o.warmupTime)
+	}
 
 	errc := make(chan error, 1)
 	go func() { errc <- hs.ServeTLS(ln, "", "") }()

@@ -286,3 +286,55 @@ func TestCoresPlateaus(t *testing.T) {
 		t.Error(lastErr)
 	})
 }
+
+// The warm-up curve has known values: K at start, 1 from D on, and the
+// documented quadratic in between.
+func TestWarmupCurve(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c, err := newCapacity(1, 1, 10*time.Millisecond, 0, "fixed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.setWarmup(start, 20*time.Second, 4); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		at   time.Duration
+		want time.Duration
+	}{
+		{-time.Second, 40 * time.Millisecond}, // before the start: still cold
+		{0, 40 * time.Millisecond},
+		{10 * time.Second, 17500 * time.Microsecond}, // 1 + 3*(1/2)^2 = 1.75
+		{15 * time.Second, 11875 * time.Microsecond}, // 1 + 3*(1/4)^2 = 1.1875
+		{20 * time.Second, 10 * time.Millisecond},
+		{time.Hour, 10 * time.Millisecond},
+	} {
+		if got := c.sample(false, start.Add(tc.at)); got != tc.want {
+			t.Errorf("service time at %v = %v, want %v", tc.at, got, tc.want)
+		}
+	}
+	if got := c.sample(true, start); got != 40*time.Millisecond {
+		t.Errorf("writes warm up too: got %v at start, want 40ms", got)
+	}
+}
+
+func TestWarmupFlagsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		k    float64
+		mean time.Duration
+	}{
+		{time.Second, 0.5, time.Millisecond},
+		{-time.Second, 2, time.Millisecond},
+		{0, 2, time.Millisecond},
+		{time.Second, 2, 0},
+	} {
+		c, err := newCapacity(1, 1, tc.mean, 0, "fixed")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.setWarmup(time.Now(), tc.d, tc.k); err == nil {
+			t.Errorf("-warmup-time %v -warmup-factor %g with service time %v accepted", tc.d, tc.k, tc.mean)
+		}
+	}
+}

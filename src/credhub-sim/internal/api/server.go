@@ -100,6 +100,10 @@ type Config struct {
 	ServiceTime      time.Duration
 	WriteServiceTime time.Duration
 	ServiceDist      string
+	// A freshly started JVM: service times start WarmupFactor times longer
+	// and fall to normal over WarmupTime (see warmup). Factor <= 1: none.
+	WarmupTime   time.Duration
+	WarmupFactor float64
 	// Fault injection.
 	ErrorRate    float64
 	ErrorStatus  int
@@ -159,6 +163,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	capa, err := newCapacity(cfg.Workers, cfg.Cores, cfg.ServiceTime, cfg.WriteServiceTime, cfg.ServiceDist)
 	if err != nil {
+		return nil, err
+	}
+	if err := capa.setWarmup(time.Now(), cfg.WarmupTime, cfg.WarmupFactor); err != nil {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, capacity: capa}
