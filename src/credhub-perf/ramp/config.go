@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/credhub-perf/credhub-perf/cpuload"
 	"gopkg.in/yaml.v3"
 )
 
@@ -62,21 +63,23 @@ func parseDuration(s string) (time.Duration, error) {
 // Config is the whole configuration of a run; docs/configuration.md
 // documents every key and is checked against configKeys by a test.
 type Config struct {
-	Target    TargetConfig   `yaml:"target"`
-	UAA       UAAConfig      `yaml:"uaa"`
-	Scenarios []string       `yaml:"scenarios"`
-	Custom    CustomConfig   `yaml:"custom"`
-	Steps     StepsConfig    `yaml:"steps"`
-	Keepalive bool           `yaml:"keepalive"`
-	Seed      SeedConfig     `yaml:"seed"`
-	Cleanup   CleanupConfig  `yaml:"cleanup"`
-	SLO       SLOConfig      `yaml:"slo"`
-	Abort     AbortConfig    `yaml:"abort"`
-	Capacity  CapacityConfig `yaml:"capacity"`
-	Label     string         `yaml:"label"`
-	Instances int            `yaml:"instances"`
-	OutputDir string         `yaml:"output_dir"`
-	Tester    TesterConfig   `yaml:"tester"`
+	Target     TargetConfig     `yaml:"target"`
+	UAA        UAAConfig        `yaml:"uaa"`
+	Scenarios  []string         `yaml:"scenarios"`
+	Custom     CustomConfig     `yaml:"custom"`
+	Steps      StepsConfig      `yaml:"steps"`
+	Warmup     WarmupConfig     `yaml:"warmup"`
+	Keepalive  bool             `yaml:"keepalive"`
+	Seed       SeedConfig       `yaml:"seed"`
+	Cleanup    CleanupConfig    `yaml:"cleanup"`
+	SLO        SLOConfig        `yaml:"slo"`
+	Abort      AbortConfig      `yaml:"abort"`
+	Capacity   CapacityConfig   `yaml:"capacity"`
+	Label      string           `yaml:"label"`
+	Instances  int              `yaml:"instances"`
+	OutputDir  string           `yaml:"output_dir"`
+	Tester     TesterConfig     `yaml:"tester"`
+	Saturation SaturationConfig `yaml:"saturation"`
 }
 
 type TargetConfig struct {
@@ -112,6 +115,41 @@ type StepsConfig struct {
 	Duration       Duration  `yaml:"duration"`
 	Warmup         Duration  `yaml:"warmup"`
 	Rates          []float64 `yaml:"rates"`
+}
+
+// WarmupConfig is the run warm-up: unmeasured load before each scenario's
+// first step, so a target that has just started (a JVM compiling its hot
+// paths after every bosh deploy) is measured warm.
+type WarmupConfig struct {
+	// Run is "auto", "0" (off) or a duration; see ParseRun.
+	Run         string   `yaml:"run"`
+	Concurrency int      `yaml:"concurrency"`
+	Max         Duration `yaml:"max"`
+}
+
+// Warm-up modes.
+const (
+	WarmupOff   = "off"
+	WarmupFixed = "fixed"
+	WarmupAuto  = "auto"
+)
+
+// ParseRun reads warmup.run: the mode, and the duration of a fixed one.
+func (w WarmupConfig) ParseRun() (mode string, d time.Duration, err error) {
+	v := strings.TrimSpace(w.Run)
+	if strings.EqualFold(v, WarmupAuto) {
+		return WarmupAuto, 0, nil
+	}
+	d, err = parseDuration(v)
+	switch {
+	case err != nil || v == "":
+		return "", 0, fmt.Errorf("%q is not auto, 0 (off) or a duration like 90s", w.Run)
+	case d < 0:
+		return "", 0, fmt.Errorf("must not be negative, got %s", v)
+	case d == 0:
+		return WarmupOff, 0, nil
+	}
+	return WarmupFixed, d, nil
 }
 
 type SeedConfig struct {
@@ -162,6 +200,14 @@ type TesterConfig struct {
 	RendezvousTimeout Duration `yaml:"rendezvous_timeout"`
 	RunID             string   `yaml:"run_id"`
 	ScenarioGap       Duration `yaml:"scenario_gap"`
+}
+
+// SaturationConfig bounds the tester's own resources: past them a step
+// measured the tester, not CredHub (cpuload).
+type SaturationConfig struct {
+	MaxTesterCPU float64 `yaml:"max_tester_cpu"`
+	MaxHostCPU   float64 `yaml:"max_host_cpu"`
+	MaxSteal     float64 `yaml:"max_steal"`
 }
 
 // configKey describes one configuration key: its YAML path is also its
@@ -270,6 +316,9 @@ var configKeys = []configKey{
 		}
 		return nil
 	}},
+	{"warmup.run", "string", "auto", "", "Run warm-up before each scenario's first measured step: load sent but not recorded (counted in meta.json `warmup`; what it writes is cleaned up with the run). `auto`: until throughput and p50 of consecutive 5 s windows agree within 5 % (or within their noise) three times in a row, at most `warmup.max`; a duration: that long; `0`: off. With several testers every tester warms up for the whole duration (`auto`: `warmup.max`), so they stay in step.", setString(func(c *Config) *string { return &c.Warmup.Run })},
+	{"warmup.concurrency", "int", "0", "", "Concurrency of the run warm-up; 0 = half the ramp's largest concurrency (at least 1). Open-loop ramps warm up at half their largest rate instead.", setInt(func(c *Config) *int { return &c.Warmup.Concurrency })},
+	{"warmup.max", "duration", "3m0s", "", "Longest `auto` warm-up; a target not steady by then gets a warning in the summary, and the first steps' `steady` flags tell whether it mattered.", setDuration(func(c *Config) *Duration { return &c.Warmup.Max })},
 	{"keepalive", "bool", "true", "", "Reuse connections; false = a new TCP+TLS handshake per request, as in the 2017 study.", setBool(func(c *Config) *bool { return &c.Keepalive })},
 	{"seed.credentials", "int", "100", "", "JSON credentials seeded before the ramp: the pool `get` reads at random and `interpolate` references.", setInt(func(c *Config) *int { return &c.Seed.Credentials })},
 	{"seed.bytes", "int", "1024", "", "Approximate size of each seeded (and `set`) JSON credential value, in bytes.", setInt(func(c *Config) *int { return &c.Seed.Bytes })},
@@ -302,23 +351,28 @@ var configKeys = []configKey{
 	{"tester.rendezvous_timeout", "duration", "10m0s", "", "With `tester.rendezvous`: how long testers other than 0 wait for tester 0's value before giving up (exit status 2, nothing sent).", setDuration(func(c *Config) *Duration { return &c.Tester.RendezvousTimeout })},
 	{"tester.scenario_gap", "duration", "1m0s", "", "With `tester.start_at`: pause between one scenario's last step and the next scenario's first, for tester 0's cleanup and seeding (it first waits 2 s + target.timeout, at most 10 s, for the others' requests in flight; the gap must exceed that by 1 s); scenario k starts at start_at + k × (steps × (warmup + duration) + scenario_gap).", setDuration(func(c *Config) *Duration { return &c.Tester.ScenarioGap })},
 	{"tester.run_id", "string", `""`, "run-id", "Run id shared by all testers (letters, digits, `-_.`); names the seeded credentials and the run directory. Empty = the `tester.start_at` time (yyyymmddThhmmssZ); with `tester.rendezvous`, tester 0's start_at plus a random suffix, published to the others; else the start time plus a random suffix. `rendezvous` is reserved.", setString(func(c *Config) *string { return &c.Tester.RunID })},
+	{"saturation.max_tester_cpu", "number", "0.8", "", "A step in which this tester's process used more than this share of the cores it may use (rusage CPU / wall / cores) is `tester_bound`: flagged, and not counted as capacity. 1 = never.", setFloat(func(c *Config) *float64 { return &c.Saturation.MaxTesterCPU })},
+	{"saturation.max_host_cpu", "number", "0.9", "", "Same for the busy share of the host CPUs this tester may run on (/proc/stat, whoever used them: a target on the same machine, a neighbour). 1 = never.", setFloat(func(c *Config) *float64 { return &c.Saturation.MaxHostCPU })},
+	{"saturation.max_steal", "number", "0.1", "", "Same for the share of those CPUs' time the hypervisor gave to other guests (steal). 1 = never.", setFloat(func(c *Config) *float64 { return &c.Saturation.MaxSteal })},
 }
 
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	return Config{
-		Target:    TargetConfig{Timeout: Duration(30 * time.Second)},
-		Scenarios: []string{"get"},
-		Custom:    CustomConfig{Method: "GET"},
-		Steps:     StepsConfig{MinConcurrency: 1, MaxConcurrency: 10, Step: 1, Requests: 1000},
-		Keepalive: true,
-		Seed:      SeedConfig{Credentials: 100, Bytes: 1024},
-		Cleanup:   CleanupConfig{Mode: "api", Database: DatabaseConfig{Name: "credhub"}},
-		SLO:       SLOConfig{Percentile: 95, Latency: Duration(100 * time.Millisecond), MaxErrorRate: 0.01},
-		Abort:     AbortConfig{MaxErrorRate: 0.1, MaxLatency: Duration(5 * time.Second), Percentile: 99, ConsecutiveSteps: 2},
-		Capacity:  CapacityConfig{MaxProbes: 12},
-		OutputDir: "out",
-		Tester:    TesterConfig{Count: 1, ScenarioGap: Duration(60 * time.Second), StartDelay: Duration(30 * time.Second), RendezvousTimeout: Duration(10 * time.Minute)},
+		Target:     TargetConfig{Timeout: Duration(30 * time.Second)},
+		Scenarios:  []string{"get"},
+		Custom:     CustomConfig{Method: "GET"},
+		Steps:      StepsConfig{MinConcurrency: 1, MaxConcurrency: 10, Step: 1, Requests: 1000},
+		Warmup:     WarmupConfig{Run: WarmupAuto, Max: Duration(3 * time.Minute)},
+		Keepalive:  true,
+		Seed:       SeedConfig{Credentials: 100, Bytes: 1024},
+		Cleanup:    CleanupConfig{Mode: "api", Database: DatabaseConfig{Name: "credhub"}},
+		SLO:        SLOConfig{Percentile: 95, Latency: Duration(100 * time.Millisecond), MaxErrorRate: 0.01},
+		Abort:      AbortConfig{MaxErrorRate: 0.1, MaxLatency: Duration(5 * time.Second), Percentile: 99, ConsecutiveSteps: 2},
+		Capacity:   CapacityConfig{MaxProbes: 12},
+		OutputDir:  "out",
+		Tester:     TesterConfig{Count: 1, ScenarioGap: Duration(60 * time.Second), StartDelay: Duration(30 * time.Second), RendezvousTimeout: Duration(10 * time.Minute)},
+		Saturation: SaturationConfig{MaxTesterCPU: cpuload.DefaultLimits.TesterCPU, MaxHostCPU: cpuload.DefaultLimits.HostCPU, MaxSteal: cpuload.DefaultLimits.HostSteal},
 	}
 }
 
@@ -474,6 +528,14 @@ func (c *Config) Validate(capacity bool) []error {
 	if s.Warmup < 0 {
 		bad("steps.warmup", "must be >= 0, got %s", s.Warmup)
 	}
+	if mode, _, err := c.Warmup.ParseRun(); err != nil {
+		bad("warmup.run", "%v", err)
+	} else if mode == WarmupAuto && c.Warmup.Max <= 0 {
+		bad("warmup.max", "must be > 0 with warmup.run auto, got %s", c.Warmup.Max)
+	}
+	if c.Warmup.Concurrency < 0 {
+		bad("warmup.concurrency", "must be >= 0 (0 = half the largest step's concurrency), got %d", c.Warmup.Concurrency)
+	}
 
 	if c.Seed.Credentials < 1 {
 		bad("seed.credentials", "must be >= 1, got %d", c.Seed.Credentials)
@@ -559,6 +621,14 @@ func (c *Config) Validate(capacity bool) []error {
 	if t.StartAt != "" {
 		if _, err := time.Parse(time.RFC3339, t.StartAt); err != nil {
 			bad("tester.start_at", "%q is not an RFC3339 time (e.g. 2026-01-02T15:04:05Z)", t.StartAt)
+		}
+	}
+	for _, l := range []struct {
+		key string
+		v   float64
+	}{{"saturation.max_tester_cpu", c.Saturation.MaxTesterCPU}, {"saturation.max_host_cpu", c.Saturation.MaxHostCPU}, {"saturation.max_steal", c.Saturation.MaxSteal}} {
+		if !(l.v > 0 && l.v <= 1) {
+			bad(l.key, "must be a fraction above 0 and at most 1 (1 = never flag), got %g", l.v)
 		}
 	}
 	if t.ScenarioGap < 0 {

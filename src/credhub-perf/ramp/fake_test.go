@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/credhub-perf/credhub-perf/cpuload"
 	"github.com/credhub-perf/credhub-perf/credhub"
 	"github.com/credhub-perf/credhub-perf/load/loadtest"
 	"github.com/credhub-perf/credhub-perf/results"
@@ -139,6 +141,7 @@ func fakeConfig(t *testing.T, p *loadtest.PKI, url string) Config {
 	c.Seed = SeedConfig{Credentials: 20, Bytes: 512}
 	c.OutputDir = t.TempDir()
 	c.Label = "fake"
+	c.Warmup.Run = "0" // tests of the warm-up turn it on
 	return c
 }
 
@@ -147,10 +150,33 @@ func execute(t *testing.T, c Config, capacity bool) (int, string, string) {
 	if errs := c.Validate(capacity); len(errs) > 0 {
 		t.Fatalf("config: %v", errs)
 	}
+	return executeOn(t, c, capacity, quietCPU)
+}
+
+// executeOn runs with the tester's CPU figures read from cpu: these tests
+// share one machine with their fake target (and other tests), whose load
+// must not decide what they test.
+func executeOn(t *testing.T, c Config, capacity bool, cpu func(time.Time) cpuload.Sample) (int, string, string) {
+	t.Helper()
 	var out, log bytes.Buffer
-	code := Execute(context.Background(), Options{Config: c, Capacity: capacity, Stdout: &out, Log: &log, Version: "test"})
+	code := Execute(context.Background(), Options{Config: c, Capacity: capacity, Stdout: &out, Log: &log, Version: "test", CPU: cpu})
 	return code, out.String(), log.String()
 }
+
+var cpuOrigin = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// machine returns CPU figures of a tester using share of its 2 cores, on
+// a host busy by hostShare.
+func machine(share, hostShare float64) func(time.Time) cpuload.Sample {
+	return func(now time.Time) cpuload.Sample {
+		el := now.Sub(cpuOrigin)
+		ticks := uint64(el / time.Millisecond)
+		return cpuload.Sample{Wall: now, Process: time.Duration(float64(el) * 2 * share), Cores: 2,
+			Host: cpuload.Ticks{Busy: uint64(float64(ticks) * hostShare), Total: ticks}, ProcessOK: true, HostOK: true}
+	}
+}
+
+var quietCPU = machine(0.1, 0.2)
 
 func runDirs(t *testing.T, out string) []string {
 	dirs, err := filepath.Glob(filepath.Join(out, "*"))
@@ -199,6 +225,8 @@ func TestRunScenariosAgainstFake(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		re.AddTesterUsage([]*results.Meta{meta}) // the CSV cannot hold the tester's CPU figures
+		re.Finish()
 		a, _ := json.Marshal(re.Steps)
 		b, _ := json.Marshal(sum.Steps)
 		if !bytes.Equal(a, b) {
@@ -406,7 +434,7 @@ func TestCustomScenario(t *testing.T) {
 	c.Custom = CustomConfig{Method: "GET", Path: "/api/v1/data?current=true&name=((prefix))/seed/cred-{{rand ((seed_count))}}", Headers: []string{"X-Perf: yes"}}
 	c.Steps = StepsConfig{MinConcurrency: 2, MaxConcurrency: 2, Step: 1, Requests: 50}
 	var outb, logb bytes.Buffer
-	code := Execute(context.Background(), Options{Config: c, Stdout: &outb, Log: &logb, TTY: true, Version: "test"})
+	code := Execute(context.Background(), Options{Config: c, Stdout: &outb, Log: &logb, TTY: true, Version: "test", CPU: quietCPU})
 	out, log := outb.String(), logb.String()
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, log)
@@ -452,7 +480,7 @@ func TestLockstepScenarios(t *testing.T) {
 	srv := loadtest.NewMTLSServer(t, p, fake, true, false)
 	out := t.TempDir()
 	start := time.Now().Add(1500 * time.Millisecond).UTC()
-	const slot, timeout = time.Second, 500 * time.Millisecond
+	const slot, timeout, warm = time.Second, 500 * time.Millisecond, 700 * time.Millisecond
 	gap := minScenarioGap(timeout)
 	cfgs := make([]Config, 2)
 	for i := range cfgs {
@@ -462,6 +490,9 @@ func TestLockstepScenarios(t *testing.T) {
 		c.Scenarios = []string{"get", "set"}
 		c.Steps = StepsConfig{MinConcurrency: 1, MaxConcurrency: 2, Step: 1, Duration: Duration(slot)}
 		c.Tester = TesterConfig{Index: i, Count: 2, StartAt: start.Format(time.RFC3339Nano), ScenarioGap: Duration(gap)}
+		// Every tester warms up for the same fixed slot before each
+		// scenario's first step.
+		c.Warmup.Run = warm.String()
 		cfgs[i] = c
 	}
 	codes := make([]int, 2)
@@ -499,7 +530,7 @@ func TestLockstepScenarios(t *testing.T) {
 		if strings.Contains(string(meta), `"scenario": "set"`) {
 			k = 1
 		}
-		scenarioStart := start.Add(time.Duration(k) * (2*slot + gap))
+		scenarioStart := start.Add(time.Duration(k)*(warm+2*slot+gap) + warm)
 		for tester := 0; tester < 2; tester++ {
 			first := map[int]time.Time{}
 			last := map[int]time.Time{}
@@ -534,5 +565,88 @@ func TestLockstepScenarios(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A fixed run warm-up loads the target before the first step: its requests
+// are counted in meta.json, never in the CSV, and what set writes during
+// it is cleaned up with the run.
+func TestRunWarmupFixed(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	fake := newFake()
+	srv := loadtest.NewMTLSServer(t, p, fake, true, false)
+	c := fakeConfig(t, p, srv.URL)
+	c.Scenarios = []string{"get", "set"}
+	c.Warmup.Run = "400ms"
+	code, _, log := execute(t, c, false)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, log)
+	}
+	for _, dir := range runDirs(t, c.OutputDir) {
+		meta, err := results.ReadMeta(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := meta.Warmup
+		if w == nil || w.Mode != "fixed" || w.Requests == 0 || w.DurationS < 0.4 || w.Concurrency != 2 || w.Steady {
+			t.Fatalf("%s: warmup %+v", dir, w)
+		}
+		rows, _ := countCSV(t, filepath.Join(dir, "results.csv"))
+		if rows != 400 {
+			t.Fatalf("%s: %d rows, want exactly the 400 measured requests", dir, rows)
+		}
+	}
+	if n := fake.count(); n != 0 {
+		t.Fatalf("%d credentials left: the warm-up's writes were not cleaned up", n)
+	}
+}
+
+func countCSV(t *testing.T, path string) (rows int, segments int) {
+	t.Helper()
+	seen := map[int]bool{}
+	if _, err := results.ReadCSV(path, func(r *results.Row) error {
+		rows++
+		seen[r.Segment] = true
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return rows, len(seen)
+}
+
+// A tester short of CPU measures itself: every step is tester-bound, says
+// which figure, and none counts as capacity.
+func TestTesterBoundStepsAreFlagged(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	srv := loadtest.NewMTLSServer(t, p, newFake(), true, false)
+	c := fakeConfig(t, p, srv.URL)
+	code, out, log := executeOn(t, c, false, machine(0.93, 0.95))
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, log)
+	}
+	dir := runDirs(t, c.OutputDir)[0]
+	sum, err := results.ReadSummary(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, err := results.ReadMeta(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, st := range sum.Steps {
+		if !st.TesterBound || st.TesterCPU == nil || math.Abs(*st.TesterCPU-0.93) > 0.001 || !meta.Steps[i].TesterBound {
+			t.Fatalf("step %d: %+v", i, st)
+		}
+	}
+	if sum.MaxThroughputAtSLO != nil || sum.Knee != nil {
+		t.Fatalf("tester-bound steps counted as capacity: %v %v", sum.MaxThroughputAtSLO, sum.Knee)
+	}
+	if !strings.Contains(out, "tester CPU 93 % of 2 core(s) at step 0 (concurrency 1): add testers or use a bigger VM") || !strings.Contains(log, "TESTER-BOUND") {
+		t.Fatalf("no warning naming the figure:\n%s\n%s", out, log)
+	}
+	// summary recomputes the flags from meta.json.
+	re, err := results.SummarizeDir(dir, sum.SLO)
+	if err != nil || !re.Steps[0].TesterBound || re.MaxThroughputAtSLO != nil {
+		t.Fatalf("recomputed summary lost the tester figures: %+v %v", re.Steps[0], err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/credhub-perf/credhub-perf/cleanup"
+	"github.com/credhub-perf/credhub-perf/cpuload"
 	"github.com/credhub-perf/credhub-perf/credhub"
 	"github.com/credhub-perf/credhub-perf/load"
 	"github.com/credhub-perf/credhub-perf/results"
@@ -37,6 +38,9 @@ type Options struct {
 	Version  string
 	// Now is the clock (tests may pin the run id); nil = time.Now.
 	Now func() time.Time
+	// CPU reads the tester's CPU figures (tests may give a quiet or a
+	// saturated machine); nil = cpuload.Take.
+	CPU func(now time.Time) cpuload.Sample
 }
 
 // SetupError marks a failure before any load was sent (exit status 2).
@@ -76,6 +80,9 @@ const stampLayout = "20060102T150405Z"
 func Execute(ctx context.Context, o Options) int {
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.CPU == nil {
+		o.CPU = cpuload.Take
 	}
 	if o.Stdout == nil {
 		o.Stdout = os.Stdout
@@ -124,7 +131,7 @@ func (r *runner) applyStartAt(startAt string, now time.Time) error {
 	r.c.Tester.StartAt = startAt
 	r.startAt = t
 	r.stamp = t.UTC().Format(stampLayout)
-	end := t.Add(time.Duration(len(planSteps(r.c))) * r.slot())
+	end := t.Add(r.warmupSlot() + time.Duration(len(planSteps(r.c)))*r.slot())
 	if !end.After(now) {
 		return &SetupError{fmt.Errorf("tester.start_at %s: the whole ramp (until %s) lies in the past; give every tester a time a little in the future", startAt, end.Format(time.RFC3339))}
 	}
@@ -247,13 +254,28 @@ func planSteps(c Config) []load.Step {
 // slot is the wall-clock length of one step in lockstep mode.
 func (r *runner) slot() time.Duration { return r.c.Steps.Warmup.D() + r.c.Steps.Duration.D() }
 
-// scenarioStart is when scenario k's first step starts on every tester.
+// scenarioStart is when scenario k starts on every tester: its warm-up
+// slot, then its first step.
 func (r *runner) scenarioStart(k int) time.Time {
 	if r.startAt.IsZero() {
 		return time.Time{}
 	}
 	n := len(planSteps(r.c))
-	return r.startAt.Add(time.Duration(k) * (time.Duration(n)*r.slot() + r.c.Tester.ScenarioGap.D()))
+	return r.startAt.Add(time.Duration(k) * (r.warmupSlot() + time.Duration(n)*r.slot() + r.c.Tester.ScenarioGap.D()))
+}
+
+// warmupSlot is the wall-clock length of a scenario's run warm-up in
+// lockstep mode: testers cannot agree on when an auto warm-up ends, so
+// each warms up for the longest it may take.
+func (r *runner) warmupSlot() time.Duration {
+	mode, d, _ := r.c.Warmup.ParseRun()
+	switch mode {
+	case WarmupFixed:
+		return d
+	case WarmupAuto:
+		return r.c.Warmup.Max.D()
+	}
+	return 0
 }
 
 func (r *runner) template(scenario string, n credhub.Names) (load.Template, error) {
@@ -374,6 +396,11 @@ func (r *runner) newMeta(scenario string, n credhub.Names, planned int) *results
 	}
 	m.SeededByTester0 = c.Tester.Count > 1
 	return m
+}
+
+func (r *runner) cpuLimits() cpuload.Limits {
+	l := r.c.Saturation
+	return cpuload.Limits{TesterCPU: l.MaxTesterCPU, HostCPU: l.MaxHostCPU, HostSteal: l.MaxSteal}
 }
 
 func (r *runner) slo() results.SLO {

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/credhub-perf/credhub-perf/cpuload"
 	"github.com/credhub-perf/credhub-perf/credhub"
 	"github.com/credhub-perf/credhub-perf/load"
 	"github.com/credhub-perf/credhub-perf/results"
@@ -55,11 +56,17 @@ func (s *scenarioState) execute(ctx context.Context) error {
 	if err := s.prepareSeed(ctx); err != nil {
 		return err
 	}
-	s.runStart = s.start
+	if !s.start.IsZero() {
+		if late := time.Since(s.start); late > 0 {
+			r.log.Printf("warning: ready %s after the scheduled start %s; this tester starts late", late.Round(time.Millisecond), s.start.Format(time.RFC3339))
+		}
+	}
+	if err := s.warmup(ctx); err != nil {
+		return err
+	}
+	s.runStart = s.stepStart(0)
 	if s.runStart.IsZero() {
 		s.runStart = time.Now()
-	} else if late := time.Since(s.runStart); late > 0 {
-		r.log.Printf("warning: ready %s after the scheduled start %s; this tester's first step starts late", late.Round(time.Millisecond), s.runStart.Format(time.RFC3339))
 	}
 	if r.o.Capacity {
 		return s.capacity(ctx)
@@ -144,12 +151,13 @@ func (s *scenarioState) prepareSeed(ctx context.Context) error {
 	}
 }
 
-// stepStart is when step i starts (zero = now) in lockstep mode.
+// stepStart is when step i starts (zero = now) in lockstep mode: after
+// the scenario's warm-up slot.
 func (s *scenarioState) stepStart(i int) time.Time {
 	if s.start.IsZero() {
 		return time.Time{}
 	}
-	return s.start.Add(time.Duration(i) * s.r.slot())
+	return s.start.Add(s.r.warmupSlot() + time.Duration(i)*s.r.slot())
 }
 
 func (s *scenarioState) runStep(ctx context.Context, i, total int, st load.Step) (results.Snapshot, results.SummaryStep, error) {
@@ -172,9 +180,12 @@ func (s *scenarioState) runStep(ctx context.Context, i, total int, st load.Step)
 	}
 	st.StartAt = begin
 	stats := results.NewStats()
+	steady := results.NewSteadiness()
 	prog := newProgressSink(r.log, stats, i, total, st, s.eta(i, total))
 	s.sentAny = true
-	err := s.engine.Run(ctx, st, load.Multi(s.csv, microseconds{stats}, prog))
+	before := r.o.CPU(r.o.Now())
+	err := s.engine.Run(ctx, st, load.Multi(s.csv, microseconds{stats}, microseconds{steady}, prog))
+	usage := cpuload.Between(before, r.o.CPU(r.o.Now()))
 	prog.stop()
 	// Rows are flushed after every step, and on failure, so a run that dies
 	// later keeps everything measured so far.
@@ -183,15 +194,25 @@ func (s *scenarioState) runStep(ctx context.Context, i, total int, st load.Step)
 	}
 	snap := stats.Snapshot()
 	step := results.NewSummaryStep(len(s.sum.Steps), st.Concurrency, st.Rate, snap, s.sum.SLO)
+	step.Judge(steady.Verdict())
+	ms := results.NewMetaStep(step, usage, r.cpuLimits())
+	step.AddTester(c.Tester.Index, c.Tester.Count, ms)
 	if snap.Requests > 0 {
 		s.sum.Steps = append(s.sum.Steps, step)
-		s.meta.Steps = append(s.meta.Steps, results.MetaStep{Concurrency: st.Concurrency, Rate: st.Rate, Requests: snap.Requests, DurationS: step.DurationS})
+		s.meta.Steps = append(s.meta.Steps, ms)
 	}
 	s.sum.Finish()
 	s.flush()
 	r.log.Finish()
-	r.log.Printf("step %d/%d %s: %d requests, %.1f req/s, p50 %s p95 %s p99 %s, errors %d (%.2f%%)",
-		i+1, total, loadLabel(st), snap.Requests, snap.Throughput, fmtMS(snap.P50), fmtMS(snap.P95), fmtMS(snap.P99), snap.Errors, 100*step.ErrorRate)
+	var flags string
+	if snap.Requests > 0 && !step.Steady {
+		flags += "; NOT STEADY (see the summary's warnings)"
+	}
+	if ms.TesterBound {
+		flags += "; TESTER-BOUND: " + ms.TesterBoundReason
+	}
+	r.log.Printf("step %d/%d %s: %d requests, %.1f req/s, p50 %s p95 %s p99 %s, errors %d (%.2f%%), tester CPU %s%s",
+		i+1, total, loadLabel(st), snap.Requests, snap.Throughput, fmtMS(snap.P50), fmtMS(snap.P95), fmtMS(snap.P99), snap.Errors, 100*step.ErrorRate, pct(usage.TesterCPU), flags)
 	if err != nil {
 		return snap, step, err
 	}
@@ -227,6 +248,13 @@ func loadLabel(st load.Step) string {
 }
 
 func fmtMS(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/1e6) }
+
+func pct(f *float64) string {
+	if f == nil {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.0f%%", 100**f)
+}
 
 func topError(s results.Snapshot) string {
 	best, n := "", int64(0)
@@ -377,11 +405,16 @@ func (s *scenarioState) capacity(ctx context.Context) error {
 		if err != nil {
 			return false, err
 		}
-		r.log.Printf("probe %d: %s %s the SLO (p%g %s, errors %.2f%%)", capRes.Probes, loadLabel(st), map[bool]string{true: "meets", false: "misses"}[last.MeetsSLO], c.SLO.Percentile, fmtMS(snap.Quantile(c.SLO.Percentile/100)), 100*last.ErrorRate)
-		if last.MeetsSLO {
+		pass := last.MeetsSLO && last.Counts(s.sum.SLO)
+		why := ""
+		if last.MeetsSLO && !pass {
+			why = " but does not count (not steady or tester-bound; see the warnings)"
+		}
+		r.log.Printf("probe %d: %s %s the SLO (p%g %s, errors %.2f%%)%s", capRes.Probes, loadLabel(st), map[bool]string{true: "meets", false: "misses"}[last.MeetsSLO], c.SLO.Percentile, fmtMS(snap.Quantile(c.SLO.Percentile/100)), 100*last.ErrorRate, why)
+		if pass {
 			passTput[v] = last.Throughput
 		}
-		return last.MeetsSLO, nil
+		return pass, nil
 	}
 	v := first
 	for capRes.Probes < c.Capacity.MaxProbes {

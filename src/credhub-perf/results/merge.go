@@ -32,6 +32,7 @@ type stepAcc struct {
 	concurrency int // this tester's; the merged step reports the sum
 	rate        float64
 	stats       *Stats
+	steady      *Steadiness
 }
 
 // SummarizeFiles recomputes a summary from CSV files. Several files are the
@@ -45,9 +46,10 @@ func SummarizeFiles(files []string, slo SLO) (*Summary, error) {
 		var steps []*stepAcc
 		info, err := ReadCSV(path, func(r *Row) error {
 			for len(steps) <= r.Segment {
-				steps = append(steps, &stepAcc{concurrency: r.Concurrency, rate: r.Rate, stats: NewStats()})
+				steps = append(steps, &stepAcc{concurrency: r.Concurrency, rate: r.Rate, stats: NewStats(), steady: NewSteadiness()})
 			}
 			steps[r.Segment].stats.Record(&r.Result)
+			steps[r.Segment].steady.Record(&r.Result)
 			return nil
 		})
 		if err != nil {
@@ -74,10 +76,13 @@ func SummarizeFiles(files []string, slo SLO) (*Summary, error) {
 			m.concurrency += st.concurrency
 			m.rate += st.rate
 			m.stats.Merge(st.stats)
+			m.steady.Merge(st.steady)
 		}
 	}
 	for i, m := range merged {
-		sum.Steps = append(sum.Steps, NewSummaryStep(i, m.concurrency, m.rate, m.stats.Snapshot(), slo))
+		step := NewSummaryStep(i, m.concurrency, m.rate, m.stats.Snapshot(), slo)
+		step.Judge(m.steady.Verdict())
+		sum.Steps = append(sum.Steps, step)
 	}
 	sum.Finish()
 	return sum, nil
@@ -107,13 +112,40 @@ func SummarizeDir(dir string, defaultSLO SLO) (*Summary, error) {
 		sum.StoppedReason = old.StoppedReason
 		sum.Capacity = old.Capacity
 	}
-	if m, err := ReadMeta(dir); err == nil && sum.StoppedReason == "" {
-		sum.StoppedReason = m.StoppedReason
+	metas := testerMetas(dir)
+	sum.AddTesterUsage(metas)
+	for _, m := range metas {
+		if sum.StoppedReason == "" && m.Tester == 0 {
+			sum.StoppedReason = m.StoppedReason
+		}
+		if w := m.Warmup.Warning(); w != "" {
+			sum.Warnings = append(sum.Warnings, w)
+		}
 	}
+	sum.Finish()
 	if err := sum.WriteFiles(dir); err != nil {
 		return nil, err
 	}
 	return sum, nil
+}
+
+// testerMetas reads the testers' meta.json (and meta-<i>.json) of a run
+// directory, one per tester.
+func testerMetas(dir string) []*Meta {
+	paths, _ := filepath.Glob(filepath.Join(dir, "meta-*.json"))
+	paths = append([]string{filepath.Join(dir, "meta.json")}, paths...)
+	seen := map[int]bool{}
+	var out []*Meta
+	for _, p := range paths {
+		m, err := ReadMetaFile(p)
+		if err != nil || seen[m.Tester] {
+			continue
+		}
+		seen[m.Tester] = true
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Tester < out[j].Tester })
+	return out
 }
 
 // IsRunDir reports whether dir looks like a run directory.

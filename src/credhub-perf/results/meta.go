@@ -3,6 +3,7 @@ package results
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/credhub-perf/credhub-perf/cpuload"
 	"os"
 	"path/filepath"
 )
@@ -13,6 +14,48 @@ type MetaStep struct {
 	Rate        float64 `json:"rate"`
 	Requests    int64   `json:"requests"`
 	DurationS   float64 `json:"duration_s"`
+	// This tester's resources during the step (cpuload); the CSV cannot
+	// give them back, so summary and merge read them from here.
+	TesterCPU         *float64 `json:"tester_cpu"`
+	HostCPU           *float64 `json:"host_cpu"`
+	HostSteal         *float64 `json:"host_steal"`
+	GCPauseS          float64  `json:"gc_pause_s"`
+	TesterCores       int      `json:"tester_cores"`
+	TesterBound       bool     `json:"tester_bound"`
+	TesterBoundReason string   `json:"tester_bound_reason,omitempty"`
+}
+
+// NewMetaStep records a measured step with the tester's usage during it.
+func NewMetaStep(st SummaryStep, u cpuload.Usage, l cpuload.Limits) MetaStep {
+	m := MetaStep{Concurrency: st.Concurrency, Rate: st.Rate, Requests: st.Requests, DurationS: st.DurationS,
+		TesterCPU: round4p(u.TesterCPU), HostCPU: round4p(u.HostCPU), HostSteal: round4p(u.HostSteal),
+		GCPauseS: secs(u.GCPause), TesterCores: u.Cores}
+	if why := u.Bound(l); why != "" {
+		m.TesterBound, m.TesterBoundReason = true, why
+	}
+	return m
+}
+
+func round4p(p *float64) *float64 {
+	if p == nil {
+		return nil
+	}
+	v := round4(*p)
+	return &v
+}
+
+// Warmup is meta.json's `warmup`: the unmeasured load before a scenario's
+// first step (warmup.run).
+type Warmup struct {
+	Mode        string  `json:"mode"` // off | fixed | auto
+	Concurrency int     `json:"concurrency"`
+	DurationS   float64 `json:"duration_s"`
+	Requests    int64   `json:"requests"`
+	Errors      int64   `json:"errors"`
+	// Steady: auto found three agreeing windows in a row (fixed and off:
+	// not judged, false); Reason says how the warm-up ended.
+	Steady bool   `json:"steady"`
+	Reason string `json:"reason"`
 }
 
 // Seed is meta.json's `seed`.
@@ -73,6 +116,7 @@ type Meta struct {
 	CredentialPath  string  `json:"credential_path"`
 	ResultsFile     string  `json:"results_file"`
 	SeededByTester0 bool    `json:"seeded_by_tester_0"`
+	Warmup          *Warmup `json:"warmup,omitempty"`
 }
 
 // WriteMeta writes meta.json into dir.
@@ -90,14 +134,26 @@ func WriteMetaFile(path string, m *Meta) error {
 }
 
 // ReadMeta reads dir/meta.json.
-func ReadMeta(dir string) (*Meta, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+func ReadMeta(dir string) (*Meta, error) { return ReadMetaFile(filepath.Join(dir, "meta.json")) }
+
+// ReadMetaFile reads one meta.json (or meta-<i>.json).
+func ReadMetaFile(path string) (*Meta, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	var m Meta
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "meta.json"), err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &m, nil
+}
+
+// Warning is the summary's warning about a warm-up that ended before the
+// target was steady, or "" (nil: a run directory from before warm-ups).
+func (w *Warmup) Warning() string {
+	if w == nil || w.Mode != "auto" || w.Steady {
+		return ""
+	}
+	return fmt.Sprintf("warm-up: the target was not steady after %.0f s at concurrency %d (%s); the first steps may measure a target still warming up: check their steady flags, or raise warmup.max", w.DurationS, w.Concurrency, w.Reason)
 }

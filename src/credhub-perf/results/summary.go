@@ -42,6 +42,80 @@ type SummaryStep struct {
 	// Open loop: how late requests left versus their schedule.
 	SchedLagMeanS float64 `json:"sched_lag_mean_s"`
 	SchedLagMaxS  float64 `json:"sched_lag_max_s"`
+	// Steady: no drift between the step's halves (see Stationarity); a
+	// step that is not steady never counts as capacity.
+	Steady       bool          `json:"steady"`
+	Stationarity *Stationarity `json:"stationarity,omitempty"`
+	// The tester's own resources during the step (null when unknown; the
+	// worst tester's with several). TesterBound: one was past a bound
+	// (cpuload), so the step measured the tester and never counts as
+	// capacity; TesterBoundReason says which figure, on which tester.
+	TesterCPU         *float64 `json:"tester_cpu"`
+	HostCPU           *float64 `json:"host_cpu"`
+	HostSteal         *float64 `json:"host_steal"`
+	GCPauseS          float64  `json:"gc_pause_s"`
+	TesterBound       bool     `json:"tester_bound"`
+	TesterBoundReason string   `json:"tester_bound_reason,omitempty"`
+}
+
+// Judge records the step's stationarity verdict.
+func (st *SummaryStep) Judge(v Stationarity) {
+	st.Stationarity = &v
+	st.Steady = v.Steady()
+}
+
+// AddTester folds one tester's usage during the step into it: figures are
+// the worst tester's, and the step is tester-bound if any tester was.
+func (st *SummaryStep) AddTester(tester, testers int, m MetaStep) {
+	worst := func(dst **float64, v *float64) {
+		if v != nil && (*dst == nil || *v > **dst) {
+			x := *v
+			*dst = &x
+		}
+	}
+	worst(&st.TesterCPU, m.TesterCPU)
+	worst(&st.HostCPU, m.HostCPU)
+	worst(&st.HostSteal, m.HostSteal)
+	st.GCPauseS = math.Max(st.GCPauseS, m.GCPauseS)
+	if m.TesterBound {
+		why := m.TesterBoundReason
+		if testers > 1 {
+			why = fmt.Sprintf("tester %d: %s", tester, why)
+		}
+		if st.TesterBound {
+			why = st.TesterBoundReason + "; " + why
+		}
+		st.TesterBound, st.TesterBoundReason = true, why
+	}
+}
+
+// AddTesterUsage folds the testers' meta.json steps into the steps, by
+// position (every tester runs the same plan; steps without requests are
+// recorded by none).
+func (s *Summary) AddTesterUsage(metas []*Meta) {
+	for _, m := range metas {
+		if len(m.Steps) != len(s.Steps) {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("tester %d recorded %d steps, the CSV has %d: its CPU figures are left out", m.Tester, len(m.Steps), len(s.Steps)))
+			continue
+		}
+		for i := range s.Steps {
+			s.Steps[i].AddTester(m.Tester, max(m.Testers, len(metas)), m.Steps[i])
+		}
+	}
+}
+
+// Counts says whether the step may count as capacity: within the error
+// bound, steady, and not limited by the tester.
+func (st SummaryStep) Counts(slo SLO) bool {
+	return st.Requests > 0 && st.ErrorRate <= slo.MaxErrorRate && st.Steady && !st.TesterBound
+}
+
+// label names the step's load for warnings.
+func (st SummaryStep) label() string {
+	if st.Rate > 0 {
+		return fmt.Sprintf("rate %g/s", st.Rate)
+	}
+	return fmt.Sprintf("concurrency %d", st.Concurrency)
 }
 
 // Capacity is the answer of a capacity search.
@@ -117,6 +191,12 @@ func (s *Summary) Finish() {
 	s.Requests, s.Errors = 0, 0
 	s.StepWarnings = nil
 	for _, st := range s.Steps {
+		if st.Requests > 0 && !st.Steady {
+			s.StepWarnings = append(s.StepWarnings, notSteadyWarning(st))
+		}
+		if st.TesterBound {
+			s.StepWarnings = append(s.StepWarnings, fmt.Sprintf("%s at step %d (%s): add testers or use a bigger VM; the step measured the tester, not CredHub, and is not counted as capacity", st.TesterBoundReason, st.Step, st.label()))
+		}
 		if st.Rate <= 0 || st.Requests == 0 {
 			continue
 		}
@@ -134,7 +214,7 @@ func (s *Summary) Finish() {
 		st := &s.Steps[i]
 		s.Requests += st.Requests
 		s.Errors += st.Errors
-		if st.Requests == 0 || st.ErrorRate > s.SLO.MaxErrorRate || st.MeanS <= 0 {
+		if !st.Counts(s.SLO) || st.MeanS <= 0 {
 			continue
 		}
 		if p := st.Throughput / st.MeanS; p > bestPower {
@@ -146,13 +226,13 @@ func (s *Summary) Finish() {
 	best := math.Inf(-1)
 	for i := range s.Steps {
 		st := s.Steps[i]
-		if !st.MeetsSLO {
+		if !st.MeetsSLO || !st.Counts(s.SLO) {
 			continue
 		}
 		best = math.Max(best, st.Throughput)
 		if i+1 < len(s.Steps) {
 			nx := s.Steps[i+1]
-			if !nx.MeetsSLO && nx.Requests > 0 && nx.ErrorRate <= s.SLO.MaxErrorRate &&
+			if !nx.MeetsSLO && nx.Counts(s.SLO) &&
 				nx.Throughput > st.Throughput && nx.SLOPercentileS > st.SLOPercentileS {
 				f := (s.SLO.LatencyS - st.SLOPercentileS) / (nx.SLOPercentileS - st.SLOPercentileS)
 				best = math.Max(best, st.Throughput+f*(nx.Throughput-st.Throughput))
@@ -163,6 +243,21 @@ func (s *Summary) Finish() {
 		b := math.Round(best*1000) / 1000
 		s.MaxThroughputAtSLO = &b
 	}
+}
+
+func notSteadyWarning(st SummaryStep) string {
+	v := st.Stationarity
+	if v == nil {
+		return fmt.Sprintf("step %d (%s): not steady; not counted as capacity", st.Step, st.label())
+	}
+	var what []string
+	if v.P50Drift {
+		what = append(what, fmt.Sprintf("p50 %s -> %s ms (%+.0f %%)", ms(v.FirstP50S), ms(v.SecondP50S), 100*v.P50Change))
+	}
+	if v.ThroughputDrift {
+		what = append(what, fmt.Sprintf("throughput %.1f -> %.1f req/s (%+.0f %%)", v.FirstThroughput, v.SecondThroughput, 100*v.ThroughputChange))
+	}
+	return fmt.Sprintf("step %d (%s): not steady, %s from the step's first half to its second: the target was still warming up or changing under the load (see warmup.run); not counted as capacity", st.Step, st.label(), strings.Join(what, ", "))
 }
 
 // WriteFiles writes summary.json and summary.txt into dir.
@@ -209,8 +304,8 @@ func (s *Summary) WriteTable(w io.Writer) {
 	if open {
 		load = "rate"
 	}
-	fmt.Fprintf(w, "%4s %7s %9s %7s %7s %8s %10s %9s %9s %9s %9s %9s %9s %4s\n",
-		"step", load, "requests", "errors", "err%", "dur(s)", "req/s", "mean(ms)", "p50(ms)", "p90(ms)", "p95(ms)", "p99(ms)", "max(ms)", "slo")
+	fmt.Fprintf(w, "%4s %7s %9s %7s %7s %8s %10s %9s %9s %9s %9s %9s %9s %4s %s\n",
+		"step", load, "requests", "errors", "err%", "dur(s)", "req/s", "mean(ms)", "p50(ms)", "p90(ms)", "p95(ms)", "p99(ms)", "max(ms)", "slo", "flags")
 	for _, st := range s.Steps {
 		l := fmt.Sprintf("%d", st.Concurrency)
 		if open {
@@ -220,9 +315,16 @@ func (s *Summary) WriteTable(w io.Writer) {
 		if st.MeetsSLO {
 			ok = "yes"
 		}
-		fmt.Fprintf(w, "%4d %7s %9d %7d %7.2f %8.2f %10.1f %9s %9s %9s %9s %9s %9s %4s\n",
+		var flags []string
+		if st.Requests > 0 && !st.Steady {
+			flags = append(flags, "unsteady")
+		}
+		if st.TesterBound {
+			flags = append(flags, "tester-bound")
+		}
+		fmt.Fprintf(w, "%4d %7s %9d %7d %7.2f %8.2f %10.1f %9s %9s %9s %9s %9s %9s %4s %s\n",
 			st.Step, l, st.Requests, st.Errors, st.ErrorRate*100, st.DurationS, st.Throughput,
-			ms(st.MeanS), ms(st.P50S), ms(st.P90S), ms(st.P95S), ms(st.P99S), ms(st.MaxS), ok)
+			ms(st.MeanS), ms(st.P50S), ms(st.P90S), ms(st.P95S), ms(st.P99S), ms(st.MaxS), ok, strings.Join(flags, ","))
 	}
 	fmt.Fprintf(w, "total: %d requests, %d errors", s.Requests, s.Errors)
 	if s.Testers > 1 {

@@ -160,6 +160,12 @@ seed:
   bytes: 600
 label: it
 output_dir: %s
+warmup:
+  run: "0" # the warm-up tests turn it on
+saturation:
+  # The target shares this machine on purpose; the saturation test turns
+  # the host bound back on.
+  max_host_cpu: 1
 %s
 `, url, filepath.Join(certDir, "ca.crt"), filepath.Join(certDir, "client.crt"), filepath.Join(certDir, "client.key"), t.TempDir(), extra)
 	p := filepath.Join(t.TempDir(), "config.yml")
@@ -253,6 +259,15 @@ func checkSummaryMatchesCSV(t *testing.T, dir string) *results.Summary {
 	re, err := results.SummarizeFiles(files, sum.SLO)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The tester's CPU figures are not in the CSV: they come from meta.json.
+	if len(files) == 1 {
+		meta, err := results.ReadMeta(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		re.AddTesterUsage([]*results.Meta{meta})
+		re.Finish()
 	}
 	a, _ := json.Marshal(sum.Steps)
 	b, _ := json.Marshal(re.Steps)
@@ -672,6 +687,8 @@ uaa: {url: %s, client_id: perf-client, client_secret: %q}
 steps: {min_concurrency: 2, max_concurrency: 4, step: 2, duration: 2s}
 seed: {credentials: 10, bytes: 256}
 output_dir: %s
+warmup: {run: "0"}
+saturation: {max_host_cpu: 1}
 `, url, filepath.Join(certDir, "ca.crt"), url, secret, t.TempDir())
 	p := filepath.Join(t.TempDir(), "config.yml")
 	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {

@@ -1,0 +1,175 @@
+// Package cpuload measures whether the tester itself was short of CPU
+// while it measured: its own process CPU (per core it may use), how busy
+// the host's CPUs it may run on were, how much time the hypervisor stole
+// from them, and the Go collector's pauses. A load generator that runs out
+// of CPU reports its own queue as the target's latency, and Little's law
+// still holds, so nothing in the results themselves reveals it.
+package cpuload
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Ticks are /proc/stat jiffies summed over a set of CPUs.
+type Ticks struct {
+	Busy  uint64 // user, nice, system, irq, softirq (guest is inside user)
+	Steal uint64
+	Total uint64 // everything above plus idle and iowait
+}
+
+// Sample is one reading; Usage compares two.
+type Sample struct {
+	Wall    time.Time
+	Process time.Duration // user + system CPU of this process
+	Host    Ticks
+	GCPause time.Duration // total stop-the-world pause time so far
+	Cores   int           // CPUs this process may use (affinity, GOMAXPROCS)
+	// ProcessOK and HostOK: the figures could be read on this system.
+	ProcessOK, HostOK bool
+}
+
+// Usage is what the tester used between two samples. Fractions are nil
+// when the system does not expose them (not Linux, no /proc).
+type Usage struct {
+	// TesterCPU: process CPU seconds / wall seconds / Cores, so 1 means
+	// every core the tester may use was busy with the tester.
+	TesterCPU *float64
+	// HostCPU: busy share of the CPUs the tester may run on, whoever
+	// used them (the tester, a target on the same machine, a neighbour);
+	// HostSteal: share the hypervisor gave to other guests.
+	HostCPU, HostSteal *float64
+	GCPause            time.Duration
+	Cores              int
+	Wall               time.Duration
+}
+
+// Limits are the bounds past which a step's figures describe the tester,
+// not the target (fractions; 1 = never).
+type Limits struct {
+	TesterCPU, HostCPU, HostSteal float64
+}
+
+// DefaultLimits: a tester past 80 % of its cores has too little slack to
+// send on time; a host past 90 % queues the tester behind other work; past
+// 10 % steal the hypervisor, not the tester, sets the pace.
+var DefaultLimits = Limits{TesterCPU: 0.80, HostCPU: 0.90, HostSteal: 0.10}
+
+// Take reads the current figures at time now.
+func Take(now time.Time) Sample {
+	s := Sample{Wall: now, Cores: runtime.GOMAXPROCS(0)}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	s.GCPause = time.Duration(ms.PauseTotalNs)
+	s.Process, s.ProcessOK = processCPU()
+	cpus, ok := allowedCPUs()
+	if ok {
+		s.Cores = min(s.Cores, len(cpus))
+		s.Host, s.HostOK = hostTicks(cpus)
+	}
+	return s
+}
+
+// Between returns the usage from a to b.
+func Between(a, b Sample) Usage {
+	u := Usage{GCPause: b.GCPause - a.GCPause, Cores: b.Cores, Wall: b.Wall.Sub(a.Wall)}
+	if a.ProcessOK && b.ProcessOK && u.Wall > 0 && u.Cores > 0 {
+		f := (b.Process - a.Process).Seconds() / u.Wall.Seconds() / float64(u.Cores)
+		u.TesterCPU = &f
+	}
+	if a.HostOK && b.HostOK && b.Host.Total > a.Host.Total {
+		total := float64(b.Host.Total - a.Host.Total)
+		busy := float64(b.Host.Busy-a.Host.Busy) / total
+		steal := float64(b.Host.Steal-a.Host.Steal) / total
+		u.HostCPU, u.HostSteal = &busy, &steal
+	}
+	return u
+}
+
+// Bound names the first figure past its bound, as a sentence fragment
+// ("tester CPU 93 %"), or "" when the tester had CPU to spare.
+func (u Usage) Bound(l Limits) string {
+	switch {
+	case u.TesterCPU != nil && *u.TesterCPU > l.TesterCPU:
+		return fmt.Sprintf("tester CPU %.0f %% of %d core(s)", 100**u.TesterCPU, u.Cores)
+	case u.HostCPU != nil && *u.HostCPU > l.HostCPU:
+		return fmt.Sprintf("host CPU %.0f %% busy on the tester's core(s)", 100**u.HostCPU)
+	case u.HostSteal != nil && *u.HostSteal > l.HostSteal:
+		return fmt.Sprintf("CPU steal %.0f %% on the tester's core(s)", 100**u.HostSteal)
+	}
+	return ""
+}
+
+// parseProcStat sums the per-CPU lines ("cpuN ...") of /proc/stat for the
+// CPUs in want.
+func parseProcStat(r io.Reader, want map[int]bool) (Ticks, error) {
+	var t Ticks
+	found := 0
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 || !strings.HasPrefix(f[0], "cpu") || f[0] == "cpu" {
+			continue
+		}
+		n, err := strconv.Atoi(f[0][3:])
+		if err != nil || !want[n] {
+			continue
+		}
+		if len(f) < 9 {
+			return Ticks{}, fmt.Errorf("/proc/stat: %s has %d fields, want at least 8 counters", f[0], len(f)-1)
+		}
+		var v [8]uint64
+		for i := range v {
+			x, err := strconv.ParseUint(f[i+1], 10, 64)
+			if err != nil {
+				return Ticks{}, fmt.Errorf("/proc/stat: %s field %d: %w", f[0], i+1, err)
+			}
+			v[i] = x
+		}
+		// user nice system idle iowait irq softirq steal
+		t.Busy += v[0] + v[1] + v[2] + v[5] + v[6]
+		t.Steal += v[7]
+		t.Total += v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7]
+		found++
+	}
+	if err := sc.Err(); err != nil {
+		return Ticks{}, fmt.Errorf("/proc/stat: %w", err)
+	}
+	if found == 0 {
+		return Ticks{}, fmt.Errorf("/proc/stat: none of the tester's CPUs listed")
+	}
+	return t, nil
+}
+
+// parseCPUList reads a kernel CPU list such as "0-3,8,10-11".
+func parseCPUList(s string) (map[int]bool, error) {
+	out := map[int]bool{}
+	for _, part := range strings.Split(strings.TrimSpace(s), ",") {
+		if part == "" {
+			continue
+		}
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil || a < 0 {
+			return nil, fmt.Errorf("CPU list %q: bad %q", s, part)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a || b-a > 1<<16 {
+				return nil, fmt.Errorf("CPU list %q: bad %q", s, part)
+			}
+		}
+		for i := a; i <= b; i++ {
+			out[i] = true
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("CPU list %q is empty", s)
+	}
+	return out, nil
+}

@@ -1,0 +1,140 @@
+package cpuload
+
+import (
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+const procStat = `cpu  300 0 100 600 0 0 0 0 0 0
+cpu0 100 10 40 800 20 5 5 20 0 0
+cpu1 200 0 60 100 0 0 0 40 7 0
+cpu2 1 1 1 1 1 1 1 1
+intr 12345
+ctxt 999
+`
+
+func TestParseProcStat(t *testing.T) {
+	got, err := parseProcStat(strings.NewReader(procStat), map[int]bool{0: true, 1: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// cpu0: busy 100+10+40+5+5 = 160, steal 20, total 1000;
+	// cpu1: busy 260, steal 40, total 400 (guest 7 is already in user).
+	want := Ticks{Busy: 420, Steal: 60, Total: 1400}
+	if got != want {
+		t.Fatalf("ticks = %+v, want %+v", got, want)
+	}
+	one, err := parseProcStat(strings.NewReader(procStat), map[int]bool{2: true})
+	if err != nil || one != (Ticks{Busy: 5, Steal: 1, Total: 8}) {
+		t.Fatalf("cpu2 alone = %+v, %v", one, err)
+	}
+}
+
+func TestParseProcStatHostile(t *testing.T) {
+	for _, in := range []string{
+		"",
+		"cpu 1 2 3\n",
+		"cpu0 1 2 3\n",
+		"cpu0 1 2 3 4 5 6 7 x\n",
+		"cpu0 -1 2 3 4 5 6 7 8\n",
+		"cpu0 99999999999999999999999 2 3 4 5 6 7 8\n",
+		"cpu7 1 2 3 4 5 6 7 8\n", // not one of ours
+		"\x00\xff cpu0",
+	} {
+		if _, err := parseProcStat(strings.NewReader(in), map[int]bool{0: true}); err == nil {
+			t.Errorf("%q accepted", in)
+		}
+	}
+}
+
+func TestParseCPUList(t *testing.T) {
+	got, err := parseCPUList(" 0-2,5,7-8\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []int{0, 1, 2, 5, 7, 8} {
+		if !got[c] {
+			t.Errorf("CPU %d missing", c)
+		}
+	}
+	if len(got) != 6 {
+		t.Errorf("got %d CPUs, want 6", len(got))
+	}
+	for _, bad := range []string{"", "x", "3-1", "-1", "1-", "0-99999999", "1,,a"} {
+		if _, err := parseCPUList(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add(procStat, "0-1")
+	f.Add("cpu0 1 2 3 4 5 6 7 8", "0")
+	f.Fuzz(func(t *testing.T, stat, list string) {
+		cpus, err := parseCPUList(list)
+		if err != nil {
+			return
+		}
+		// Hostile /proc content: an error or a reading, never a panic.
+		_, _ = parseProcStat(strings.NewReader(stat), cpus)
+	})
+}
+
+func f64(v float64) *float64 { return &v }
+
+func TestBetweenAndBound(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	a := Sample{Wall: t0, Process: time.Second, Host: Ticks{Busy: 100, Steal: 0, Total: 1000}, GCPause: time.Millisecond, Cores: 2, ProcessOK: true, HostOK: true}
+	b := Sample{Wall: t0.Add(10 * time.Second), Process: 17 * time.Second, Host: Ticks{Busy: 1050, Steal: 20, Total: 2000}, GCPause: 4 * time.Millisecond, Cores: 2, ProcessOK: true, HostOK: true}
+	u := Between(a, b)
+	// 16 CPU-seconds over 10 s on 2 cores; 950 of 1000 ticks busy, 20 stolen.
+	if *u.TesterCPU != 0.8 || *u.HostCPU != 0.95 || *u.HostSteal != 0.02 || u.GCPause != 3*time.Millisecond {
+		t.Fatalf("usage = tester %v host %v steal %v gc %v", *u.TesterCPU, *u.HostCPU, *u.HostSteal, u.GCPause)
+	}
+	if got := u.Bound(DefaultLimits); got != "host CPU 95 % busy on the tester's core(s)" {
+		t.Fatalf("bound = %q", got)
+	}
+	for _, tc := range []struct {
+		u    Usage
+		want string
+	}{
+		{Usage{TesterCPU: f64(0.93), Cores: 2}, "tester CPU 93 % of 2 core(s)"},
+		{Usage{TesterCPU: f64(0.8), HostCPU: f64(0.9), HostSteal: f64(0.1)}, ""},
+		{Usage{HostSteal: f64(0.25)}, "CPU steal 25 % on the tester's core(s)"},
+		{Usage{}, ""}, // unknown figures never make a step tester-bound
+	} {
+		if got := tc.u.Bound(Limits{1, 1, 1}); got != "" {
+			t.Errorf("limits of 1 bound a step: %q", got)
+		}
+		if got := tc.u.Bound(DefaultLimits); got != tc.want {
+			t.Errorf("Bound() = %q, want %q", got, tc.want)
+		}
+	}
+	// Unreadable figures stay unknown rather than becoming 0.
+	if u := Between(Sample{Wall: t0}, Sample{Wall: t0.Add(time.Second)}); u.TesterCPU != nil || u.HostCPU != nil {
+		t.Fatal("unknown figures reported as known")
+	}
+}
+
+// On Linux the real figures are readable and a busy goroutine shows.
+func TestTakeReadsThisProcess(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("figures are read from /proc on Linux only")
+	}
+	a := Take(time.Now())
+	if !a.ProcessOK || !a.HostOK || a.Cores < 1 {
+		t.Fatalf("sample = %+v", a)
+	}
+	deadline := time.Now().Add(200 * time.Millisecond)
+	x := 0
+	for time.Now().Before(deadline) {
+		x++
+	}
+	b := Take(time.Now())
+	u := Between(a, b)
+	if u.TesterCPU == nil || *u.TesterCPU <= 0 || u.HostCPU == nil || *u.HostCPU <= 0 {
+		t.Fatalf("200 ms of spinning not seen: %+v (%d)", u, x)
+	}
+}

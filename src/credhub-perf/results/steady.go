@@ -1,0 +1,172 @@
+package results
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/credhub-perf/credhub-perf/load"
+)
+
+// Stationarity bounds (docs/csv-format.md, "Steady steps"). A step is not
+// steady when its second half differs from its first, by start time, in
+// throughput or in median latency by more than SteadyBound, and by more
+// than SteadySigma standard errors of that comparison, so that chance
+// alone almost never flags a steady step and a drift of a few percent,
+// which no operator would act on, never does either.
+const (
+	SteadyBound = 0.10
+	SteadySigma = 4.0
+	// A step with fewer requests than steadyMinHalf in a half, or whose
+	// requests start within less than steadyMinSpan, is not judged
+	// (steady, judged false): over a few milliseconds one scheduling
+	// hiccup of the tester's machine looks like a change of throughput.
+	steadyMinHalf = 20
+	steadyMinSpan = 1.0 // seconds
+	// steadyReservoir bounds the memory of one step: beyond it the pairs
+	// are a uniform sample (Vitter's algorithm R).
+	steadyReservoir = 1 << 16
+)
+
+// Stationarity is the evidence behind a step's `steady` verdict: the
+// step's two halves by request start time.
+type Stationarity struct {
+	Judged           bool    `json:"judged"`
+	FirstThroughput  float64 `json:"first_half_throughput"`
+	SecondThroughput float64 `json:"second_half_throughput"`
+	FirstP50S        float64 `json:"first_half_p50_s"`
+	SecondP50S       float64 `json:"second_half_p50_s"`
+	// Changes are relative, second half against the first (throughput)
+	// or against the whole step's median (p50): -0.2 is a 20 % fall.
+	ThroughputChange float64 `json:"throughput_change"`
+	P50Change        float64 `json:"p50_change"`
+	ThroughputDrift  bool    `json:"throughput_drift"`
+	P50Drift         bool    `json:"p50_drift"`
+}
+
+// Steady reports the verdict: no drift found (or too few requests to tell).
+func (s Stationarity) Steady() bool { return !s.ThroughputDrift && !s.P50Drift }
+
+type startLatency struct{ start, latency float32 } // seconds
+
+// Steadiness collects one step's requests for the stationarity verdict, in
+// bounded memory. Not safe for concurrent use (a load.Sink).
+type Steadiness struct {
+	n       int64
+	samples []startLatency
+	rng     *rand.Rand
+}
+
+// NewSteadiness returns an empty collector; its sampling is seeded, so a
+// verdict recomputed from the same CSV is the same verdict.
+func NewSteadiness() *Steadiness {
+	return &Steadiness{rng: rand.New(rand.NewPCG(1, 2))}
+}
+
+// Record adds one request (load.Sink).
+func (s *Steadiness) Record(r *load.Result) {
+	s.add(r.Offset, r.Latency)
+}
+
+func (s *Steadiness) add(offset, latency time.Duration) {
+	p := startLatency{float32(offset.Seconds()), float32(latency.Seconds())}
+	s.n++
+	if len(s.samples) < steadyReservoir {
+		s.samples = append(s.samples, p)
+		return
+	}
+	if j := s.rng.Int64N(s.n); j < steadyReservoir {
+		s.samples[j] = p
+	}
+}
+
+// Verdict compares the step's two halves.
+func (s *Steadiness) Verdict() Stationarity {
+	var v Stationarity
+	if len(s.samples) < 2*steadyMinHalf {
+		return v
+	}
+	lo, hi := float32(math.MaxFloat32), float32(-math.MaxFloat32)
+	for _, p := range s.samples {
+		lo, hi = min(lo, p.start), max(hi, p.start)
+	}
+	half := float64(hi-lo) / 2
+	if 2*half < steadyMinSpan {
+		return v
+	}
+	mid := lo + float32(half)
+	var a, b, all []float64
+	for _, p := range s.samples {
+		all = append(all, float64(p.latency))
+		if p.start < mid {
+			a = append(a, float64(p.latency))
+		} else {
+			b = append(b, float64(p.latency))
+		}
+	}
+	if len(a) < steadyMinHalf || len(b) < steadyMinHalf {
+		return v
+	}
+	v.Judged = true
+	perSample := float64(s.n) / float64(len(s.samples))
+	v.FirstThroughput = round3(float64(len(a)) * perSample / half)
+	v.SecondThroughput = round3(float64(len(b)) * perSample / half)
+	ma, mb, m := median(a), median(b), median(all)
+	v.FirstP50S, v.SecondP50S = roundUS(ma), roundUS(mb)
+
+	// Throughput: counts of two equal spans; under a steady load their
+	// difference has a standard error of at most sqrt(na+nb) (Poisson;
+	// a closed loop is steadier than that, so the test is conservative).
+	na, nb := float64(len(a)), float64(len(b))
+	v.ThroughputChange = round4((nb - na) / na)
+	rel := math.Abs(nb-na) / ((na + nb) / 2)
+	v.ThroughputDrift = rel > SteadyBound && math.Abs(nb-na) > SteadySigma*math.Sqrt(na+nb)
+
+	// Median latency: the share of the second half above the first half's
+	// median is 1/2 under a steady load, with a standard error of about
+	// sqrt(1/na + 1/nb) / 2 (a two-sample median test).
+	if m > 0 {
+		v.P50Change = round4((mb - ma) / m)
+		above := 0.0
+		for _, x := range b {
+			switch {
+			case x > ma:
+				above++
+			case x == ma:
+				above += 0.5
+			}
+		}
+		share := above / nb
+		se := 0.5 * math.Sqrt(1/na+1/nb)
+		v.P50Drift = math.Abs(v.P50Change) > SteadyBound && math.Abs(share-0.5) > SteadySigma*se
+	}
+	return v
+}
+
+func median(x []float64) float64 {
+	slices.Sort(x)
+	n := len(x)
+	if n%2 == 1 {
+		return x[n/2]
+	}
+	return (x[n/2-1] + x[n/2]) / 2
+}
+
+func round3(x float64) float64  { return math.Round(x*1000) / 1000 }
+func round4(x float64) float64  { return math.Round(x*10000) / 10000 }
+func roundUS(x float64) float64 { return math.Round(x*1e6) / 1e6 }
+
+// Merge adds o's requests (another tester's share of the same step).
+func (s *Steadiness) Merge(o *Steadiness) {
+	n := s.n + o.n
+	for _, p := range o.samples {
+		s.n++
+		if len(s.samples) < steadyReservoir {
+			s.samples = append(s.samples, p)
+		} else if j := s.rng.Int64N(s.n); j < steadyReservoir {
+			s.samples[j] = p
+		}
+	}
+	s.n = n
+}
