@@ -204,6 +204,8 @@ func (r *rehearsal) errandProps(label string, scenarios []interface{}, tester ma
 		},
 		"seed":    map[string]interface{}{"credentials": 20, "bytes": 256},
 		"cleanup": map[string]interface{}{"mode": "api"},
+		// A short fixed warm-up: every tester loads for the same slot.
+		"warmup": map[string]interface{}{"run": "2s"},
 	}
 	if tester != nil {
 		p["tester"] = tester
