@@ -104,6 +104,16 @@ class Step:
     in_flight: float                   # Little's law: throughput x mean latency
     littles_residual: float | None     # (concurrency - in_flight) / concurrency, closed loop only
     sched_lag_p99_s: float | None = None
+    # From credhub-perf's summary.json (None: not recorded, e.g. an older run or a bare CSV).
+    steady: bool | None = None
+    tester_bound: bool | None = None
+    flag_note: str = ""                # why the step is flagged, for the report
+    tester_cpu: float | None = None
+    host_cpu: float | None = None
+
+    def counts(self, max_error_rate: float) -> bool:
+        """May count as capacity: within the error limit, not unsteady, not tester-bound."""
+        return self.error_rate <= max_error_rate and self.steady is not False and self.tester_bound is not True
 
     @property
     def error_rate(self) -> float:

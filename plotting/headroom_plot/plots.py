@@ -140,6 +140,10 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
         ys = np.array([getattr(s, attr) for s in steps]) * 1000
         ax.plot(xs, ys, "-o", color=PCT_COLORS[q], ms=4.5, lw=1.8, zorder=5, path_effects=HALO,
                 label=f"p{q} of each step")
+    for colour, marker, _, label, hit in _flagged(run):
+        fx = np.repeat([s.throughput for s in hit], 3)
+        fy = np.array([[s.p50_s, s.p95_s, s.p99_s] for s in hit]).ravel() * 1000
+        ax.plot(fx, fy, ls="none", marker=marker, ms=13, mfc="none", mec=colour, mew=2.0, zorder=6, label=label)
 
     # Max-latency staircase: the worst latency seen at each throughput level.
     edges = np.linspace(0, xmax_plot, 41)
@@ -224,7 +228,9 @@ def _caption(run: Run, opts: Options) -> str:
         parts.append("No step kept p%g within %g ms: no capacity at this SLO. " % (opts.slo_percentile,
                                                                                   opts.slo_s * 1000))
     parts.append("Margins: how many requests ran at each throughput (top) and latency (right). "
-                 "Bottom strip: throughput over time, one shade per step.")
+                 "Bottom strip: throughput over time, one shade per step. ")
+    for _, _, _, label, hit in _flagged(run):
+        parts.append("Ringed and hatched: %d step(s) %s. " % (len(hit), label))
     return "".join(parts)
 
 
@@ -256,10 +262,33 @@ def _per_step_stairs(run: Run, values: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return xs, ys
 
 
+# Steps that do not count as capacity: their marks on every plot.
+FLAGS = (
+    ("steady", False, "#ff7f0e", "o", "//", "not steady (drifted within the step): not counted as capacity"),
+    ("tester_bound", True, "#9467bd", "s", "\\\\", "tester-bound (tester short of CPU): not counted as capacity"),
+)
+
+
+def _flagged(run: Run):
+    """(colour, marker, hatch, legend label, steps) for each kind of flag some step carries."""
+    for attr, value, colour, marker, hatch, label in FLAGS:
+        hit = [s for s in run.steps if getattr(s, attr) is value]
+        if hit:
+            yield colour, marker, hatch, label, hit
+
+
+def _mark_flagged_spans(ax, run: Run) -> None:
+    for colour, _, hatch, label, hit in _flagged(run):
+        for j, s in enumerate(hit):
+            ax.axvspan(s.t0, s.t1, facecolor="none", edgecolor=colour, hatch=hatch, lw=0, zorder=1,
+                       label=label if j == 0 else None)
+
+
 def _shade_steps(ax, run: Run, label_y: float | None, text: bool = True) -> None:
     lo, hi = float(run.steps[0].t0), float(run.steps[-1].t1)
     span = max(hi - lo, 1e-9)
     free = [-1.0, -1.0]  # right edge (axis fraction) of the last label on each of two rows
+    _mark_flagged_spans(ax, run)
     for i, s in enumerate(run.steps):
         ax.axvspan(s.t0, s.t1, color=SHADES[i % 2], zorder=0, lw=0)
         if not text:

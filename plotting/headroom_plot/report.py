@@ -55,9 +55,9 @@ def request_details(runs: list[Run]) -> tuple[list[str], list[list[str]]]:
 def step_table(run: Run, opts: Options) -> tuple[list[str], list[list[str]]]:
     head = ["step", "concurrency", "rate (req/s)", "requests", "errors", "error %", "duration (s)",
             "throughput (req/s)", "mean (ms)", "p50 (ms)", "p90 (ms)", "p95 (ms)", "p99 (ms)", "max (ms)",
-            "Little's law residual"]
+            "Little's law residual", "tester CPU", "flags"]
     if opts.slo_percentile not in (50, 90, 95, 99):
-        head.insert(-1, f"p{opts.slo_percentile:g} (ms)")
+        head.insert(-3, f"p{opts.slo_percentile:g} (ms)")
     rows = []
     for s in run.steps:
         row = [str(s.index + 1), "-" if s.concurrency is None else str(s.concurrency),
@@ -65,11 +65,26 @@ def step_table(run: Run, opts: Options) -> tuple[list[str], list[list[str]]]:
                f"{s.error_rate * 100:.2f}" + (" (over limit)" if s.error_rate > opts.max_error_rate else ""),
                f"{s.duration_s:.2f}", f"{s.throughput:,.1f}", _ms(s.mean_s), _ms(s.p50_s), _ms(s.p90_s),
                _ms(s.p95_s), _ms(s.p99_s), _ms(s.max_s),
-               "-" if s.littles_residual is None else f"{s.littles_residual:+.1%}"]
+               "-" if s.littles_residual is None else f"{s.littles_residual:+.1%}",
+               "-" if s.tester_cpu is None else f"{s.tester_cpu:.0%}",
+               (s.flag_note + " - not counted as capacity") if s.flag_note else ""]
         if opts.slo_percentile not in (50, 90, 95, 99):
-            row.insert(-1, _ms(s.slo_s))
+            row.insert(-3, _ms(s.slo_s))
         rows.append(row)
     return head, rows
+
+
+def warmup_text(meta: dict) -> str:
+    """One sentence on the run warm-up from meta.json ("" for runs written before it)."""
+    w = meta.get("warmup")
+    if not isinstance(w, dict) or not isinstance(w.get("mode"), str):
+        return ""
+    if w["mode"] == "off":
+        return "Run warm-up: off."
+    d, n = w.get("duration_s"), w.get("requests")
+    how = str(w.get("reason") or "")
+    return (f"Run warm-up ({w['mode']}): {_num(n)} unrecorded requests over {_num(d, '{:,.0f}')} s"
+            + (f", {how}." if how else "."))
 
 
 def capacity(table: list[CapacityRow], scenario: str) -> tuple[list[str], list[list[str]]]:
@@ -162,7 +177,8 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
         ht.append("<div class='warn'><ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in warnings) +
                   "</ul></div>")
     else:
-        para("None: no tester bottleneck, error or Little's law problem detected.")
+        para("None: every step was steady, no tester was short of CPU, no errors over the limit, and "
+             "Little's law held.")
 
     h(2, "Request details")
     table_(*request_details(runs))
@@ -174,7 +190,8 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
              + (f"{r.knee.throughput:,.0f} req/s" if r.knee and r.knee.throughput is not None
                 else ("not reached in the measured range" + (f" (fit places it near {r.knee.estimate:,.0f} req/s)"
                       if r.knee and r.knee.estimate else "")))
-             + ". Little's law residual = (workers - throughput x mean latency) / workers, closed-loop steps.")
+             + ". Little's law residual = (workers - throughput x mean latency) / workers, closed-loop steps. "
+             + warmup_text(r.meta))
         table_(*step_table(r, opts))
         if r.error_messages:
             table_(["most common error messages (digits shown as N)", "count (sampled)"],

@@ -262,10 +262,69 @@ def load_run(arg: str, opts: Options) -> Run:
     for t in tables:  # keep the parsed columns only where they are still needed
         t.latency = t.offset = t.start = t.status = t.concurrency = t.rate = t.sched_lag = t.error = None
         t.segment = None
+    if summary is not None:
+        run.warnings += apply_step_flags(run.label, run.steps, summary)
     evaluate(run, opts)
     if summary is not None:
         run.warnings += check_summary(run, summary)
+    w = warmup_warning(run.label, meta)
+    if w:
+        run.warnings.insert(0, w)
     return run
+
+
+def _fraction(v) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v) or not 0 <= v <= 100:
+        return None
+    return float(v)
+
+
+def apply_step_flags(label: str, steps: list[analysis.Step], summary: dict) -> list[str]:
+    """Copy each step's `steady` and `tester_bound` from summary.json (matched by position).
+
+    Runs written before these fields have neither: their steps stay unflagged (None)."""
+    ss = summary.get("steps")
+    if not isinstance(ss, list) or not any(isinstance(t, dict) and ("steady" in t or "tester_bound" in t)
+                                           for t in ss):
+        return []
+    if len(ss) != len(steps):
+        return [f"{label}: summary.json lists {len(ss)} steps, the CSV has {len(steps)}: its steady and "
+                "tester-bound flags are not applied"]
+    for s, t in zip(steps, ss):
+        if not isinstance(t, dict):
+            continue
+        notes = []
+        if isinstance(t.get("steady"), bool):
+            s.steady = t["steady"]
+            st = t.get("stationarity") if isinstance(t.get("stationarity"), dict) else {}
+            if not s.steady:
+                parts = []
+                if st.get("p50_drift") and _fraction(abs(st.get("p50_change", 0) or 0)) is not None:
+                    parts.append(f"p50 {st['p50_change']:+.0%}")
+                if st.get("throughput_drift") and _fraction(abs(st.get("throughput_change", 0) or 0)) is not None:
+                    parts.append(f"throughput {st['throughput_change']:+.0%}")
+                notes.append("not steady" + (f" ({', '.join(parts)} from the first half to the second)"
+                                             if parts else ""))
+        if isinstance(t.get("tester_bound"), bool):
+            s.tester_bound = t["tester_bound"]
+            if s.tester_bound:
+                notes.append("tester-bound" + (f": {t['tester_bound_reason']}"
+                                               if isinstance(t.get("tester_bound_reason"), str) else ""))
+        s.tester_cpu = _fraction(t.get("tester_cpu"))
+        s.host_cpu = _fraction(t.get("host_cpu"))
+        s.flag_note = "; ".join(notes)
+    return []
+
+
+def warmup_warning(label: str, meta: dict) -> str | None:
+    """The warning for an auto warm-up that ended before the target was steady (None otherwise)."""
+    w = meta.get("warmup")
+    if not isinstance(w, dict) or w.get("mode") != "auto" or w.get("steady") is not False:
+        return None
+    d = w.get("duration_s")
+    took = f" after {d:.0f} s" if isinstance(d, (int, float)) and np.isfinite(d) else ""
+    return (f"{label}: the run warm-up ended{took} before the target was steady: the first steps may measure "
+            "a target still warming up (see their flags), or raise warmup.max")
 
 
 def _short(msg: str) -> str:
@@ -277,7 +336,7 @@ def _short(msg: str) -> str:
 def evaluate(run: Run, opts: Options) -> None:
     """Knee, max throughput at SLO and warnings, from the run's steps."""
     st = run.steps
-    ok = np.array([s.error_rate <= opts.max_error_rate for s in st])
+    ok = np.array([s.counts(opts.max_error_rate) for s in st], dtype=bool)
     xs = np.array([s.throughput for s in st])
     # Past saturation a closed loop's throughput only wobbles (or falls) while latency climbs; a
     # monotone curve cannot follow that, so each step counts at the highest throughput reached so far.
@@ -298,6 +357,17 @@ def evaluate(run: Run, opts: Options) -> None:
     elif sum(s.errors for s in st):
         w.append(f"{name}: {sum(s.errors for s in st)} failed request(s), all steps within the "
                  f"{opts.max_error_rate:.1%} error limit")
+    for flag, what, why in ((lambda s: s.steady is False, "not steady",
+                             "latency or throughput moved within the step (a target still warming up, or "
+                             "changing under load)"),
+                            (lambda s: s.tester_bound is True, "tester-bound",
+                             "the tester ran out of CPU, so these steps measured the tester: add testers or "
+                             "use a bigger VM")):
+        hit = [s for s in st if flag(s)]
+        if hit:
+            w.append(f"{name}: {len(hit)} step(s) {what} (step {', '.join(str(s.index + 1) for s in hit[:8])}"
+                     f"{', ...' if len(hit) > 8 else ''}): {why}; they do not count towards capacity and are "
+                     "marked in the plots")
     off = [s for s in st if s.littles_residual is not None and abs(s.littles_residual) > opts.littles_tolerance]
     if off:
         worst = max(off, key=lambda s: abs(s.littles_residual))
