@@ -67,10 +67,35 @@ const (
 	msgMalformedToken         = "The request token is malformed. Please validate that your request token was issued by the UAA server authorized by CredHub."
 	msgInvalidTokenSignature  = "The request token signature could not be verified. Please validate that your request token was issued by the UAA server authorized by CredHub."
 	msgInvalidIssuer          = "The request token identity zone does not match the UAA server authorized by CredHub. Please validate that your request token was issued by the UAA server authorized by CredHub and retry your request."
+	msgCannotRegenUser        = "The user could not be regenerated because the value was statically set. Only generated users may be regenerated."
+	msgMismatchedCertAndKey   = "The provided certificate does not match the private key."
+	msgMalformedPrivateKey    = "Private key is malformed."
+	msgNotSignedByCA          = "The provided certificate was not signed by the CA specified in the 'ca' property."
+	msgNotSignedByCAName      = "The provided certificate was not signed by the CA specified in the 'ca_name' property."
+	msgInvalidAlternateName   = "A provided alternative name is not a valid hostname or IP address. Please update this value and retry your request."
+	msgMetadataTooLong        = "metadata cannot exceed 7000 characters"
+	msgCertificateTooLong     = "The provided certificate value is too long. Certificate lengths must be less than 7000 characters."
 )
 
-// maxValueBytes is CredHub's credential size limit (64 KiB).
-const maxValueBytes = 64 * 1024
+// Spring Security's resource-server texts (CredHub 2.15 validates bearer
+// tokens with NimbusJwtDecoder and answers with its OAuth2Error).
+const (
+	msgJWTDecode          = "An error occurred while attempting to decode the Jwt: "
+	msgJWTMalformed       = msgJWTDecode + "Malformed token"
+	msgJWTBadSignature    = msgJWTDecode + "Signed JWT rejected: Invalid signature"
+	msgJWTBadIssuer       = msgJWTDecode + "The iss claim is not valid"
+	msgFullAuthentication = "Full authentication is required to access this resource"
+	insufficientScopeAuth = `Bearer error="insufficient_scope", error_description="The request requires higher privileges than provided by the access token.", error_uri="https://tools.ietf.org/html/rfc6750#section-3.1"`
+)
+
+// CredHub has no size limit of its own on a value: the database column sets
+// it (MySQL's BLOB holds 64 KiB, PostgreSQL's bytea far more), and a value
+// the column refuses comes back as 413. The sim caps request bodies at
+// maxBodyBytes only to bound its memory; CredHub's Tomcat has no such cap.
+const (
+	maxBodyBytes     = 16 << 20
+	maxMetadataChars = 7000
+)
 
 // UAAClient is one client the token endpoint accepts.
 type UAAClient struct {
@@ -302,7 +327,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		})
 	case path == "/api/v1/regenerate":
 		s.only(w, r, http.MethodPost, func(w http.ResponseWriter, r *http.Request) {
-			s.served(w, r, true, func(w http.ResponseWriter, r *http.Request) { s.handleRegenerate(w, r, actor) })
+			s.served(w, r, false, func(w http.ResponseWriter, r *http.Request) { s.handleRegenerate(w, r, actor) })
 		})
 	case path == "/api/v1/interpolate":
 		s.only(w, r, http.MethodPost, func(w http.ResponseWriter, r *http.Request) {
