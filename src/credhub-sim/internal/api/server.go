@@ -64,9 +64,6 @@ const (
 	msgCAAndSelfSign          = "The parameters 'ca' and 'self-sign' cannot be used in combination. Please update and retry your request."
 	msgInvalidMTLSIdentity    = "The provided authentication mechanism does not provide a valid identity. Please contact your system administrator."
 	msgMTLSNotClientAuth      = "The provided certificate is not authorized to be used for client authentication."
-	msgMalformedToken         = "The request token is malformed. Please validate that your request token was issued by the UAA server authorized by CredHub."
-	msgInvalidTokenSignature  = "The request token signature could not be verified. Please validate that your request token was issued by the UAA server authorized by CredHub."
-	msgInvalidIssuer          = "The request token identity zone does not match the UAA server authorized by CredHub. Please validate that your request token was issued by the UAA server authorized by CredHub and retry your request."
 	msgCannotRegenUser        = "The user could not be regenerated because the value was statically set. Only generated users may be regenerated."
 	msgMismatchedCertAndKey   = "The provided certificate does not match the private key."
 	msgMalformedPrivateKey    = "Private key is malformed."
@@ -134,8 +131,14 @@ type Config struct {
 	ErrorStatus  int
 	AddedLatency time.Duration
 
-	UAAClients  []UAAClient
-	TokenTTL    time.Duration
+	// UAAClients enables OAuth2: the token endpoint and bearer tokens.
+	// Without any, the server is CredHub without OAuth2 (mutual TLS only:
+	// a request without a client certificate gets a bare 403).
+	UAAClients []UAAClient
+	TokenTTL   time.Duration
+	// HTTP2 offers h2 by ALPN; CredHub 2.15 (Tomcat as configured by
+	// credhub-release) serves HTTP/1.1 only, so it is off by default.
+	HTTP2       bool
 	ACLs        bool
 	Permissions []Permission
 
@@ -221,13 +224,32 @@ func (s *Server) baseURL() string {
 
 func (s *Server) issuer() string { return s.baseURL() + "/oauth/token" }
 
+// oauth tells whether OAuth2 is on (some -uaa-client configured).
+func (s *Server) oauth() bool { return len(s.cfg.UAAClients) > 0 }
+
+// HTTPServer is an http.Server for this Server on cert: the handler, the
+// TLS configuration, and HTTP/2 only when Config.HTTP2 asks for it.
+func (s *Server) HTTPServer(cert tls.Certificate) *http.Server {
+	hs := &http.Server{Handler: s.Handler(), TLSConfig: s.TLSConfig(cert)}
+	if !s.cfg.HTTP2 {
+		// A non-nil empty map keeps net/http from adding h2.
+		hs.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
+	}
+	return hs
+}
+
 // TLSConfig is CredHub's "client auth: want": a presented client certificate
 // must chain to a trusted CA and be within its dates (else the handshake
 // fails), but its usage and identity are judged per request so that the
 // client gets CredHub's 401 bodies.
 func (s *Server) TLSConfig(cert tls.Certificate) *tls.Config {
+	protos := []string{"http/1.1"}
+	if s.cfg.HTTP2 {
+		protos = []string{"h2", "http/1.1"}
+	}
 	return &tls.Config{
 		MinVersion:   tls.VersionTLS12,
+		NextProtos:   protos,
 		Certificates: []tls.Certificate{cert},
 		ClientAuth:   tls.RequestClientCert,
 		// Advertised in the CertificateRequest so that a client holding
