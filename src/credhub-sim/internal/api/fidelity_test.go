@@ -444,3 +444,75 @@ func schemaTypes(t *testing.T, kind string) {
 	h.expect(h.do(h.client, "PUT", "/api/v1/data", map[string]any{"name": "/schema/long", "type": "certificate", "value": map[string]any{"certificate": long}}),
 		400, errBody(msgCertificateTooLong))
 }
+
+// /api/v1/certificates: list, by name, versions and regenerate, the
+// endpoints credhub export and the CLI's certificate commands use.
+func TestFidelityCertificatesEndpoints(t *testing.T) {
+	h := newHarness(t, dbURL(t, "sqlite-memory"), nil)
+	post := func(path string, body any) response { return h.do(h.client, "POST", path, body) }
+	h.expect(post("/api/v1/data", map[string]any{"name": "/certs/ca", "type": "certificate", "parameters": map[string]any{"common_name": "ca", "is_ca": true}}), 200, "")
+	h.expect(post("/api/v1/data", map[string]any{"name": "/certs/leaf", "type": "certificate", "parameters": map[string]any{"common_name": "leaf", "ca": "/certs/ca"}}), 200, "")
+	h.set("/certs/value", "value", "v")
+	type list struct {
+		Certificates []struct {
+			Name     string           `json:"name"`
+			ID       string           `json:"id"`
+			SignedBy string           `json:"signed_by"`
+			Signs    []string         `json:"signs"`
+			Versions []map[string]any `json:"versions"`
+		} `json:"certificates"`
+	}
+	get := func(path string) list {
+		t.Helper()
+		r := h.do(h.client, "GET", path, nil)
+		h.expect(r, 200, "")
+		var l list
+		if err := json.Unmarshal(r.body, &l); err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	all := get("/api/v1/certificates")
+	if len(all.Certificates) != 2 {
+		t.Fatalf("list: %+v", all)
+	}
+	ca, leaf := all.Certificates[0], all.Certificates[1]
+	if ca.Name != "/certs/ca" || ca.SignedBy != "/certs/ca" || len(ca.Signs) != 1 || ca.Signs[0] != "/certs/leaf" ||
+		leaf.SignedBy != "/certs/ca" || len(leaf.Signs) != 0 || !uuidRE.MatchString(leaf.ID) {
+		t.Fatalf("list: %+v", all)
+	}
+	v := leaf.Versions[0]
+	if !uuidRE.MatchString(v["id"].(string)) || !timeRE.MatchString(v["expiry_date"].(string)) || v["transitional"] != false ||
+		v["certificate_authority"] != false || v["self_signed"] != false || v["generated"] != true {
+		t.Fatalf("version view %v", v)
+	}
+	if one := get("/api/v1/certificates?name=certs/leaf"); len(one.Certificates) != 1 || one.Certificates[0].ID != leaf.ID {
+		t.Fatalf("by name: %+v", one)
+	}
+	h.expect(h.do(h.client, "GET", "/api/v1/certificates?name=/certs/absent", nil), 404, errBody(msgInvalidAccess))
+	h.expect(h.do(h.client, "GET", "/api/v1/certificates?name=/certs/value", nil), 404, errBody(msgInvalidAccess))
+
+	r := post("/api/v1/certificates/"+leaf.ID+"/regenerate", map[string]any{})
+	h.expect(r, 200, "")
+	if reg := r.json(t); reg["name"] != "/certs/leaf" || reg["id"] == v["id"] || reg["duration_used"] != float64(365) {
+		t.Fatalf("regenerate by id: %s", r.body)
+	}
+	r = h.do(h.client, "GET", "/api/v1/certificates/"+leaf.ID+"/versions", nil)
+	h.expect(r, 200, "")
+	var versions []map[string]any
+	if err := json.Unmarshal(r.body, &versions); err != nil || len(versions) != 2 || versions[1]["id"] != v["id"] {
+		t.Fatalf("versions: %v %s", err, r.body)
+	}
+	r = h.do(h.client, "GET", "/api/v1/certificates/"+leaf.ID+"/versions?current=true", nil)
+	if err := json.Unmarshal(r.body, &versions); err != nil || len(versions) != 1 {
+		t.Fatalf("current version: %v %s", err, r.body)
+	}
+	h.expect(post("/api/v1/certificates/"+leaf.ID+"/regenerate", map[string]any{"set_as_transitional": true}), 400, errBody(msgTransitionalUnsupported))
+	h.expect(post("/api/v1/certificates/"+leaf.ID+"/regenerate", map[string]any{"bogus": 1}), 400, fmtErr(msgInvalidJSONKey, "bogus"))
+	h.expect(h.do(h.client, "GET", "/api/v1/certificates/not-a-uuid/versions", nil), 404, errBody(msgInvalidAccess))
+	h.expect(h.do(h.client, "GET", "/api/v1/certificates/00000000-0000-4000-8000-000000000000/versions", nil), 404, errBody(msgInvalidAccess))
+	r = h.do(h.client, "DELETE", "/api/v1/certificates", nil)
+	if r.status != 404 || len(r.body) != 0 {
+		t.Fatalf("DELETE /api/v1/certificates: %d %q", r.status, r.body)
+	}
+}

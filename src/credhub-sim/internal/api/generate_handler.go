@@ -349,10 +349,20 @@ func (s *Server) regenerate(w http.ResponseWriter, r *http.Request, actor string
 		s.fail(w, r, err)
 		return
 	}
-	vs, err := s.store.Versions(r.Context(), name, 1)
+	v, used, err := s.regenerateName(r, name, metadata)
 	if err != nil {
 		s.fail(w, r, err)
 		return
+	}
+	s.writeGenerateView(w, r, v, used)
+}
+
+// regenerateName writes a new version of name from its stored generation
+// parameters.
+func (s *Server) regenerateName(r *http.Request, name string, metadata sql.NullString) (store.Version, *certParams, error) {
+	vs, err := s.store.Versions(r.Context(), name, 1)
+	if err != nil {
+		return store.Version{}, nil, err
 	}
 	old := vs[0]
 	req := generateRequest{name: old.Name, dbType: old.Type, mode: modeOverwrite, metadata: metadata}
@@ -363,8 +373,7 @@ func (s *Server) regenerate(w http.ResponseWriter, r *http.Request, actor string
 			if old.Type == store.TypeUser {
 				msg = msgCannotRegenUser
 			}
-			writeError(w, http.StatusBadRequest, msg)
-			return
+			return store.Version{}, nil, badRequest(msg)
 		}
 		req.params = old.Params
 		if old.Type == store.TypeUser && old.Username.Valid {
@@ -377,20 +386,13 @@ func (s *Server) regenerate(w http.ResponseWriter, r *http.Request, actor string
 	case store.TypeCert:
 		c, ok := parseCert(old.Cert.Certificate.String)
 		if !ok {
-			writeError(w, http.StatusBadRequest, "The credential could not be regenerated because the certificate was statically set and is not self-signed or is invalid.")
-			return
+			return store.Version{}, nil, badRequest(msgCannotRegenCertificate)
 		}
 		req.params, _ = json.Marshal(certParamsFrom(c, old.Cert.CAName.String))
 	default:
-		writeError(w, http.StatusBadRequest, msgCannotGenerateType)
-		return
+		return store.Version{}, nil, badRequest(msgCannotGenerateType)
 	}
-	v, used, err := s.generate(r, req)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	s.writeGenerateView(w, r, v, used)
+	return s.generate(r, req)
 }
 
 func storedKeyLength(privPEM []byte) int {

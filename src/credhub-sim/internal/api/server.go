@@ -64,6 +64,7 @@ const (
 	msgCAAndSelfSign          = "The parameters 'ca' and 'self-sign' cannot be used in combination. Please update and retry your request."
 	msgInvalidMTLSIdentity    = "The provided authentication mechanism does not provide a valid identity. Please contact your system administrator."
 	msgMTLSNotClientAuth      = "The provided certificate is not authorized to be used for client authentication."
+	msgCannotRegenCertificate = "The credential could not be regenerated because the certificate was statically set and is not self-signed or is invalid."
 	msgCannotRegenUser        = "The user could not be regenerated because the value was statically set. Only generated users may be regenerated."
 	msgMismatchedCertAndKey   = "The provided certificate does not match the private key."
 	msgMalformedPrivateKey    = "Private key is malformed."
@@ -351,6 +352,24 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.only(w, r, http.MethodPost, func(w http.ResponseWriter, r *http.Request) {
 			s.served(w, r, false, func(w http.ResponseWriter, r *http.Request) { s.handleRegenerate(w, r, actor) })
 		})
+	case path == "/api/v1/certificates":
+		s.only(w, r, http.MethodGet, func(w http.ResponseWriter, r *http.Request) {
+			s.served(w, r, false, func(w http.ResponseWriter, r *http.Request) { s.handleCertificates(w, r, actor) })
+		})
+	case strings.HasPrefix(path, "/api/v1/certificates/"):
+		id, sub, _ := strings.Cut(path[len("/api/v1/certificates/"):], "/")
+		switch sub {
+		case "versions":
+			s.only(w, r, http.MethodGet, func(w http.ResponseWriter, r *http.Request) {
+				s.served(w, r, false, func(w http.ResponseWriter, r *http.Request) { s.handleCertificateVersions(w, r, id, actor) })
+			})
+		case "regenerate":
+			s.only(w, r, http.MethodPost, func(w http.ResponseWriter, r *http.Request) {
+				s.served(w, r, false, func(w http.ResponseWriter, r *http.Request) { s.handleCertificateRegenerate(w, r, id, actor) })
+			})
+		default:
+			w.WriteHeader(http.StatusNotFound)
+		}
 	case path == "/api/v1/interpolate":
 		s.only(w, r, http.MethodPost, func(w http.ResponseWriter, r *http.Request) {
 			s.served(w, r, false, func(w http.ResponseWriter, r *http.Request) { s.handleInterpolate(w, r, actor) })
