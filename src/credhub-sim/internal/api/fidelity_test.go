@@ -8,7 +8,6 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -356,7 +355,6 @@ func TestFidelityHTTP11ByDefault(t *testing.T) {
 	}
 }
 
-var _ = fmt.Sprint
 
 // The schema's column types are those CredHub's Flyway migrations leave.
 func TestFidelitySchemaSQLite(t *testing.T)   { schemaTypes(t, "sqlite") }
@@ -514,5 +512,24 @@ func TestFidelityCertificatesEndpoints(t *testing.T) {
 	r = h.do(h.client, "DELETE", "/api/v1/certificates", nil)
 	if r.status != 404 || len(r.body) != 0 {
 		t.Fatalf("DELETE /api/v1/certificates: %d %q", r.status, r.body)
+	}
+}
+
+// What the README lists as not served answers like any unknown path: 404
+// with an empty body.
+func TestFidelityNotServed(t *testing.T) {
+	h := newHarness(t, dbURL(t, "sqlite-memory"), nil)
+	for _, c := range []struct{ method, path string }{
+		{"GET", "/api/v2/permissions?path=/x&actor=a"},
+		{"POST", "/api/v2/permissions"},
+		{"GET", "/api/v1/permissions?credential_name=/x"},
+		{"POST", "/api/v1/bulk-regenerate"},
+		{"POST", "/api/v1/certificates/00000000-0000-4000-8000-000000000000/versions"},
+		{"PUT", "/api/v1/certificates/00000000-0000-4000-8000-000000000000/update_transitional_version"},
+	} {
+		r := h.do(h.client, c.method, c.path, "{}")
+		if r.status != 404 || len(r.body) != 0 {
+			t.Errorf("%s %s: %d %q, want 404 with an empty body", c.method, c.path, r.status, r.body)
+		}
 	}
 }
