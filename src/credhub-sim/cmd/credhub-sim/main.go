@@ -15,13 +15,13 @@ import (
 	"io"
 	"log"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/credhub-perf/credhub-sim/internal/api"
 	"github.com/credhub-perf/credhub-sim/internal/certgen"
@@ -79,6 +79,7 @@ func certs(args []string, stdout io.Writer) error {
 	fs.BoolVar(&o.NoOU, "no-ou", false, "write the client certificate without any OU (CredHub answers 401)")
 	fs.BoolVar(&o.NoClientAuth, "no-client-auth", false, "leave the clientAuth extended key usage out of the client certificate (CredHub answers 401)")
 	fs.Var(&hosts, "host", "server certificate name or IP (repeatable); default 127.0.0.1, ::1, localhost")
+	fs.BoolVar(&o.Force, "force", false, "replace existing keys and certificates in DIR (without it, existing files are an error)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -87,6 +88,9 @@ func certs(args []string, stdout io.Writer) error {
 	}
 	if o.Dir == "" {
 		return errors.New("--out DIR is required: credhub-sim certs --out DIR")
+	}
+	if o.Validity <= 0 {
+		return fmt.Errorf("--validity %v must be positive, e.g. --validity 8760h", o.Validity)
 	}
 	o.ServerHosts = hosts
 	res, err := certgen.Write(o)
@@ -114,8 +118,12 @@ type serveOptions struct {
 	errorRate                                     float64
 	errorStatus                                   int
 	uaaClients, permissions                       listFlag
-	acls                                          bool
+	acls, http2                                   bool
 }
+
+// minEncryptionPassword is CredHub's own minimum length for an internal
+// provider's encryption password.
+const minEncryptionPassword = 16
 
 func serve(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("credhub-sim serve", flag.ContinueOnError)
@@ -142,6 +150,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.addedLatency, "added-latency", 0, "fault injection: extra delay per API request, outside the capacity model")
 	fs.Var(&o.uaaClients, "uaa-client", "enable the token endpoint for client ID:SECRET[:SCOPE,SCOPE...] (repeatable; default scopes credhub.read,credhub.write)")
 	fs.DurationVar(&o.tokenTTL, "token-ttl", 12*time.Hour, "lifetime of issued access tokens")
+	fs.BoolVar(&o.http2, "http2", false, "also offer HTTP/2 by ALPN (CredHub 2.15 serves HTTP/1.1 only)")
 	fs.BoolVar(&o.acls, "acls", false, "enforce permissions (CredHub's security.authorization.acls.enabled); off like CredHub's perf setup")
 	fs.Var(&o.permissions, "permission", "with -acls: seed a permission \"PATH ACTOR[,ACTOR] OP[,OP]\" (repeatable), e.g. \"/* mtls-app:<uuid> read,write,delete\"")
 	if err := fs.Parse(args); err != nil {
@@ -155,6 +164,9 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	}
 	if o.encryptionPassword == "" {
 		return errors.New("-encryption-password is required (or set CREDHUB_SIM_ENCRYPTION_PASSWORD); values are encrypted at rest with a key derived from it")
+	}
+	if n := utf8.RuneCountInString(o.encryptionPassword); n < minEncryptionPassword {
+		return fmt.Errorf("the encryption password has %d characters; CredHub requires at least %d: use a longer one, e.g. $(openssl rand -hex 16)", n, minEncryptionPassword)
 	}
 	cert, pool, err := loadTLS(o)
 	if err != nil {
@@ -189,7 +201,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		Workers: o.workers, Cores: o.cores, ServiceTime: o.serviceTime, WriteServiceTime: o.writeServiceTime, ServiceDist: o.serviceDist,
 		WarmupTime: o.warmupTime, WarmupFactor: o.warmupFactor,
 		ErrorRate: o.errorRate, ErrorStatus: o.errorStatus, AddedLatency: o.addedLatency,
-		UAAClients: clients, TokenTTL: o.tokenTTL, ACLs: o.acls, Permissions: perms,
+		UAAClients: clients, TokenTTL: o.tokenTTL, ACLs: o.acls, Permissions: perms, HTTP2: o.http2,
 		Logger: logger,
 	})
 	if err != nil {
@@ -210,13 +222,10 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		advertised = "https://" + net.JoinHostPort(host.String(), fmt.Sprint(addr.Port))
 	}
 	srv.SetURL(advertised)
-	hs := &http.Server{
-		Handler:           srv.Handler(),
-		TLSConfig:         srv.TLSConfig(cert),
-		ReadHeaderTimeout: 30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          logger,
-	}
+	hs := srv.HTTPServer(cert)
+	hs.ReadHeaderTimeout = 30 * time.Second
+	hs.IdleTimeout = 2 * time.Minute
+	hs.ErrorLog = logger
 	// The address file first, atomically, so that whoever sees either
 	// signal (file or stdout line) can use both.
 	if o.addrFile != "" {
@@ -230,8 +239,12 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	if writeTime == 0 {
 		writeTime = o.serviceTime
 	}
-	logger.Printf("serving CredHub API %s on %s (database %s, workers %d, cores %d, service time %v, writes %v, %s, acls %v, token endpoint %v)",
-		api.Version, url, st.Dialect(), o.workers, o.cores, o.serviceTime, writeTime, o.serviceDist, o.acls, len(clients) > 0)
+	auth := "mutual TLS only (no -uaa-client: CredHub without OAuth2)"
+	if len(clients) > 0 {
+		auth = "mutual TLS and UAA bearer tokens"
+	}
+	logger.Printf("serving CredHub API %s on %s (database %s, workers %d, cores %d, service time %v, writes %v, %s, acls %v, %s, http2 %v)",
+		api.Version, url, st.Dialect(), o.workers, o.cores, o.serviceTime, writeTime, o.serviceDist, o.acls, auth, o.http2)
 	if o.warmupFactor > 1 {
 		logger.Printf("warming up like a fresh JVM: service times %gx normal now, normal after %v", o.warmupFactor, o.warmupTime)
 	}

@@ -118,6 +118,34 @@ func TestCerts(t *testing.T) {
 	if err == nil || !strings.Contains(stderr, "--out DIR is required") {
 		t.Fatalf("certs without --out: %v %q", err, stderr)
 	}
+
+	// Issue 13: an existing CA key and certificates are not overwritten
+	// without --force, and nothing is written when refused.
+	caKey, _ := os.ReadFile(filepath.Join(dir, "ca.key"))
+	_, stderr, err = run(t, "certs", "--out", dir)
+	if err == nil || !strings.Contains(stderr, "ca.key already exists") || !strings.Contains(stderr, "--force") ||
+		strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Fatalf("certs over an existing CA: %v %q, want one line naming the file and --force", err, stderr)
+	}
+	if again, _ := os.ReadFile(filepath.Join(dir, "ca.key")); !bytes.Equal(again, caKey) {
+		t.Fatal("a refused certs run changed ca.key")
+	}
+	_, stderr, err = run(t, "certs", "--out", dir, "--client-only", "--client-name", "wrong")
+	if err == nil || !strings.Contains(stderr, "wrong.key already exists") {
+		t.Fatalf("certs --client-only over an existing client: %v %q", err, stderr)
+	}
+	if _, stderr, err := run(t, "certs", "--out", dir, "--force"); err != nil {
+		t.Fatalf("certs --force: %v %q", err, stderr)
+	}
+	if again := readCert(t, filepath.Join(dir, "ca.crt")); again.Equal(ca) {
+		t.Fatal("certs --force kept the old CA")
+	}
+	for _, v := range []string{"-1h", "0s"} {
+		_, stderr, err = run(t, "certs", "--out", filepath.Join(t.TempDir(), "v"), "--validity", v)
+		if err == nil || !strings.Contains(stderr, "must be positive") {
+			t.Fatalf("certs --validity %s: %v %q", v, err, stderr)
+		}
+	}
 }
 
 type proc struct {
@@ -327,21 +355,23 @@ func TestServeFlagErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"-cert-dir", dir}, "-encryption-password is required"},
-		{[]string{"-encryption-password", "x"}, "pass -cert-dir DIR"},
-		{[]string{"-cert-dir", dir, "-encryption-password", "x", "-db", "oracle://u:hunter2@h/db"}, "not a supported database URL"},
-		{[]string{"-cert-dir", dir, "-encryption-password", "x", "-service-dist", "normal"}, "not fixed or exponential"},
-		{[]string{"-cert-dir", dir, "-encryption-password", "x", "-uaa-client", "nosecret"}, "want ID:SECRET"},
-		{[]string{"-cert-dir", dir, "-encryption-password", "x", "-workers", "2", "-cores", "0"}, "-cores 0 must be 1 or more"},
-		{[]string{"-cert-dir", dir, "-encryption-password", "x", "-cores", "2"}, "-cores 2 needs -workers"},
-		{[]string{"-cert-dir", dir, "-encryption-password", "x", "-workers", "1", "-write-service-time", "-1s"}, "-write-service-time -1s must not be negative"},
-		{[]string{"-cert-dir", dir, "-encryption-password", "x", "-permission", "/* a read"}, "only has an effect with -acls"},
-		{[]string{"-cert-dir", dir, "-encryption-password", "x", "-db", "postgres://u:hunter2@127.0.0.1:1/db?sslmode=disable&connect_timeout=2"}, "connecting to postgres database"},
+		// Issue 13: CredHub's minimum of 16 characters, the password never echoed.
+		{[]string{"-cert-dir", dir, "-encryption-password", "short-pw-15char"}, "has 15 characters; CredHub requires at least 16"},
+		{[]string{"-encryption-password", goodPassword}, "pass -cert-dir DIR"},
+		{[]string{"-cert-dir", dir, "-encryption-password", goodPassword, "-db", "oracle://u:hunter2@h/db"}, "not a supported database URL"},
+		{[]string{"-cert-dir", dir, "-encryption-password", goodPassword, "-service-dist", "normal"}, "not fixed or exponential"},
+		{[]string{"-cert-dir", dir, "-encryption-password", goodPassword, "-uaa-client", "nosecret"}, "want ID:SECRET"},
+		{[]string{"-cert-dir", dir, "-encryption-password", goodPassword, "-workers", "2", "-cores", "0"}, "-cores 0 must be 1 or more"},
+		{[]string{"-cert-dir", dir, "-encryption-password", goodPassword, "-cores", "2"}, "-cores 2 needs -workers"},
+		{[]string{"-cert-dir", dir, "-encryption-password", goodPassword, "-workers", "1", "-write-service-time", "-1s"}, "-write-service-time -1s must not be negative"},
+		{[]string{"-cert-dir", dir, "-encryption-password", goodPassword, "-permission", "/* a read"}, "only has an effect with -acls"},
+		{[]string{"-cert-dir", dir, "-encryption-password", goodPassword, "-db", "postgres://u:hunter2@127.0.0.1:1/db?sslmode=disable&connect_timeout=2"}, "connecting to postgres database"},
 	} {
 		_, stderr, err := run(t, append([]string{"serve", "-listen", "127.0.0.1:0"}, tc.args...)...)
 		if err == nil || !strings.Contains(stderr, tc.want) {
 			t.Errorf("serve %v: %v, stderr %q; want an error containing %q", tc.args, err, stderr, tc.want)
 		}
-		if strings.Contains(stderr, "hunter2") {
+		if strings.Contains(stderr, "hunter2") || strings.Contains(stderr, "short-pw-15char") {
 			t.Errorf("serve %v leaked a database password: %q", tc.args, stderr)
 		}
 		if n := strings.Count(strings.TrimSpace(stderr), "\n"); n > 0 {
@@ -430,4 +460,35 @@ func TestServeCoresFlags(t *testing.T) {
 		t.Errorf("two concurrent sets took %v: want at least 600ms, one after the other under the write lock", sets)
 	}
 	p.stop(t)
+}
+
+// TestServeHTTP2Flag: HTTP/1.1 only by default, as CredHub 2.15; -http2
+// adds h2 to ALPN.
+func TestServeHTTP2Flag(t *testing.T) {
+	dir := certsDir(t)
+	caPEM, err := os.ReadFile(filepath.Join(dir, "ca.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{{nil, "http/1.1"}, {[]string{"-http2"}, "h2"}} {
+		p, err := start(t, append([]string{"-listen", "127.0.0.1:0", "-cert-dir", dir, "-encryption-password", goodPassword}, tc.flags...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn, err := tls.Dial("tcp", strings.TrimPrefix(p.url, "https://"), &tls.Config{RootCAs: pool, NextProtos: []string{"h2", "http/1.1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := conn.ConnectionState().NegotiatedProtocol
+		conn.Close()
+		p.stop(t)
+		if got != tc.want {
+			t.Errorf("serve %v negotiated %q, want %q", tc.flags, got, tc.want)
+		}
+	}
 }

@@ -50,23 +50,28 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (string, b
 		writeError(w, http.StatusUnauthorized, msgInvalidMTLSIdentity)
 		return "", false
 	}
-	authz := r.Header.Get("Authorization")
-	if authz == "" {
-		writeOAuthError(w, http.StatusUnauthorized, "access_denied", "Full authentication is required to access this resource")
+	if !s.oauth() {
+		// CredHub without OAuth2 (AuthWithoutOAuthConfiguration): only
+		// client certificates; Spring's Http403ForbiddenEntryPoint answers
+		// anything else with a bare 403.
+		w.WriteHeader(http.StatusForbidden)
 		return "", false
 	}
+	// Spring's bearer token resolver only takes "Bearer <token>"; any other
+	// Authorization header (Basic included) is no authentication at all.
+	authz := r.Header.Get("Authorization")
 	const prefix = "bearer "
 	if len(authz) < len(prefix) || !strings.EqualFold(authz[:len(prefix)], prefix) {
-		writeOAuthError(w, http.StatusUnauthorized, "invalid_token", msgMalformedToken)
+		writeOAuthError(w, http.StatusUnauthorized, "access_denied", msgFullAuthentication)
 		return "", false
 	}
-	claims, err := s.verifyToken(strings.TrimSpace(authz[len(prefix):]))
+	claims, err := s.verifyToken(strings.TrimSpace(authz[len(prefix):]), time.Now())
 	if err != nil {
 		var te *tokenError
 		if errors.As(err, &te) {
 			writeOAuthError(w, http.StatusUnauthorized, te.code, te.description)
 		} else {
-			writeOAuthError(w, http.StatusUnauthorized, "invalid_token", msgMalformedToken)
+			writeOAuthError(w, http.StatusUnauthorized, "invalid_token", msgJWTMalformed)
 		}
 		return "", false
 	}
@@ -78,13 +83,10 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (string, b
 			}
 		}
 		if !found {
-			// Spring Security's default 403, not CredHub's {"error"} shape.
-			writeJSON(w, http.StatusForbidden, orderedFields{
-				{"timestamp", time.Now().UTC().Format("2006-01-02T15:04:05.000+00:00")},
-				{"status", 403},
-				{"error", "Forbidden"},
-				{"path", r.URL.Path},
-			})
+			// Spring's BearerTokenAccessDeniedHandler: 403, no body, the
+			// reason in WWW-Authenticate.
+			w.Header().Set("WWW-Authenticate", insufficientScopeAuth)
+			w.WriteHeader(http.StatusForbidden)
 			return "", false
 		}
 	}
@@ -160,11 +162,16 @@ func (s *Server) issueToken(client UAAClient) (string, tokenClaims, error) {
 	return signingInput + "." + b64.EncodeToString(sig), claims, nil
 }
 
-// verifyToken checks what CredHub checks: signature (RS256 with the
-// advertised key), issuer and expiry. Audience is not checked.
-func (s *Server) verifyToken(tok string) (tokenClaims, error) {
+// clockSkew is CredHub's CredHubJwtTimeValidator allowance: a token is
+// accepted until 60 s after its exp.
+const clockSkew = 60 * time.Second
+
+// verifyToken checks what CredHub checks, with the texts of Spring's
+// NimbusJwtDecoder and CredHub's time validator: signature (RS256 with the
+// advertised key), expiry (60 s skew) and issuer. Audience is not checked.
+func (s *Server) verifyToken(tok string, now time.Time) (tokenClaims, error) {
 	var claims tokenClaims
-	malformed := &tokenError{"invalid_token", msgMalformedToken}
+	malformed := &tokenError{"invalid_token", msgJWTMalformed}
 	parts := strings.Split(tok, ".")
 	if len(parts) != 3 {
 		return claims, malformed
@@ -192,13 +199,15 @@ func (s *Server) verifyToken(tok string) (tokenClaims, error) {
 	}
 	digest := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
 	if header.Alg != "RS256" || rsa.VerifyPKCS1v15(&s.signingKey.PublicKey, crypto.SHA256, digest[:], sig) != nil {
-		return claims, &tokenError{"invalid_token", msgInvalidTokenSignature}
+		return claims, &tokenError{"invalid_token", msgJWTBadSignature}
+	}
+	// CredHub's time validator runs before the issuer validator and throws
+	// its own access_token_expired (what the credhub CLI refreshes on).
+	if claims.EXP != 0 && now.Add(-clockSkew).After(time.Unix(claims.EXP, 0)) {
+		return claims, &tokenError{"access_token_expired", "Access token expired"}
 	}
 	if claims.ISS != s.issuer() {
-		return claims, &tokenError{"invalid_token", msgInvalidIssuer}
-	}
-	if claims.EXP != 0 && time.Now().Unix() >= claims.EXP {
-		return claims, &tokenError{"access_token_expired", "Access token expired"}
+		return claims, &tokenError{"invalid_token", msgJWTBadIssuer}
 	}
 	return claims, nil
 }

@@ -137,8 +137,8 @@ func runConformance(t *testing.T, h *harness) {
 			422, fmtErr(msgInvalidJSONKey, "mode"))
 		h.expect(put(map[string]any{"name": "/conf/x", "type": "user", "value": map[string]any{"password": "p", "extra": 1}}),
 			422, fmtErr(msgInvalidJSONKey, "extra"))
-		h.expect(put(map[string]any{"name": "/conf/x", "type": "nope", "value": "v"}), 400, errBody(msgInvalidTypeSet))
-		h.expect(put(map[string]any{"name": "/conf/x", "value": "v"}), 400, errBody(msgInvalidTypeSet))
+		h.expect(put(map[string]any{"name": "/conf/x", "type": "nope", "value": "v"}), 422, errBody(msgInvalidTypeSet))
+		h.expect(put(map[string]any{"name": "/conf/x", "value": "v"}), 422, errBody(msgInvalidTypeSet))
 		h.expect(put(map[string]any{"type": "value", "value": "v"}), 400, errBody(msgMissingName))
 		h.expect(put(map[string]any{"name": "/conf/x", "type": "value"}), 400, errBody(msgMissingValue))
 		h.expect(put(map[string]any{"name": "/conf/x", "type": "json", "value": map[string]any{}}), 400, errBody(msgMissingValue))
@@ -156,7 +156,7 @@ func runConformance(t *testing.T, h *harness) {
 		h.expect(put(`{"name": "/conf/x", "type": "value", "value": `), 400, errBody(msgBadRequest))
 		h.expect(put(`[1,2]`), 400, errBody(msgBadRequest))
 		h.expect(put(map[string]any{"name": "/conf/x", "type": "value", "value": "v"}, "Content-Type", "text/plain"), 400, errBody(msgInvalidContentType))
-		h.expect(put(map[string]any{"name": "/conf/big", "type": "value", "value": strings.Repeat("x", maxValueBytes+1)}), 413, errBody(msgExceedsMaximumSize))
+		h.expect(put(map[string]any{"name": "/conf/big", "type": "value", "value": strings.Repeat("x", maxBodyBytes+1)}), 413, errBody(msgExceedsMaximumSize))
 		r := h.do(h.client, "PATCH", "/api/v1/data", "{}")
 		if r.status != 404 || len(r.body) != 0 {
 			t.Fatalf("PATCH: %d %q, want 404 with an empty body", r.status, r.body)

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"crypto"
 	"crypto/x509"
 	"database/sql"
 	"encoding/json"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/credhub-perf/credhub-sim/internal/store"
 )
@@ -83,11 +85,11 @@ func readJSONBody(r *http.Request) ([]byte, error) {
 	if err != nil || !(mt == "application/json" || strings.HasSuffix(mt, "+json")) {
 		return nil, badRequest(msgInvalidContentType)
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 4*maxValueBytes+1))
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
 	if err != nil {
 		return nil, badRequest(msgBadRequest)
 	}
-	if len(body) > 4*maxValueBytes {
+	if len(body) > maxBodyBytes {
 		return nil, &apiError{http.StatusRequestEntityTooLarge, msgExceedsMaximumSize}
 	}
 	return body, nil
@@ -130,8 +132,8 @@ func metadataOf(raw json.RawMessage) (sql.NullString, error) {
 	if err := json.Compact(&buf, raw); err != nil {
 		return sql.NullString{}, badRequest(msgBadRequest)
 	}
-	if buf.Len() > 7000 {
-		return sql.NullString{}, &apiError{http.StatusRequestEntityTooLarge, msgExceedsMaximumSize}
+	if utf8.RuneCount(buf.Bytes()) > maxMetadataChars {
+		return sql.NullString{}, badRequest(msgMetadataTooLong)
 	}
 	return sql.NullString{String: buf.String(), Valid: true}, nil
 }
@@ -208,7 +210,8 @@ func (s *Server) parseSet(r *http.Request) (store.NewVersion, error) {
 	}
 	dbType, ok := setTypes[strings.ToLower(typeName)]
 	if !ok {
-		return nv, badRequest(msgInvalidTypeSet)
+		// Jackson cannot pick the request subtype: CredHub answers 422.
+		return nv, &apiError{http.StatusUnprocessableEntity, msgInvalidTypeSet}
 	}
 	nv.Type = dbType
 	name, err := unmarshalString(f["name"])
@@ -294,9 +297,6 @@ func (s *Server) parseSet(r *http.Request) (store.NewVersion, error) {
 			nv.Secret = []byte(priv)
 		}
 	}
-	if len(nv.Secret) > maxValueBytes {
-		return nv, &apiError{http.StatusRequestEntityTooLarge, msgExceedsMaximumSize}
-	}
 	return nv, nil
 }
 
@@ -342,6 +342,11 @@ func (s *Server) parseCertificateValue(r *http.Request, raw json.RawMessage, nv 
 	if vals["ca"] != "" && vals["ca_name"] != "" {
 		return badRequest(msgMixedCANameAndCA)
 	}
+	for _, k := range []string{"ca", "certificate"} {
+		if utf8.RuneCountInString(vals[k]) >= maxMetadataChars { // the same 7000 as CredHub's PEM columns
+			return badRequest(msgCertificateTooLong)
+		}
+	}
 	ca := vals["ca"]
 	if vals["ca_name"] != "" {
 		caName := lookupName(vals["ca_name"])
@@ -362,15 +367,37 @@ func (s *Server) parseCertificateValue(r *http.Request, raw json.RawMessage, nv 
 		}
 		nv.Cert.CA = sql.NullString{String: ca, Valid: true}
 	}
+	var leaf *x509.Certificate
 	if vals["certificate"] != "" {
 		c, ok := parseCert(vals["certificate"])
 		if !ok {
 			return badRequest(msgInvalidCertificate)
 		}
+		leaf = c
 		nv.Cert.Certificate = sql.NullString{String: vals["certificate"], Valid: true}
 		nv.Cert.ExpiryDate = sql.NullInt64{Int64: c.NotAfter.UnixMilli(), Valid: true}
 		nv.Cert.CertificateAuthority = c.IsCA
 		nv.Cert.SelfSigned = bytes.Equal(c.RawIssuer, c.RawSubject) && c.CheckSignatureFrom(c) == nil
+	}
+	// CredHub's set validation: the key parses, matches the certificate,
+	// and the certificate is signed by the CA it names.
+	if vals["private_key"] != "" {
+		key, err := parsePrivateKeyPEM(vals["private_key"])
+		if err != nil {
+			return badRequest(msgMalformedPrivateKey)
+		}
+		if leaf != nil && !publicKeyMatches(leaf.PublicKey, key) {
+			return badRequest(msgMismatchedCertAndKey)
+		}
+	}
+	if leaf != nil && ca != "" {
+		caCert, _ := parseCert(ca)
+		if leaf.CheckSignatureFrom(caCert) != nil {
+			if vals["ca_name"] != "" {
+				return badRequest(msgNotSignedByCAName)
+			}
+			return badRequest(msgNotSignedByCA)
+		}
 	}
 	nv.Cert.Generated = sql.NullBool{Bool: false, Valid: true}
 	if vals["private_key"] != "" {
@@ -431,17 +458,16 @@ func (s *Server) getByName(w http.ResponseWriter, r *http.Request, actor string,
 		s.fail(w, r, err)
 		return
 	}
-	fetch := limit
 	if hasVersions && limit == 0 {
-		fetch = 1 // existence check only
+		// CredHub finds no versions to return and answers as for a
+		// missing credential.
+		writeError(w, http.StatusNotFound, msgInvalidAccess)
+		return
 	}
-	vs, err := s.store.Versions(r.Context(), name, fetch)
+	vs, err := s.store.Versions(r.Context(), name, limit)
 	if err != nil {
 		s.fail(w, r, err)
 		return
-	}
-	if hasVersions && limit == 0 {
-		vs = nil
 	}
 	views := make([]json.RawMessage, 0, len(vs))
 	for _, v := range vs {
@@ -465,6 +491,7 @@ func first(v []string) string {
 type findResult struct {
 	VersionCreatedAt string `json:"version_created_at"`
 	Name             string `json:"name"`
+	ExpiryDate       string `json:"expiry_date,omitempty"` // only with expires-within-days
 }
 
 func (s *Server) find(w http.ResponseWriter, r *http.Request, actor string, query func() ([]store.Summary, error)) {
@@ -492,6 +519,7 @@ func (s *Server) find(w http.ResponseWriter, r *http.Request, actor string, quer
 		if !ok {
 			continue
 		}
+		res := findResult{VersionCreatedAt: formatTime(f.CreatedAt), Name: f.Name}
 		if within != nil {
 			vs, err := s.store.Versions(r.Context(), f.Name, 1)
 			if err != nil || vs[0].Type != store.TypeCert || !vs[0].Cert.ExpiryDate.Valid {
@@ -500,8 +528,9 @@ func (s *Server) find(w http.ResponseWriter, r *http.Request, actor string, quer
 			if time.UnixMilli(vs[0].Cert.ExpiryDate.Int64).After(time.Now().AddDate(0, 0, *within)) {
 				continue
 			}
+			res.ExpiryDate = formatTime(vs[0].Cert.ExpiryDate.Int64)
 		}
-		out = append(out, findResult{formatTime(f.CreatedAt), f.Name})
+		out = append(out, res)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"credentials": out})
 }
@@ -591,4 +620,25 @@ func (s *Server) handleInterpolate(w http.ResponseWriter, r *http.Request, actor
 		}
 	}
 	writeJSON(w, http.StatusOK, doc)
+}
+
+func parsePrivateKeyPEM(p string) (crypto.Signer, error) {
+	block, _ := pem.Decode([]byte(p))
+	if block == nil {
+		return nil, errors.New("no PEM block")
+	}
+	k, err := parsePrivateKey(block.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	signer, ok := k.(crypto.Signer)
+	if !ok {
+		return nil, errors.New("not a signing key")
+	}
+	return signer, nil
+}
+
+func publicKeyMatches(pub any, key crypto.Signer) bool {
+	eq, ok := pub.(interface{ Equal(crypto.PublicKey) bool })
+	return ok && eq.Equal(key.Public())
 }

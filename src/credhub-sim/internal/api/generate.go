@@ -110,10 +110,12 @@ func randomUsername() (string, error) {
 	return generatePassword(passwordParams{Length: 20, ExcludeNumber: true})
 }
 
-// randomSalt is a crypt(3) salt for user credentials.
+// randomSalt is a crypt(3) salt for user credentials: "$6$" and 8
+// characters, what CredHub's CryptSaltFactory (commons-codec Crypt) makes
+// and its VARCHAR(16) column holds.
 func randomSalt() (string, error) {
 	const itoa64 = "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	b := make([]byte, 16)
+	b := make([]byte, 8)
 	for i := range b {
 		n, err := randInt(len(itoa64))
 		if err != nil {

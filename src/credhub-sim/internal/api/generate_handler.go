@@ -15,6 +15,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -66,7 +67,9 @@ func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request, actor st
 			return
 		}
 		if regen {
-			s.regenerate(w, r, actor, f)
+			// The generate handler is @Synchronized in CredHub, whatever
+			// its body asks for.
+			s.regenerate(w, r, actor, f, true)
 			return
 		}
 	}
@@ -81,12 +84,28 @@ func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request, actor st
 		s.fail(w, r, err)
 		return
 	}
-	v, err := s.generate(r, req)
+	v, used, err := s.generate(r, req)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	s.writeView(w, r, v)
+	s.writeGenerateView(w, r, v, used)
+}
+
+// writeGenerateView is the view of a generate or regenerate: certificates
+// also carry duration_overridden, duration_used and key_length, as
+// CredHub's generate responses do (a get does not).
+func (s *Server) writeGenerateView(w http.ResponseWriter, r *http.Request, v store.Version, used *certParams) {
+	view, err := credentialView(v)
+	if err != nil {
+		s.internalError(w, r, err)
+		return
+	}
+	if used != nil && v.Type == store.TypeCert && len(view) > 1 {
+		extra := fmt.Sprintf(`,"duration_overridden":false,"duration_used":%d,"key_length":%d}`, used.Duration, used.KeyLength)
+		view = append(view[:len(view)-1:len(view)-1], extra...)
+	}
+	writeJSON(w, http.StatusOK, view)
 }
 
 func parseGenerate(f map[string]json.RawMessage) (generateRequest, error) {
@@ -167,7 +186,14 @@ func decodeParams(raw json.RawMessage, dst any, allowed ...string) error {
 var passwordParamKeys = []string{"length", "exclude_upper", "exclude_lower", "exclude_number", "include_special", "only_hex"}
 
 // generate decides, under the write lock, whether to write a new version.
-func (s *Server) generate(r *http.Request, req generateRequest) (store.Version, error) {
+// For certificates it also returns the parameters used.
+func (s *Server) generate(r *http.Request, req generateRequest) (store.Version, *certParams, error) {
+	var used *certParams
+	v, err := s.generateVersion(r, req, &used)
+	return v, used, err
+}
+
+func (s *Server) generateVersion(r *http.Request, req generateRequest, used **certParams) (store.Version, error) {
 	var existing *store.Version
 	vs, err := s.store.Versions(r.Context(), req.name, 1)
 	switch {
@@ -254,6 +280,7 @@ func (s *Server) generate(r *http.Request, req generateRequest) (store.Version, 
 		if err != nil {
 			return store.Version{}, err
 		}
+		*used = &p
 		same = existing != nil && p.matches(existing)
 		if existing == nil || req.mode == modeOverwrite || (req.mode == modeConverge && !same) {
 			if err := s.generateCertificate(r, p, &nv); err != nil {
@@ -279,17 +306,22 @@ func (s *Server) handleRegenerate(w http.ResponseWriter, r *http.Request, actor 
 		writeError(w, http.StatusBadRequest, msgBadRequest)
 		return
 	}
-	if k := firstUnknown(keys, "name"); k != "" {
+	if k := firstUnknown(keys, "name", "metadata"); k != "" {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf(msgInvalidJSONKey, k))
 		return
 	}
-	s.regenerate(w, r, actor, f)
+	// CredHub's regenerate controller is not @Synchronized (only set and
+	// generate are), so this one does not take the write lock.
+	s.regenerate(w, r, actor, f, false)
 }
 
-// regenerate is {"name", "regenerate": true}: a new version with the stored
-// generation parameters.
-func (s *Server) regenerate(w http.ResponseWriter, r *http.Request, actor string, f map[string]json.RawMessage) {
-	for _, k := range []string{"type", "parameters", "overwrite", "mode", "value"} {
+// regenerate is {"name", "regenerate": true} or POST /api/v1/regenerate: a
+// new version with the stored generation parameters and the request's
+// metadata (none when it has none, as in CredHub).
+func (s *Server) regenerate(w http.ResponseWriter, r *http.Request, actor string, f map[string]json.RawMessage, synchronised bool) {
+	// "type" is accepted (the credhub CLI's regenerate may send it) and,
+	// like CredHub, not used: the stored type decides.
+	for _, k := range []string{"parameters", "overwrite", "mode", "value"} {
 		if !isNull(f[k]) {
 			writeError(w, http.StatusBadRequest, fmt.Sprintf(msgInvalidJSONKey, k))
 			return
@@ -304,48 +336,63 @@ func (s *Server) regenerate(w http.ResponseWriter, r *http.Request, actor string
 		s.fail(w, r, err)
 		return
 	}
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	if err := s.requirePermission(r, actor, name, opWrite); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	vs, err := s.store.Versions(r.Context(), name, 1)
+	metadata, err := metadataOf(f["metadata"])
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
+	if synchronised {
+		s.writeMu.Lock()
+		defer s.writeMu.Unlock()
+	}
+	if err := s.requirePermission(r, actor, name, opWrite); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v, used, err := s.regenerateName(r, name, metadata)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.writeGenerateView(w, r, v, used)
+}
+
+// regenerateName writes a new version of name from its stored generation
+// parameters.
+func (s *Server) regenerateName(r *http.Request, name string, metadata sql.NullString) (store.Version, *certParams, error) {
+	vs, err := s.store.Versions(r.Context(), name, 1)
+	if err != nil {
+		return store.Version{}, nil, err
+	}
 	old := vs[0]
-	req := generateRequest{name: old.Name, dbType: old.Type, mode: modeOverwrite, metadata: old.Metadata}
+	req := generateRequest{name: old.Name, dbType: old.Type, mode: modeOverwrite, metadata: metadata}
 	switch old.Type {
 	case store.TypePassword, store.TypeUser:
 		if old.Params == nil {
-			writeError(w, http.StatusBadRequest, msgCannotRegenPassword)
-			return
+			msg := msgCannotRegenPassword
+			if old.Type == store.TypeUser {
+				msg = msgCannotRegenUser
+			}
+			return store.Version{}, nil, badRequest(msg)
 		}
 		req.params = old.Params
 		if old.Type == store.TypeUser && old.Username.Valid {
 			req.value, _ = json.Marshal(map[string]string{"username": old.Username.String})
 		}
-	case store.TypeRSA, store.TypeSSH:
+	case store.TypeRSA:
+		req.params, _ = json.Marshal(keyParams{KeyLength: storedKeyLength(old.Secret)})
+	case store.TypeSSH:
 		req.params, _ = json.Marshal(keyParams{KeyLength: storedKeyLength(old.Secret), SSHComment: sshComment(old.PublicKey.String)})
 	case store.TypeCert:
 		c, ok := parseCert(old.Cert.Certificate.String)
 		if !ok {
-			writeError(w, http.StatusBadRequest, "The credential could not be regenerated because the certificate was statically set and is not self-signed or is invalid.")
-			return
+			return store.Version{}, nil, badRequest(msgCannotRegenCertificate)
 		}
 		req.params, _ = json.Marshal(certParamsFrom(c, old.Cert.CAName.String))
 	default:
-		writeError(w, http.StatusBadRequest, msgCannotGenerateType)
-		return
+		return store.Version{}, nil, badRequest(msgCannotGenerateType)
 	}
-	v, err := s.generate(r, req)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	s.writeView(w, r, v)
+	return s.generate(r, req)
 }
 
 func storedKeyLength(privPEM []byte) int {
@@ -396,6 +443,9 @@ var keyUsages = map[string]x509.KeyUsage{
 	"crl_sign": x509.KeyUsageCRLSign, "encipher_only": x509.KeyUsageEncipherOnly, "decipher_only": x509.KeyUsageDecipherOnly,
 }
 
+var keyUsageOrder = []string{"digital_signature", "non_repudiation", "key_encipherment", "data_encipherment",
+	"key_agreement", "key_cert_sign", "crl_sign", "encipher_only", "decipher_only"}
+
 var extKeyUsages = map[string]x509.ExtKeyUsage{
 	"client_auth": x509.ExtKeyUsageClientAuth, "server_auth": x509.ExtKeyUsageServerAuth,
 	"code_signing": x509.ExtKeyUsageCodeSigning, "email_protection": x509.ExtKeyUsageEmailProtection,
@@ -416,6 +466,11 @@ func parseCertParams(raw json.RawMessage) (certParams, error) {
 	}
 	if p.CA != "" && p.SelfSign {
 		return p, badRequest(msgCAAndSelfSign)
+	}
+	for _, n := range p.AlternativeNames {
+		if !validAlternativeName(n) {
+			return p, badRequest(msgInvalidAlternateName)
+		}
 	}
 	if p.CA == "" && !p.SelfSign && !p.IsCA {
 		return p, badRequest(msgMissingSigningCA)
@@ -468,6 +523,18 @@ func certParamsFrom(c *x509.Certificate, caName string) certParams {
 	}
 	if k, ok := c.PublicKey.(*rsa.PublicKey); ok {
 		p.KeyLength = k.N.BitLen()
+	}
+	for _, name := range keyUsageOrder {
+		if c.KeyUsage&keyUsages[name] != 0 {
+			p.KeyUsage = append(p.KeyUsage, name)
+		}
+	}
+	for _, u := range c.ExtKeyUsage {
+		for name, v := range extKeyUsages {
+			if v == u {
+				p.ExtendedKeyUsage = append(p.ExtendedKeyUsage, name)
+			}
+		}
 	}
 	p.Duration = int(c.NotAfter.Sub(c.NotBefore).Hours()/24 + 0.5)
 	return p
@@ -591,4 +658,29 @@ func parsePrivateKey(der []byte) (any, error) {
 		return k, nil
 	}
 	return x509.ParseECPrivateKey(der)
+}
+
+var (
+	dnsLabel    = regexp.MustCompile(`^[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?$`)
+	dnsWildcard = regexp.MustCompile(`^\*?(\.[a-zA-Z0-9-]+)*$`)
+)
+
+// validAlternativeName is CredHub's rule: an IP address, a domain name as
+// Guava's InternetDomainName accepts it, or a "*.domain" wildcard.
+func validAlternativeName(n string) bool {
+	if net.ParseIP(n) != nil || (n != "" && dnsWildcard.MatchString(n) && strings.HasPrefix(n, "*")) {
+		return true
+	}
+	name := strings.TrimSuffix(n, ".")
+	if name == "" || len(name) > 253 {
+		return false
+	}
+	labels := strings.Split(name, ".")
+	for _, l := range labels {
+		if !dnsLabel.MatchString(l) {
+			return false
+		}
+	}
+	last := labels[len(labels)-1]
+	return last[0] < '0' || last[0] > '9' // a public suffix never starts with a digit
 }

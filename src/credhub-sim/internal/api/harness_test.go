@@ -143,7 +143,8 @@ func newHarness(t *testing.T, dsn string, tweak func(*Config)) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &http.Server{Handler: srv.Handler(), TLSConfig: srv.TLSConfig(cert), ErrorLog: log.New(io.Discard, "", 0)}
+	hs := srv.HTTPServer(cert)
+	hs.ErrorLog = log.New(io.Discard, "", 0)
 	go hs.ServeTLS(ln, "", "") //nolint:errcheck // ends with Close
 	h := &harness{t: t, url: "https://" + ln.Addr().String(), srv: srv, store: st, certDir: dir, logs: &logs}
 	srv.SetURL(h.url)

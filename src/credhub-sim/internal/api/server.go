@@ -64,13 +64,36 @@ const (
 	msgCAAndSelfSign          = "The parameters 'ca' and 'self-sign' cannot be used in combination. Please update and retry your request."
 	msgInvalidMTLSIdentity    = "The provided authentication mechanism does not provide a valid identity. Please contact your system administrator."
 	msgMTLSNotClientAuth      = "The provided certificate is not authorized to be used for client authentication."
-	msgMalformedToken         = "The request token is malformed. Please validate that your request token was issued by the UAA server authorized by CredHub."
-	msgInvalidTokenSignature  = "The request token signature could not be verified. Please validate that your request token was issued by the UAA server authorized by CredHub."
-	msgInvalidIssuer          = "The request token identity zone does not match the UAA server authorized by CredHub. Please validate that your request token was issued by the UAA server authorized by CredHub and retry your request."
+	msgCannotRegenCertificate = "The credential could not be regenerated because the certificate was statically set and is not self-signed or is invalid."
+	msgCannotRegenUser        = "The user could not be regenerated because the value was statically set. Only generated users may be regenerated."
+	msgMismatchedCertAndKey   = "The provided certificate does not match the private key."
+	msgMalformedPrivateKey    = "Private key is malformed."
+	msgNotSignedByCA          = "The provided certificate was not signed by the CA specified in the 'ca' property."
+	msgNotSignedByCAName      = "The provided certificate was not signed by the CA specified in the 'ca_name' property."
+	msgInvalidAlternateName   = "A provided alternative name is not a valid hostname or IP address. Please update this value and retry your request."
+	msgMetadataTooLong        = "metadata cannot exceed 7000 characters"
+	msgCertificateTooLong     = "The provided certificate value is too long. Certificate lengths must be less than 7000 characters."
 )
 
-// maxValueBytes is CredHub's credential size limit (64 KiB).
-const maxValueBytes = 64 * 1024
+// Spring Security's resource-server texts (CredHub 2.15 validates bearer
+// tokens with NimbusJwtDecoder and answers with its OAuth2Error).
+const (
+	msgJWTDecode          = "An error occurred while attempting to decode the Jwt: "
+	msgJWTMalformed       = msgJWTDecode + "Malformed token"
+	msgJWTBadSignature    = msgJWTDecode + "Signed JWT rejected: Invalid signature"
+	msgJWTBadIssuer       = msgJWTDecode + "The iss claim is not valid"
+	msgFullAuthentication = "Full authentication is required to access this resource"
+	insufficientScopeAuth = `Bearer error="insufficient_scope", error_description="The request requires higher privileges than provided by the access token.", error_uri="https://tools.ietf.org/html/rfc6750#section-3.1"`
+)
+
+// CredHub has no size limit of its own on a value: the database column sets
+// it (MySQL's BLOB holds 64 KiB, PostgreSQL's bytea far more), and a value
+// the column refuses comes back as 413. The sim caps request bodies at
+// maxBodyBytes only to bound its memory; CredHub's Tomcat has no such cap.
+const (
+	maxBodyBytes     = 16 << 20
+	maxMetadataChars = 7000
+)
 
 // UAAClient is one client the token endpoint accepts.
 type UAAClient struct {
@@ -109,8 +132,14 @@ type Config struct {
 	ErrorStatus  int
 	AddedLatency time.Duration
 
-	UAAClients  []UAAClient
-	TokenTTL    time.Duration
+	// UAAClients enables OAuth2: the token endpoint and bearer tokens.
+	// Without any, the server is CredHub without OAuth2 (mutual TLS only:
+	// a request without a client certificate gets a bare 403).
+	UAAClients []UAAClient
+	TokenTTL   time.Duration
+	// HTTP2 offers h2 by ALPN; CredHub 2.15 (Tomcat as configured by
+	// credhub-release) serves HTTP/1.1 only, so it is off by default.
+	HTTP2       bool
 	ACLs        bool
 	Permissions []Permission
 
@@ -196,13 +225,32 @@ func (s *Server) baseURL() string {
 
 func (s *Server) issuer() string { return s.baseURL() + "/oauth/token" }
 
+// oauth tells whether OAuth2 is on (some -uaa-client configured).
+func (s *Server) oauth() bool { return len(s.cfg.UAAClients) > 0 }
+
+// HTTPServer is an http.Server for this Server on cert: the handler, the
+// TLS configuration, and HTTP/2 only when Config.HTTP2 asks for it.
+func (s *Server) HTTPServer(cert tls.Certificate) *http.Server {
+	hs := &http.Server{Handler: s.Handler(), TLSConfig: s.TLSConfig(cert)}
+	if !s.cfg.HTTP2 {
+		// A non-nil empty map keeps net/http from adding h2.
+		hs.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
+	}
+	return hs
+}
+
 // TLSConfig is CredHub's "client auth: want": a presented client certificate
 // must chain to a trusted CA and be within its dates (else the handshake
 // fails), but its usage and identity are judged per request so that the
 // client gets CredHub's 401 bodies.
 func (s *Server) TLSConfig(cert tls.Certificate) *tls.Config {
+	protos := []string{"http/1.1"}
+	if s.cfg.HTTP2 {
+		protos = []string{"h2", "http/1.1"}
+	}
 	return &tls.Config{
 		MinVersion:   tls.VersionTLS12,
+		NextProtos:   protos,
 		Certificates: []tls.Certificate{cert},
 		ClientAuth:   tls.RequestClientCert,
 		// Advertised in the CertificateRequest so that a client holding
@@ -302,8 +350,26 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		})
 	case path == "/api/v1/regenerate":
 		s.only(w, r, http.MethodPost, func(w http.ResponseWriter, r *http.Request) {
-			s.served(w, r, true, func(w http.ResponseWriter, r *http.Request) { s.handleRegenerate(w, r, actor) })
+			s.served(w, r, false, func(w http.ResponseWriter, r *http.Request) { s.handleRegenerate(w, r, actor) })
 		})
+	case path == "/api/v1/certificates":
+		s.only(w, r, http.MethodGet, func(w http.ResponseWriter, r *http.Request) {
+			s.served(w, r, false, func(w http.ResponseWriter, r *http.Request) { s.handleCertificates(w, r, actor) })
+		})
+	case strings.HasPrefix(path, "/api/v1/certificates/"):
+		id, sub, _ := strings.Cut(path[len("/api/v1/certificates/"):], "/")
+		switch sub {
+		case "versions":
+			s.only(w, r, http.MethodGet, func(w http.ResponseWriter, r *http.Request) {
+				s.served(w, r, false, func(w http.ResponseWriter, r *http.Request) { s.handleCertificateVersions(w, r, id, actor) })
+			})
+		case "regenerate":
+			s.only(w, r, http.MethodPost, func(w http.ResponseWriter, r *http.Request) {
+				s.served(w, r, false, func(w http.ResponseWriter, r *http.Request) { s.handleCertificateRegenerate(w, r, id, actor) })
+			})
+		default:
+			w.WriteHeader(http.StatusNotFound)
+		}
 	case path == "/api/v1/interpolate":
 		s.only(w, r, http.MethodPost, func(w http.ResponseWriter, r *http.Request) {
 			s.served(w, r, false, func(w http.ResponseWriter, r *http.Request) { s.handleInterpolate(w, r, actor) })

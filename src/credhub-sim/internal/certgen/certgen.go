@@ -41,6 +41,10 @@ type Options struct {
 	// then answers 401), for negative tests.
 	NoClientAuth bool
 	ServerHosts  []string // default 127.0.0.1, ::1, localhost
+	// Force replaces existing files; without it Write refuses to touch a
+	// directory that already holds any file it would write (replacing a CA
+	// key silently breaks every client it signed).
+	Force bool
 }
 
 // Result says what was written.
@@ -54,6 +58,9 @@ func Write(o Options) (Result, error) {
 	var res Result
 	if o.Dir == "" {
 		return res, errors.New("an output directory is required (--out DIR)")
+	}
+	if o.Validity < 0 {
+		return res, fmt.Errorf("certificate validity %v is negative; pass a positive --validity such as 8760h", o.Validity)
 	}
 	if o.Validity == 0 {
 		o.Validity = 365 * 24 * time.Hour
@@ -69,6 +76,22 @@ func Write(o Options) (Result, error) {
 	}
 	if len(o.ServerHosts) == 0 {
 		o.ServerHosts = []string{"127.0.0.1", "::1", "localhost"}
+	}
+	if !o.Force {
+		bases := []string{o.ClientName}
+		if !o.ClientOnly {
+			bases = append([]string{"ca", "server"}, bases...)
+		}
+		for _, b := range bases {
+			for _, ext := range []string{".key", ".crt"} {
+				p := filepath.Join(o.Dir, b+ext)
+				if _, err := os.Lstat(p); err == nil {
+					return res, fmt.Errorf("%s already exists; credhub-sim certs does not overwrite keys and certificates (clients signed by an old CA would stop working): pass --force to replace them, or choose another --out", p)
+				} else if !errors.Is(err, os.ErrNotExist) {
+					return res, fmt.Errorf("checking %s: %w", p, err)
+				}
+			}
+		}
 	}
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return res, fmt.Errorf("creating %s: %w", o.Dir, err)

@@ -476,7 +476,7 @@ func (s *Store) find(ctx context.Context, pattern string) ([]Summary, error) {
 // classify maps driver constraint violations to ErrIntegrity.
 func (s *Store) classify(err error) error {
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "23") {
+	if errors.As(err, &pgErr) && (strings.HasPrefix(pgErr.Code, "23") || strings.HasPrefix(pgErr.Code, "22")) { // Spring maps both classes to DataIntegrityViolationException
 		return fmt.Errorf("%w: %v", ErrIntegrity, err)
 	}
 	var myErr *mysql.MySQLError

@@ -40,11 +40,19 @@ var historyDDL = map[Dialect]string{
   success BOOLEAN NOT NULL)`,
 }
 
-// Column types per dialect, substituted into the portable DDL below.
+// Column types per dialect, substituted into the portable DDL below. They
+// are the types CredHub's Flyway migrations leave: bytea on PostgreSQL and
+// BLOB on MySQL/MariaDB (so a value over 64 KiB fits on PostgreSQL and is
+// refused by MySQL, as with CredHub), PEM columns VARCHAR(7000) (TEXT(7000)
+// on MySQL, which it stores as TEXT: three VARCHAR(7000) exceed its row
+// size). The one
+// deliberate difference: UUIDs are VARCHAR(36) on MySQL where CredHub uses
+// BINARY(16). PERMUNIQUE is the UNIQUE (path, actor) CredHub has on
+// MySQL/MariaDB only.
 var typeNames = map[Dialect]map[string]string{
-	Postgres: {"UUID": "UUID", "BLOB": "BYTEA", "TEXT": "TEXT", "BOOL": "BOOLEAN", "FALSE": "FALSE", "NAMELC": "VARCHAR(1024) GENERATED ALWAYS AS (lower(name)) STORED", "ENGINE": "", "IDXLEN": ""},
-	MySQL:    {"UUID": "VARCHAR(36)", "BLOB": "LONGBLOB", "TEXT": "MEDIUMTEXT", "BOOL": "TINYINT(1)", "FALSE": "0", "NAMELC": "VARCHAR(1024) AS (LOWER(name)) STORED", "ENGINE": " ENGINE=InnoDB", "IDXLEN": "(255)"},
-	SQLite:   {"UUID": "VARCHAR(36)", "BLOB": "BLOB", "TEXT": "TEXT", "BOOL": "BOOLEAN", "FALSE": "0", "NAMELC": "VARCHAR(1024) GENERATED ALWAYS AS (lower(name)) STORED", "ENGINE": "", "IDXLEN": ""},
+	Postgres: {"UUID": "UUID", "BLOB": "BYTEA", "PEM": "VARCHAR(7000)", "BOOL": "BOOLEAN", "FALSE": "FALSE", "NAMELC": "VARCHAR(1024) GENERATED ALWAYS AS (lower(name)) STORED", "ENGINE": "", "IDXLEN": "", "PERMUNIQUE": ""},
+	MySQL:    {"UUID": "VARCHAR(36)", "BLOB": "BLOB", "PEM": "TEXT(7000)", "BOOL": "TINYINT(1)", "FALSE": "0", "NAMELC": "VARCHAR(1024) AS (LOWER(name)) STORED", "ENGINE": " ENGINE=InnoDB", "IDXLEN": "(255)", "PERMUNIQUE": ",\n  CONSTRAINT permission_path_actor_unique UNIQUE (path, actor)"},
+	SQLite:   {"UUID": "VARCHAR(36)", "BLOB": "BLOB", "PEM": "VARCHAR(7000)", "BOOL": "BOOLEAN", "FALSE": "0", "NAMELC": "VARCHAR(1024) GENERATED ALWAYS AS (lower(name)) STORED", "ENGINE": "", "IDXLEN": "", "PERMUNIQUE": ""},
 }
 
 func ddl(stmts ...string) map[Dialect][]string {
@@ -78,7 +86,7 @@ var migrations = []migration{
 			`CREATE TABLE credential (
   uuid {UUID} NOT NULL PRIMARY KEY,
   name VARCHAR(1024) NOT NULL,
-  checksum VARCHAR(64) NOT NULL UNIQUE,
+  checksum VARCHAR(100) NOT NULL UNIQUE,
   name_lowercase {NAMELC})`+"{ENGINE}",
 			`CREATE INDEX credential_name_lowercase ON credential (name_lowercase{IDXLEN})`,
 			`CREATE TABLE encrypted_value (
@@ -112,29 +120,29 @@ var migrations = []migration{
 			`CREATE TABLE user_credential (
   uuid {UUID} NOT NULL PRIMARY KEY,
   username VARCHAR(7000),
-  salt VARCHAR(20) NOT NULL,
+  salt VARCHAR(16) NOT NULL,
   password_parameters_uuid {UUID},
   CONSTRAINT user_credential_uuid_fkey FOREIGN KEY (uuid) REFERENCES credential_version (uuid) ON DELETE CASCADE,
   CONSTRAINT user_credential_parameters_fkey FOREIGN KEY (password_parameters_uuid) REFERENCES encrypted_value (uuid))`+"{ENGINE}",
 			`CREATE TABLE certificate_credential (
   uuid {UUID} NOT NULL PRIMARY KEY,
-  ca {TEXT},
-  certificate {TEXT},
+  ca {PEM},
+  certificate {PEM},
   ca_name VARCHAR(1024),
   transitional {BOOL} NOT NULL DEFAULT {FALSE},
   expiry_date BIGINT,
-  certificate_authority {BOOL} NOT NULL DEFAULT {FALSE},
-  self_signed {BOOL} NOT NULL DEFAULT {FALSE},
+  certificate_authority {BOOL} DEFAULT {FALSE},
+  self_signed {BOOL} DEFAULT {FALSE},
   certificate_generated {BOOL},
-  trusted_ca {TEXT},
+  trusted_ca {PEM},
   CONSTRAINT certificate_credential_uuid_fkey FOREIGN KEY (uuid) REFERENCES credential_version (uuid) ON DELETE CASCADE)`+"{ENGINE}",
 			`CREATE TABLE ssh_credential (
   uuid {UUID} NOT NULL PRIMARY KEY,
-  public_key {TEXT},
+  public_key {PEM},
   CONSTRAINT ssh_credential_uuid_fkey FOREIGN KEY (uuid) REFERENCES credential_version (uuid) ON DELETE CASCADE)`+"{ENGINE}",
 			`CREATE TABLE rsa_credential (
   uuid {UUID} NOT NULL PRIMARY KEY,
-  public_key {TEXT},
+  public_key {PEM},
   CONSTRAINT rsa_credential_uuid_fkey FOREIGN KEY (uuid) REFERENCES credential_version (uuid) ON DELETE CASCADE)`+"{ENGINE}",
 		),
 	},
@@ -150,8 +158,7 @@ var migrations = []migration{
   write_permission {BOOL} NOT NULL DEFAULT {FALSE},
   delete_permission {BOOL} NOT NULL DEFAULT {FALSE},
   read_acl_permission {BOOL} NOT NULL DEFAULT {FALSE},
-  write_acl_permission {BOOL} NOT NULL DEFAULT {FALSE},
-  CONSTRAINT permission_path_actor_unique UNIQUE (path, actor))` + "{ENGINE}",
+  write_acl_permission {BOOL} NOT NULL DEFAULT {FALSE}{PERMUNIQUE})` + "{ENGINE}",
 		),
 	},
 }

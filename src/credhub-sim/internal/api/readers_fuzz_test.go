@@ -1,0 +1,42 @@
+package api
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+// FuzzRequestReaders feeds hostile bytes to the readers issue 14 added or
+// changed (JSON objects, metadata, certificate parameters, alternative
+// names, set values, bearer tokens): an error is fine, a panic is not. The
+// seeds run in every go test; go test -fuzz FuzzRequestReaders explores.
+func FuzzRequestReaders(f *testing.F) {
+	for _, seed := range []string{
+		`{}`, `{"a":1}`, `[1]`, `{"a":`, `null`, `"x"`, `{"k":"` + string(make([]byte, 7000)) + `"}`,
+		`{"common_name":"x","self_sign":true,"alternative_names":["a b!","*.","*","..","-a","1.2.3.4","::1",""]}`,
+		`{"common_name":"x","is_ca":true,"key_usage":["bogus"],"duration":-1,"key_length":1}`,
+		`{"certificate":"-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n","private_key":"-----BEGIN PRIVATE KEY-----\nAA\n-----END PRIVATE KEY-----\n"}`,
+		`{"ca":"x","ca_name":"y"}`, "\xff\xfe", `{"alternative_names":[1,2]}`,
+		"a.b.c", "e30.e30.", "..", "eyJhbGciOiJub25lIn0.eyJleHAiOjF9.",
+	} {
+		f.Add([]byte(seed))
+	}
+	h := &Server{}
+	if err := h.initSigningKey(); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		decodeObject(data)    //nolint:errcheck // only panics matter
+		metadataOf(data)      //nolint:errcheck
+		parseCertParams(data) //nolint:errcheck
+		validAlternativeName(string(data))
+		parsePrivateKeyPEM(string(data))        //nolint:errcheck
+		h.verifyToken(string(data), time.Now()) //nolint:errcheck
+		var names []string
+		if json.Unmarshal(data, &names) == nil {
+			for _, n := range names {
+				validAlternativeName(n)
+			}
+		}
+	})
+}
