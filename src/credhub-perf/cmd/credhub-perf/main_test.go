@@ -702,7 +702,7 @@ saturation: {max_host_cpu: 1}
 func TestUAATokenRenewedDuringRamp(t *testing.T) {
 	binaries(t)
 	const secret = "uaa-secret-never-logged"
-	s := startSim(t, "", "-uaa-client", "perf-client:"+secret, "-token-ttl", "4s")
+	s := startSim(t, "", "-uaa-client", "perf-client:"+secret, "-token-ttl", "4s", "-token-clock-skew", "0")
 	cfg := uaaConfig(t, s.URL, secret)
 	r := perf(t, "run", "--config", cfg, "--scenario", "interpolate")
 	if r.code != 0 {

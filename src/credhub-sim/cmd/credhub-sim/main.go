@@ -113,7 +113,7 @@ type serveOptions struct {
 	serviceTime, writeServiceTime                 time.Duration
 	warmupTime                                    time.Duration
 	warmupFactor                                  float64
-	addedLatency, tokenTTL                        time.Duration
+	addedLatency, tokenTTL, tokenClockSkew        time.Duration
 	serviceDist                                   string
 	errorRate                                     float64
 	errorStatus                                   int
@@ -150,6 +150,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.addedLatency, "added-latency", 0, "fault injection: extra delay per API request, outside the capacity model")
 	fs.Var(&o.uaaClients, "uaa-client", "enable the token endpoint for client ID:SECRET[:SCOPE,SCOPE...] (repeatable; default scopes credhub.read,credhub.write)")
 	fs.DurationVar(&o.tokenTTL, "token-ttl", 12*time.Hour, "lifetime of issued access tokens")
+	fs.DurationVar(&o.tokenClockSkew, "token-clock-skew", api.DefaultClockSkew, "how long past its expiry a token is still accepted, as CredHub's 60 s; 0 = none (tests of token renewal)")
 	fs.BoolVar(&o.http2, "http2", false, "also offer HTTP/2 by ALPN (CredHub 2.15 serves HTTP/1.1 only)")
 	fs.BoolVar(&o.acls, "acls", false, "enforce permissions (CredHub's security.authorization.acls.enabled); off like CredHub's perf setup")
 	fs.Var(&o.permissions, "permission", "with -acls: seed a permission \"PATH ACTOR[,ACTOR] OP[,OP]\" (repeatable), e.g. \"/* mtls-app:<uuid> read,write,delete\"")
@@ -201,7 +202,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		Workers: o.workers, Cores: o.cores, ServiceTime: o.serviceTime, WriteServiceTime: o.writeServiceTime, ServiceDist: o.serviceDist,
 		WarmupTime: o.warmupTime, WarmupFactor: o.warmupFactor,
 		ErrorRate: o.errorRate, ErrorStatus: o.errorStatus, AddedLatency: o.addedLatency,
-		UAAClients: clients, TokenTTL: o.tokenTTL, ACLs: o.acls, Permissions: perms, HTTP2: o.http2,
+		UAAClients: clients, TokenTTL: o.tokenTTL, TokenClockSkew: skewFlag(o.tokenClockSkew), ACLs: o.acls, Permissions: perms, HTTP2: o.http2,
 		Logger: logger,
 	})
 	if err != nil {
@@ -346,4 +347,13 @@ func writeAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// skewFlag maps the flag's 0 (no skew) to the Config's negative value (its
+// zero value means CredHub's default).
+func skewFlag(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
 }

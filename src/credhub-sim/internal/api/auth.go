@@ -162,9 +162,9 @@ func (s *Server) issueToken(client UAAClient) (string, tokenClaims, error) {
 	return signingInput + "." + b64.EncodeToString(sig), claims, nil
 }
 
-// clockSkew is CredHub's CredHubJwtTimeValidator allowance: a token is
-// accepted until 60 s after its exp.
-const clockSkew = 60 * time.Second
+// DefaultClockSkew is CredHub's CredHubJwtTimeValidator allowance: a
+// token is accepted until 60 s after its exp.
+const DefaultClockSkew = 60 * time.Second
 
 // verifyToken checks what CredHub checks, with the texts of Spring's
 // NimbusJwtDecoder and CredHub's time validator: signature (RS256 with the
@@ -203,7 +203,7 @@ func (s *Server) verifyToken(tok string, now time.Time) (tokenClaims, error) {
 	}
 	// CredHub's time validator runs before the issuer validator and throws
 	// its own access_token_expired (what the credhub CLI refreshes on).
-	if claims.EXP != 0 && now.Add(-clockSkew).After(time.Unix(claims.EXP, 0)) {
+	if claims.EXP != 0 && now.Add(-s.cfg.TokenClockSkew).After(time.Unix(claims.EXP, 0)) {
 		return claims, &tokenError{"access_token_expired", "Access token expired"}
 	}
 	if claims.ISS != s.issuer() {

@@ -184,10 +184,10 @@ func TestExpiredToken(t *testing.T) {
 	access := tok["access_token"].(string)
 	// On a clock the test sets: accepted within CredHub's 60 s skew after
 	// exp, access_token_expired after it.
-	if _, err := h.srv.verifyToken(access, time.Now().Add(time.Second+clockSkew-2*time.Second)); err != nil {
+	if _, err := h.srv.verifyToken(access, time.Now().Add(time.Second+DefaultClockSkew-2*time.Second)); err != nil {
 		t.Fatalf("within the clock skew: %v", err)
 	}
-	_, err := h.srv.verifyToken(access, time.Now().Add(time.Second+clockSkew+2*time.Second))
+	_, err := h.srv.verifyToken(access, time.Now().Add(time.Second+DefaultClockSkew+2*time.Second))
 	if te, ok := err.(*tokenError); !ok || te.code != "access_token_expired" || te.description != "Access token expired" {
 		t.Fatalf("past the clock skew: %v", err)
 	}

@@ -355,7 +355,6 @@ func TestFidelityHTTP11ByDefault(t *testing.T) {
 	}
 }
 
-
 // The schema's column types are those CredHub's Flyway migrations leave.
 func TestFidelitySchemaSQLite(t *testing.T)   { schemaTypes(t, "sqlite") }
 func TestFidelitySchemaPostgres(t *testing.T) { schemaTypes(t, "postgres") }

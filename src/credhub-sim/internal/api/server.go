@@ -137,6 +137,9 @@ type Config struct {
 	// a request without a client certificate gets a bare 403).
 	UAAClients []UAAClient
 	TokenTTL   time.Duration
+	// TokenClockSkew: how long past its exp a token is still accepted
+	// (CredHub: 60 s, DefaultClockSkew; negative = none).
+	TokenClockSkew time.Duration
 	// HTTP2 offers h2 by ALPN; CredHub 2.15 (Tomcat as configured by
 	// credhub-release) serves HTTP/1.1 only, so it is off by default.
 	HTTP2       bool
@@ -183,6 +186,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.ErrorStatus < 100 || cfg.ErrorStatus > 599 {
 		return nil, fmt.Errorf("error status %d is not an HTTP status", cfg.ErrorStatus)
+	}
+	switch {
+	case cfg.TokenClockSkew == 0:
+		cfg.TokenClockSkew = DefaultClockSkew
+	case cfg.TokenClockSkew < 0:
+		cfg.TokenClockSkew = 0
 	}
 	if cfg.TokenTTL == 0 {
 		cfg.TokenTTL = 12 * time.Hour
