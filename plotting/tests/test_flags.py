@@ -1,0 +1,88 @@
+"""Steps flagged by credhub-perf (not steady, tester-bound) never count as capacity; older runs still read."""
+from __future__ import annotations
+
+import json
+import os
+
+from conftest import closed_step, write_meta, write_ours
+from headroom_plot import report
+from headroom_plot.runs import Options, apply_step_flags, load_run, warmup_warning
+
+OPTS = Options(slo_percentile=95, slo_s=0.100)
+
+
+def _run_dir(tmp, summary_steps=None, warmup=None):
+    d = tmp / "run"
+    d.mkdir()
+    rows, t = [], 0.0
+    # concurrency 1, 2, 4, 8 at 10 ms: throughput 100, 200, 400, 800 req/s, all within the SLO
+    for c in (1, 2, 4, 8):
+        rows += closed_step(t, c, 0.010, 200 * c)
+        t += 2.5
+    write_ours(d / "results.csv", rows)
+    meta = {} if warmup is None else {"warmup": warmup}
+    write_meta(d, **meta)
+    if summary_steps is not None:
+        with open(d / "summary.json", "w") as f:
+            json.dump({"steps": summary_steps}, f)
+    return str(d)
+
+
+def _summary(flags):
+    return [{"requests": 200 * c, **f} for c, f in zip((1, 2, 4, 8), flags)]
+
+
+def test_flagged_steps_leave_capacity(tmp):
+    ok = {"steady": True, "tester_bound": False}
+    flags = [ok, ok,
+             {"steady": False, "tester_bound": False,
+              "stationarity": {"p50_drift": True, "p50_change": -0.25, "throughput_drift": False}},
+             {"steady": True, "tester_bound": True, "tester_bound_reason": "tester CPU 93 % of 2 core(s)",
+              "tester_cpu": 0.93}]
+    run = load_run(_run_dir(tmp, _summary(flags)), OPTS)
+    assert [s.counts(OPTS.max_error_rate) for s in run.steps] == [True, True, False, False]
+    # the SLO was never crossed by a counted step: capacity is at least step 2's 200 req/s, not 800
+    assert run.max_tput is not None and abs(run.max_tput - 200) < 10
+    assert run.steps[2].flag_note == "not steady (p50 -25% from the first half to the second)"
+    assert run.steps[3].flag_note == "tester-bound: tester CPU 93 % of 2 core(s)"
+    assert run.steps[3].tester_cpu == 0.93
+    text = "\n".join(run.warnings)
+    assert "1 step(s) not steady (step 3)" in text and "1 step(s) tester-bound (step 4)" in text
+    head, rows = report.step_table(run, OPTS)
+    assert head[-2:] == ["tester CPU", "flags"]
+    assert rows[3][-2] == "93%" and rows[3][-1].endswith("not counted as capacity")
+
+
+def test_runs_before_the_flags_read_unchanged(tmp):
+    run = load_run(_run_dir(tmp, _summary([{}] * 4)), OPTS)
+    assert all(s.steady is None and s.tester_bound is None for s in run.steps)
+    assert run.max_tput is not None and abs(run.max_tput - 800) < 40
+    assert not any("steady" in w or "tester-bound" in w for w in run.warnings)
+
+
+def test_flags_with_mismatched_steps_are_not_applied(tmp):
+    steps = [type("S", (), {"steady": None, "tester_bound": None})() for _ in range(3)]
+    out = apply_step_flags("x", steps, {"steps": [{"steady": False}] * 2})
+    assert out and "not applied" in out[0]
+    assert all(s.steady is None for s in steps)
+
+
+def test_hostile_flag_values_are_ignored(tmp):
+    flags = [{"steady": "no", "tester_bound": 1, "tester_cpu": float("nan")},
+             {"steady": None, "tester_cpu": -3}, {"tester_cpu": 1e309}, {"host_cpu": "x"}]
+    run = load_run(_run_dir(tmp, _summary(flags)), OPTS)
+    assert all(s.steady is None and s.tester_bound is None and s.tester_cpu is None for s in run.steps)
+
+
+def test_warmup_warning_and_report_line(tmp):
+    not_steady = {"mode": "auto", "steady": False, "duration_s": 180.0, "requests": 54321,
+                  "reason": "not steady by warmup.max 3m0s", "concurrency": 5}
+    assert "ended after 180 s before the target was steady" in warmup_warning("r", {"warmup": not_steady})
+    assert warmup_warning("r", {"warmup": dict(not_steady, steady=True)}) is None
+    assert warmup_warning("r", {}) is None
+    assert report.warmup_text({"warmup": not_steady}) == \
+        "Run warm-up (auto): 54,321 unrecorded requests over 180 s, not steady by warmup.max 3m0s."
+    assert report.warmup_text({"warmup": {"mode": "off"}}) == "Run warm-up: off."
+    assert report.warmup_text({}) == ""
+    run = load_run(_run_dir(tmp, None, warmup=not_steady), OPTS)
+    assert "warm-up ended" in run.warnings[0]
