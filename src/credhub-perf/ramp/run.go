@@ -395,6 +395,8 @@ func (r *runner) newMeta(scenario string, n credhub.Names, planned int) *results
 		m.CleanupStatus = "skipped"
 	}
 	m.SeededByTester0 = c.Tester.Count > 1
+	l := r.cpuLimits()
+	m.Saturation = &results.Saturation{MaxTesterCPU: l.TesterCPU, MaxHostCPU: l.HostCPU, MaxSteal: l.HostSteal}
 	return m
 }
 

@@ -14,13 +14,20 @@ type MetaStep struct {
 	Rate        float64 `json:"rate"`
 	Requests    int64   `json:"requests"`
 	DurationS   float64 `json:"duration_s"`
-	// This tester's resources during the step (cpuload); the CSV cannot
-	// give them back, so summary and merge read them from here.
+	// This tester's resources during the step; the CSV cannot give them
+	// back, so summary and merge read them from here.
+	TesterUsage
+	TesterCores int `json:"tester_cores"`
+}
+
+// TesterUsage is a tester's own resources during a step (cpuload): null
+// fractions are unknown. TesterBound: past a saturation bound, so the step
+// measured the tester; TesterBoundReason names the figure.
+type TesterUsage struct {
 	TesterCPU         *float64 `json:"tester_cpu"`
 	HostCPU           *float64 `json:"host_cpu"`
 	HostSteal         *float64 `json:"host_steal"`
 	GCPauseS          float64  `json:"gc_pause_s"`
-	TesterCores       int      `json:"tester_cores"`
 	TesterBound       bool     `json:"tester_bound"`
 	TesterBoundReason string   `json:"tester_bound_reason,omitempty"`
 }
@@ -28,8 +35,8 @@ type MetaStep struct {
 // NewMetaStep records a measured step with the tester's usage during it.
 func NewMetaStep(st SummaryStep, u cpuload.Usage, l cpuload.Limits) MetaStep {
 	m := MetaStep{Concurrency: st.Concurrency, Rate: st.Rate, Requests: st.Requests, DurationS: st.DurationS,
-		TesterCPU: round4p(u.TesterCPU), HostCPU: round4p(u.HostCPU), HostSteal: round4p(u.HostSteal),
-		GCPauseS: secs(u.GCPause), TesterCores: u.Cores}
+		TesterUsage: TesterUsage{TesterCPU: round4p(u.TesterCPU), HostCPU: round4p(u.HostCPU), HostSteal: round4p(u.HostSteal),
+			GCPauseS: secs(u.GCPause)}, TesterCores: u.Cores}
 	if why := u.Bound(l); why != "" {
 		m.TesterBound, m.TesterBoundReason = true, why
 	}
@@ -117,6 +124,15 @@ type Meta struct {
 	ResultsFile     string  `json:"results_file"`
 	SeededByTester0 bool    `json:"seeded_by_tester_0"`
 	Warmup          *Warmup `json:"warmup,omitempty"`
+	// Saturation: the bounds past which a step was tester-bound.
+	Saturation *Saturation `json:"saturation,omitempty"`
+}
+
+// Saturation is meta.json's `saturation` (config saturation.*).
+type Saturation struct {
+	MaxTesterCPU float64 `json:"max_tester_cpu"`
+	MaxHostCPU   float64 `json:"max_host_cpu"`
+	MaxSteal     float64 `json:"max_steal"`
 }
 
 // WriteMeta writes meta.json into dir.

@@ -46,16 +46,10 @@ type SummaryStep struct {
 	// step that is not steady never counts as capacity.
 	Steady       bool          `json:"steady"`
 	Stationarity *Stationarity `json:"stationarity,omitempty"`
-	// The tester's own resources during the step (null when unknown; the
-	// worst tester's with several). TesterBound: one was past a bound
-	// (cpuload), so the step measured the tester and never counts as
-	// capacity; TesterBoundReason says which figure, on which tester.
-	TesterCPU         *float64 `json:"tester_cpu"`
-	HostCPU           *float64 `json:"host_cpu"`
-	HostSteal         *float64 `json:"host_steal"`
-	GCPauseS          float64  `json:"gc_pause_s"`
-	TesterBound       bool     `json:"tester_bound"`
-	TesterBoundReason string   `json:"tester_bound_reason,omitempty"`
+	// The testers' own resources: the worst tester's figures, bound if any
+	// tester was (the reason then names it); a bound step never counts as
+	// capacity.
+	TesterUsage
 }
 
 // Judge records the step's stationarity verdict.
