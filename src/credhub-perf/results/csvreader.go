@@ -2,10 +2,10 @@ package results
 
 import (
 	"bufio"
-	"encoding/csv"
-	"errors"
+	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -56,6 +56,27 @@ var columnAliases = map[string]string{
 	"concurrency": "concurrency", "rate": "rate", "sched-lag": "schedlag", "error": "error",
 }
 
+// Limits of what a results file can hold. Anything outside them is damage,
+// not a measurement: reading it as one gives silently wrong figures (a NaN
+// or 1e309 latency wrapped into a negative time.Duration, a latency beyond
+// the histogram's range clamped). headroom-plot applies the same limits
+// (plotting/headroom_plot/csvread.py); docs/csv-format.md lists them.
+const (
+	// MaxLineBytes bounds one line, so a file without line ends (binary
+	// junk) is refused instead of read into memory whole.
+	MaxLineBytes = 1 << 20
+	// MaxDurationS bounds response-time, the phase columns and sched-lag:
+	// under the histogram's range (maxTrackable, about 4.9 hours).
+	MaxDurationS = 10000
+	// MaxOffsetS bounds |offset| (about 115 days).
+	MaxOffsetS = 1e7
+	// MaxStatus is the largest status-code (HTTP statuses have 3 digits).
+	MaxStatus = 999
+	// MaxConcurrency and MaxRate bound the step columns.
+	MaxConcurrency = 1000000
+	MaxRate        = 1e9
+)
+
 // ReadCSV streams the rows of a results file to fn, in file order, holding
 // one row at a time. It detects the dialect from the header.
 func ReadCSV(path string, fn func(*Row) error) (ReadInfo, error) {
@@ -69,48 +90,71 @@ func ReadCSV(path string, fn func(*Row) error) (ReadInfo, error) {
 }
 
 // ReadCSVFrom is ReadCSV on an open reader; name is used in messages.
+//
+// Every row is one line (the writer turns line breaks in error messages into
+// spaces), so the reader is line-oriented rather than encoding/csv: a stray
+// quote then damages one line, reported with its number, instead of
+// swallowing the rest of the file into one field. Quotes are allowed only
+// around the last (error) field. A last line without a line end is a run
+// killed mid-write: it is skipped with a warning whatever it holds; any
+// other bad line stops the read with "NAME:LINE: what is wrong".
 func ReadCSVFrom(r io.Reader, name string, fn func(*Row) error) (ReadInfo, error) {
 	var info ReadInfo
-	lr := &lastByteReader{r: r}
-	br := bufio.NewReaderSize(lr, 256<<10)
-	cr := csv.NewReader(br)
-	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = true
-
+	br := bufio.NewReaderSize(r, 256<<10)
+	var long []byte
+	var fields [][]byte
 	var cols map[string]int
-	var headerLine []string
+	var headerLine string
 	var row Row
 	var firstStart time.Time
 	segment := -1
 	lastKey := ""
-	var pending error // a bad line is fatal only if another line follows it
+	lineNo := 0
 	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long[:0], line...)
+			for err == bufio.ErrBufferFull && len(long) <= MaxLineBytes {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			if len(long) > MaxLineBytes {
+				return info, fmt.Errorf("%s:%d: line longer than %d bytes: not a results CSV (binary data?)", name, lineNo+1, MaxLineBytes)
+			}
+			line = long
+		}
+		if err != nil && err != io.EOF {
+			return info, fmt.Errorf("%s:%d: %w", name, lineNo+1, err)
+		}
+		if len(line) == 0 {
+			break // io.EOF after the last line end
+		}
+		lineNo++
+		terminated := line[len(line)-1] == '\n'
+		text := bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+		if lineNo == 1 {
+			text = bytes.TrimPrefix(text, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark
+		}
+		if !terminated && cols != nil {
+			if len(bytes.TrimSpace(text)) > 0 {
+				info.Warnings = append(info.Warnings, fmt.Sprintf("%s:%d: last line has no line end (run killed mid-write?): skipped it", name, lineNo))
+			}
 			break
 		}
-		line, _ := cr.FieldPos(0)
-		if pending != nil {
-			return info, pending
+		if len(text) == 0 {
+			continue
 		}
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				pending = fmt.Errorf("%s:%d: %v", name, pe.Line, pe.Err)
-				continue
-			}
-			return info, fmt.Errorf("%s: %w", name, err)
-		}
-		if isHeader(rec) {
+		if isHeaderLine(text) {
+			rec := strings.Split(string(text), ",")
 			if cols == nil {
 				cols, info.Format, err = parseHeader(rec)
 				if err != nil {
-					return info, fmt.Errorf("%s:%d: %w", name, line, err)
+					return info, fmt.Errorf("%s:%d: %w", name, lineNo, err)
 				}
-				headerLine = append([]string(nil), rec...)
+				headerLine = string(text)
 				_, info.HasStatus = cols["status"]
-			} else if strings.Join(rec, ",") != strings.Join(headerLine, ",") {
-				return info, fmt.Errorf("%s:%d: a second, different header", name, line)
+			} else if string(text) != headerLine {
+				return info, fmt.Errorf("%s:%d: a second, different header: split the file or convert it to one format", name, lineNo)
 			}
 			if info.Format != FormatOurs {
 				segment++ // hey-fork files repeat the header once per step
@@ -118,62 +162,89 @@ func ReadCSVFrom(r io.Reader, name string, fn func(*Row) error) (ReadInfo, error
 			continue
 		}
 		if cols == nil {
-			return info, fmt.Errorf("%s:%d: no recognised header (want %q or a hey CSV header)", name, line, CSVHeader)
+			return info, fmt.Errorf("%s:%d: no recognised header (want %q or a hey CSV header)", name, lineNo, CSVHeader)
 		}
-		if len(rec) != len(headerLine) {
-			pending = fmt.Errorf("%s:%d: %d fields, the header has %d", name, line, len(rec), len(headerLine))
-			continue
+		_, hasErr := cols["error"]
+		fields, err = splitLine(text, len(cols), hasErr && cols["error"] == len(cols)-1, fields[:0])
+		if err != nil {
+			return info, fmt.Errorf("%s:%d: %w: fix or delete that line", name, lineNo, err)
 		}
-		if err := parseRow(rec, cols, &row, &firstStart); err != nil {
-			pending = fmt.Errorf("%s:%d: %w", name, line, err)
-			continue
+		if err := parseRow(fields, cols, &row, &firstStart); err != nil {
+			return info, fmt.Errorf("%s:%d: %w: fix or delete that line", name, lineNo, err)
 		}
 		if info.Format == FormatOurs {
-			key := rec[cols["concurrency"]] + "/" + rec[cols["rate"]]
+			key := string(fields[cols["concurrency"]]) + "/" + string(fields[cols["rate"]])
 			if key != lastKey {
 				segment++
 				lastKey = key
 			}
 		}
 		row.Segment = segment
-		row.Line = line
+		row.Line = lineNo
 		info.Rows++
 		if err := fn(&row); err != nil {
 			return info, err
 		}
 	}
-	if pending != nil {
-		// Only the very last line is bad. Without its line end it is a run
-		// killed while writing, and the rows before it stand; with one, the
-		// file is damaged (headroom-plot agrees: it exits 2 on such a file).
-		if lr.last == '\n' {
-			return info, fmt.Errorf("%v: fix or delete that line", pending)
-		}
-		info.Warnings = append(info.Warnings, fmt.Sprintf("%s (skipped: last line has no line end, run killed mid-write?)", pending))
-	}
 	if cols == nil {
-		return info, fmt.Errorf("%s: empty file: no header", name)
+		return info, fmt.Errorf("%s:1: empty file: no header", name)
 	}
 	return info, nil
 }
 
-// lastByteReader remembers the last byte read, to tell a line cut short
-// (no line end) from a complete but malformed one.
-type lastByteReader struct {
-	r    io.Reader
-	last byte
-}
-
-func (l *lastByteReader) Read(p []byte) (int, error) {
-	n, err := l.r.Read(p)
-	if n > 0 {
-		l.last = p[n-1]
+// splitLine cuts a line into n fields. Quotes may only enclose the last
+// field, and only when it is the error column (lastQuoted): the writer
+// quotes nothing else.
+func splitLine(line []byte, n int, lastQuoted bool, dst [][]byte) ([][]byte, error) {
+	q := bytes.IndexByte(line, '"')
+	if q >= 0 && !lastQuoted {
+		return nil, fmt.Errorf("a quote (\") in a file whose columns are never quoted")
 	}
-	return n, err
+	rest := line
+	for i := 0; i < n-1; i++ {
+		c := bytes.IndexByte(rest, ',')
+		if c < 0 || (q >= 0 && len(line)-len(rest)+c > q) {
+			if q >= 0 && c >= 0 {
+				return nil, fmt.Errorf("a quote (\") outside the error column")
+			}
+			return nil, fmt.Errorf("%d fields, the header has %d", i+1, n)
+		}
+		dst = append(dst, rest[:c])
+		rest = rest[c+1:]
+	}
+	if q < 0 {
+		if c := bytes.Count(rest, []byte(",")); c > 0 {
+			return nil, fmt.Errorf("%d fields, the header has %d", n+c, n)
+		}
+		return append(dst, rest), nil
+	}
+	// The error field: "..." with inner quotes doubled.
+	if len(rest) < 2 || rest[0] != '"' || rest[len(rest)-1] != '"' {
+		return nil, fmt.Errorf("the error column is not one quoted field (a stray quote, or text after the closing quote)")
+	}
+	inner := rest[1 : len(rest)-1]
+	for i := 0; i < len(inner); i++ {
+		if inner[i] == '"' {
+			if i+1 >= len(inner) || inner[i+1] != '"' {
+				return nil, fmt.Errorf("the error column has a quote that is not doubled (\"\")")
+			}
+			i++
+		}
+	}
+	return append(dst, rest), nil
 }
 
-func isHeader(rec []string) bool {
-	return len(rec) > 0 && (rec[0] == "start-time" || rec[0] == "response-time")
+// unquote returns a field's text: the error column without its quotes.
+func unquote(f []byte) string {
+	if len(f) >= 2 && f[0] == '"' {
+		return strings.ReplaceAll(string(f[1:len(f)-1]), `""`, `"`)
+	}
+	return string(f)
+}
+
+func isHeaderLine(text []byte) bool {
+	return bytes.HasPrefix(text, []byte("start-time,")) || bytes.HasPrefix(text, []byte("response-time,")) ||
+		string(text) == "start-time" || string(text) == "response-time"
 }
 
 func parseHeader(rec []string) (map[string]int, Format, error) {
@@ -182,6 +253,9 @@ func parseHeader(rec []string) (map[string]int, Format, error) {
 		key, ok := columnAliases[strings.ToLower(strings.TrimSpace(h))]
 		if !ok {
 			return nil, "", fmt.Errorf("unknown column %q in the header", h)
+		}
+		if _, dup := cols[key]; dup {
+			return nil, "", fmt.Errorf("column %q appears twice in the header", h)
 		}
 		cols[key] = i
 	}
@@ -203,32 +277,113 @@ func parseHeader(rec []string) (map[string]int, Format, error) {
 	return nil, "", fmt.Errorf("unrecognised header %q", strings.Join(rec, ","))
 }
 
-func parseSeconds(s string) (time.Duration, error) {
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a number of seconds", s)
+// isDecimal accepts [-+]digits[.digits][e[-+]digits] (and .5, 5.): what a
+// writer of seconds produces. ParseFloat alone would also take NaN, Inf,
+// hex floats and underscores.
+func isDecimal(s []byte) bool {
+	i := 0
+	if i < len(s) && (s[i] == '-' || s[i] == '+') {
+		i++
 	}
-	return time.Duration(f*1e9 + 0.5), nil
-}
-
-func parseRow(rec []string, cols map[string]int, r *Row, firstStart *time.Time) error {
-	r.Result = load.Result{}
-	var err error
-	durs := []struct {
-		col string
-		dst *time.Duration
-	}{{"latency", &r.Latency}, {"dnsdial", &r.DNSDial}, {"dns", &r.DNS}, {"reqwrite", &r.ReqWrite},
-		{"respdelay", &r.RespDelay}, {"respread", &r.RespRead}, {"offset", &r.Offset}, {"schedlag", &r.SchedLag}}
-	for _, d := range durs {
-		if i, ok := cols[d.col]; ok {
-			if *d.dst, err = parseSeconds(rec[i]); err != nil {
-				return fmt.Errorf("%s: %w", d.col, err)
-			}
+	digits := 0
+	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		digits++
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			digits++
 		}
 	}
+	if digits == 0 {
+		return false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '-' || s[i] == '+') {
+			i++
+		}
+		exp := 0
+		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			exp++
+		}
+		if exp == 0 {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+// parseNumber reads a finite decimal number within [lo, hi].
+func parseNumber(s []byte, col string, lo, hi float64, unit string) (float64, error) {
+	if !isDecimal(s) {
+		return 0, fmt.Errorf("%s %q is not a decimal number%s", col, shorten(s), unit)
+	}
+	f, err := strconv.ParseFloat(string(s), 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, fmt.Errorf("%s %q is not a finite number", col, shorten(s))
+	}
+	if f < lo || f > hi {
+		return 0, fmt.Errorf("%s %s is out of range [%g, %g]%s", col, s, lo, hi, unit)
+	}
+	return f, nil
+}
+
+// parseInt reads digits only (no sign, no decimals) within [lo, hi].
+func parseInt(s []byte, col string, lo, hi int) (int, error) {
+	if len(s) == 0 || len(s) > 9 {
+		return 0, fmt.Errorf("%s %q is not an integer in [%d, %d]", col, shorten(s), lo, hi)
+	}
+	v := 0
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("%s %q is not an integer in [%d, %d]", col, shorten(s), lo, hi)
+		}
+		v = v*10 + int(c-'0')
+	}
+	if v < lo || v > hi {
+		return 0, fmt.Errorf("%s %d is out of range [%d, %d]", col, v, lo, hi)
+	}
+	return v, nil
+}
+
+// shorten keeps messages one short line whatever the field holds.
+func shorten(s []byte) string {
+	if len(s) > 40 {
+		return string(s[:40]) + "..."
+	}
+	return string(s)
+}
+
+func parseRow(rec [][]byte, cols map[string]int, r *Row, firstStart *time.Time) error {
+	r.Result = load.Result{}
+	durs := []struct {
+		col, name string
+		dst       *time.Duration
+	}{{"latency", "response-time", &r.Latency}, {"dnsdial", "DNS+dialup", &r.DNSDial}, {"dns", "DNS", &r.DNS},
+		{"reqwrite", "Request-write", &r.ReqWrite}, {"respdelay", "Response-delay", &r.RespDelay},
+		{"respread", "Response-read", &r.RespRead}, {"offset", "offset", &r.Offset}, {"schedlag", "sched-lag", &r.SchedLag}}
+	for _, d := range durs {
+		i, ok := cols[d.col]
+		if !ok {
+			continue
+		}
+		lo, hi := 0.0, float64(MaxDurationS)
+		if d.col == "offset" {
+			// offset is a time difference, not a duration: testers share an
+			// origin, so a slightly negative one is possible.
+			lo, hi = -MaxOffsetS, MaxOffsetS
+		}
+		f, err := parseNumber(rec[i], d.name, lo, hi, " seconds")
+		if err != nil {
+			return err
+		}
+		*d.dst = time.Duration(math.Round(f * 1e9))
+	}
+	var err error
 	if i, ok := cols["start"]; ok {
-		if r.Start, err = time.Parse(time.RFC3339Nano, rec[i]); err != nil {
-			return fmt.Errorf("start-time %q is not an RFC3339 time", rec[i])
+		if r.Start, err = time.Parse(time.RFC3339Nano, string(rec[i])); err != nil {
+			return fmt.Errorf("start-time %q is not an RFC 3339 time (like 2017-06-01T12:00:00.123456789Z)", shorten(rec[i]))
 		}
 		if _, hasOffset := cols["offset"]; !hasOffset {
 			// hey-fork rows are in completion order, so offsets from the
@@ -236,28 +391,32 @@ func parseRow(rec []string, cols map[string]int, r *Row, firstStart *time.Time) 
 			if firstStart.IsZero() {
 				*firstStart = r.Start
 			}
-			r.Offset = r.Start.Sub(*firstStart)
+			d := r.Start.Sub(*firstStart)
+			if d > MaxOffsetS*time.Second || d < -MaxOffsetS*time.Second {
+				return fmt.Errorf("start-time %s is more than %g s from the first row's", rec[i], float64(MaxOffsetS))
+			}
+			r.Offset = d
 		}
 	}
 	if i, ok := cols["status"]; ok {
-		if r.Status, err = strconv.Atoi(rec[i]); err != nil {
-			return fmt.Errorf("status-code %q is not an integer", rec[i])
+		if r.Status, err = parseInt(rec[i], "status-code", 0, MaxStatus); err != nil {
+			return err
 		}
 	} else {
 		r.Status = 200 // formats that only wrote successes
 	}
 	if i, ok := cols["concurrency"]; ok {
-		if r.Concurrency, err = strconv.Atoi(rec[i]); err != nil {
-			return fmt.Errorf("concurrency %q is not an integer", rec[i])
+		if r.Concurrency, err = parseInt(rec[i], "concurrency", 1, MaxConcurrency); err != nil {
+			return err
 		}
 	}
 	if i, ok := cols["rate"]; ok {
-		if r.Rate, err = strconv.ParseFloat(rec[i], 64); err != nil {
-			return fmt.Errorf("rate %q is not a number", rec[i])
+		if r.Rate, err = parseNumber(rec[i], "rate", 0, MaxRate, " requests/s"); err != nil {
+			return err
 		}
 	}
 	if i, ok := cols["error"]; ok {
-		r.Err = rec[i]
+		r.Err = unquote(rec[i])
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package results
 
 import (
+	"math"
+	"math/bits"
 	"time"
 
 	"github.com/credhub-perf/credhub-perf/load"
@@ -45,7 +47,7 @@ type Stats struct {
 	hist        Histogram
 	requests    int64
 	errors      int64
-	sum         time.Duration
+	sum         wideSum // exact: a read-back CSV may hold more latency than an int64 of nanoseconds
 	min, max    time.Duration
 	firstStart  time.Duration // min offset
 	lastEnd     time.Duration // max offset+latency
@@ -58,7 +60,7 @@ type Stats struct {
 	respDelay   Phase
 	respRead    Phase
 	schedLagMax time.Duration
-	schedLagSum time.Duration
+	schedLagSum wideSum
 }
 
 // NewStats returns empty Stats.
@@ -79,7 +81,7 @@ func (s *Stats) Record(r *load.Result) {
 		s.max = r.Latency
 	}
 	s.requests++
-	s.sum += r.Latency
+	s.sum.add(r.Latency)
 	s.hist.Record(r.Latency)
 	s.bytesIn += r.BytesIn
 	if r.Status >= 0 && r.Status < len(s.status) {
@@ -104,7 +106,7 @@ func (s *Stats) Record(r *load.Result) {
 	s.reqWrite.add(r.ReqWrite)
 	s.respDelay.add(r.RespDelay)
 	s.respRead.add(r.RespRead)
-	s.schedLagSum += r.SchedLag
+	s.schedLagSum.add(r.SchedLag)
 	if r.SchedLag > s.schedLagMax {
 		s.schedLagMax = r.SchedLag
 	}
@@ -157,8 +159,8 @@ func (s *Stats) Snapshot() Snapshot {
 		hist:        &h,
 	}
 	if s.requests > 0 {
-		out.Mean = s.sum / time.Duration(s.requests)
-		out.SchedLagMean = s.schedLagSum / time.Duration(s.requests)
+		out.Mean = s.sum.mean(s.requests)
+		out.SchedLagMean = s.schedLagSum.mean(s.requests)
 	}
 	if out.Duration > 0 {
 		out.Throughput = float64(s.requests) / out.Duration.Seconds()
@@ -216,7 +218,7 @@ func (s *Stats) Merge(o *Stats) {
 	}
 	s.requests += o.requests
 	s.errors += o.errors
-	s.sum += o.sum
+	s.sum.merge(o.sum)
 	s.hist.Merge(&o.hist)
 	s.bytesIn += o.bytesIn
 	for i, n := range o.status {
@@ -238,8 +240,49 @@ func (s *Stats) Merge(o *Stats) {
 		p.dst.Sum += p.src.Sum
 		p.dst.Count += p.src.Count
 	}
-	s.schedLagSum += o.schedLagSum
+	s.schedLagSum.merge(o.schedLagSum)
 	if o.schedLagMax > s.schedLagMax {
 		s.schedLagMax = o.schedLagMax
 	}
+}
+
+// wideSum is a signed 128-bit sum of durations (two's complement in hi:lo).
+// An int64 of nanoseconds overflows after 292 years of summed latency: a
+// million rows of 3 hours each, which a damaged or hostile CSV can hold,
+// and the mean then came out negative. The mean of values that each fit in
+// an int64 always fits in one, so mean never overflows.
+type wideSum struct{ hi, lo uint64 }
+
+func (w *wideSum) add(d time.Duration) {
+	var carry uint64
+	w.lo, carry = bits.Add64(w.lo, uint64(d), 0)
+	ext := uint64(0)
+	if d < 0 {
+		ext = math.MaxUint64 // sign extension
+	}
+	w.hi, _ = bits.Add64(w.hi, ext, carry)
+}
+
+func (w *wideSum) merge(o wideSum) {
+	var carry uint64
+	w.lo, carry = bits.Add64(w.lo, o.lo, 0)
+	w.hi, _ = bits.Add64(w.hi, o.hi, carry)
+}
+
+// mean is the sum divided by n (n > 0), truncated toward zero like
+// time.Duration division.
+func (w wideSum) mean(n int64) time.Duration {
+	hi, lo := w.hi, w.lo
+	neg := hi>>63 == 1
+	if neg { // negate: two's complement
+		lo, hi = ^lo, ^hi
+		var c uint64
+		lo, c = bits.Add64(lo, 1, 0)
+		hi += c
+	}
+	q, _ := bits.Div64(hi%uint64(n), lo, uint64(n)) // hi < n holds (see the type), the modulo only guards Div64
+	if neg {
+		return -time.Duration(q)
+	}
+	return time.Duration(q)
 }
