@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -43,6 +44,24 @@ KNOWN_COLUMNS = set(OURS.split(","))
 WANTED = ("response-time", "status-code", "offset", "concurrency", "rate", "sched-lag")
 
 CHUNK = 16 << 20
+
+# Limits of what a results file can hold; the Go reader (src/credhub-perf/results/csvreader.go)
+# applies the same ones, and docs/csv-format.md lists them.  Anything outside is damage, not a
+# measurement: a NaN or 1e309 latency used to end in a traceback, a 70000 status wrapped in int16.
+MAX_LINE = 1 << 20          # bytes; a file without line ends (binary junk) is refused, not slurped
+MAX_DURATION_S = 10000.0    # response-time, the phase columns, sched-lag: [0, this]
+MAX_OFFSET_S = 1e7          # |offset|
+MAX_STATUS = 999
+MAX_CONCURRENCY = 1_000_000
+MAX_RATE = 1e9
+# [-]digits[.digits][e[-+]digits]: what writers of seconds produce.  float() alone would also
+# take nan, inf, "1_0" and surrounding spaces.
+_DECIMAL = re.compile(rb"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+PHASES = ("DNS+dialup", "DNS", "Request-write", "Response-delay", "Response-read")
+_RANGES = {name: (0.0, MAX_DURATION_S) for name in ("response-time", "sched-lag") + PHASES}
+_RANGES.update({"offset": (-MAX_OFFSET_S, MAX_OFFSET_S), "rate": (0.0, MAX_RATE),
+                "status-code": (0, MAX_STATUS), "concurrency": (1, MAX_CONCURRENCY)})
+_INTEGER = ("status-code", "concurrency")
 ERROR_SAMPLE = 2000  # error messages kept per file for the report's "most common" list
 
 _POW10 = 10 ** np.arange(19, dtype=np.int64)
@@ -200,7 +219,9 @@ class _Reader:
         except OSError as exc:
             raise InputError(f"{self.path}: cannot read: {exc.strerror}") from None
         with f:
-            first = f.readline()
+            first = f.readline(MAX_LINE + 1)
+            if len(first) > MAX_LINE:
+                raise InputError(f"{self.path}:1: first line longer than {MAX_LINE} bytes: not a results CSV")
             if not first.strip():
                 raise InputError(f"{self.path}:1: file is empty; a results CSV starts with a header line")
             try:
@@ -220,6 +241,11 @@ class _Reader:
             self._base = 2  # physical line number of the next chunk's first line
             with ThreadPoolExecutor(max_workers=2) as pool:
                 for body, end, final in self._bodies(f):
+                    if body is None:  # a line longer than MAX_LINE starts after the pending chunks
+                        while pending:
+                            self._take(pending.popleft())
+                        raise InputError(f"{self.path}:{self._base}: line longer than {MAX_LINE} bytes: "
+                                         "not a results CSV (binary data?)")
                     if final:
                         while pending:
                             self._take(pending.popleft())
@@ -244,7 +270,8 @@ class _Reader:
         """(buffer, end, False) with buffer[:end] ending at a line end ...; then the unterminated tail.
 
         Each chunk is read straight into a fresh bytearray (worker threads still hold the
-        previous ones), so no chunk is copied on its way to numpy.
+        previous ones), so no chunk is copied on its way to numpy.  (None, 0, False) when the
+        bytes after the last line end grow beyond MAX_LINE: memory stays bounded on any input.
         """
         carry = b""
         while True:
@@ -256,12 +283,16 @@ class _Reader:
                 if carry:
                     yield buf, end, True
                 return
-            cut = self._cut(buf, end)
+            cut = buf.rfind(b"\n", 0, end)
             if cut < 0:  # no complete line yet (a line longer than a chunk): read more
                 carry = bytes(buf[:end])
-                continue
-            carry = bytes(buf[cut + 1:end])
-            yield buf, cut + 1, False
+            else:
+                carry = bytes(buf[cut + 1:end])
+            if cut >= 0:
+                yield buf, cut + 1, False
+            if len(carry) > MAX_LINE:
+                yield None, 0, False
+                return
 
     def _collect(self, res: dict) -> None:
         if "segs" in res:
@@ -275,32 +306,10 @@ class _Reader:
         if room > 0:
             self.error_messages += res.get("msgs", [])[:room]
 
-    @staticmethod
-    def _cut(chunk, end: int) -> int:
-        """Index of the last line end before `end` that is not inside a quoted field."""
-        cut = chunk.rfind(b"\n", 0, end)
-        if cut < 0 or chunk.find(b'"', 0, end) < 0:
-            return cut
-        quotes = chunk.count(b'"', 0, cut)
-        while quotes % 2:
-            prev = chunk.rfind(b"\n", 0, cut)
-            if prev < 0:
-                return -1
-            quotes -= chunk.count(b'"', prev, cut)
-            cut = prev
-        return cut
-
     def _final_piece(self, chunk: bytes) -> None:
-        """The bytes after the last line end: a line cut short by a killed writer."""
-        nl = chunk.rfind(b"\n")
-        if nl >= 0:  # only possible when a quoted field never closed
-            try:
-                res = self._chunk(chunk, nl + 1)
-            except _LineError as exc:
-                raise InputError(f"{self.path}:{self._base + exc.line}: {exc.msg}") from None
-            self._collect(res)
-            self._base += res["nlines"]
-            chunk = chunk[nl + 1:]
+        """The bytes after the last line end: a line cut short by a killed writer.
+
+        Skipped whatever it holds: a row cut inside its error message still parses."""
         if chunk.strip():
             self.warnings.append(
                 f"{self.path}:{self._base}: last line has no line end (run killed mid-write?); skipped it")
@@ -315,10 +324,12 @@ class _Reader:
         buf = np.frombuffer(body, dtype=np.uint8, count=end)
         nl = np.flatnonzero(buf == 10)
         res["nlines"] = len(nl)
+        # One row per line: the writers turn line breaks in error messages into spaces, so a
+        # quote never spans lines and a stray one damages only its own line.
         quoted = body.find(b'"', 0, end) >= 0
         q = np.flatnonzero(buf == 34) if quoted else None
-        if quoted:
-            nl = nl[np.searchsorted(q, nl) % 2 == 0]
+        if len(nl) == 0:
+            return res
         starts = np.empty(len(nl), dtype=np.int64)
         starts[0] = 0
         starts[1:] = nl[:-1] + 1
@@ -333,9 +344,16 @@ class _Reader:
         def lineno(pos: int) -> int:
             return body.count(b"\n", 0, pos)
 
+        long = np.flatnonzero(ends - starts > MAX_LINE)
+        if len(long):
+            raise self.fail(lineno(starts[long[0]]), f"line longer than {MAX_LINE} bytes: not a results CSV "
+                            "(binary data?)")
+
         first = buf[starts]
         isdata = ((first >= 48) & (first <= 57)) | (first == 45) | (first == 46)
         segs = np.zeros(len(starts), dtype=np.int32)
+        # Bad rows found below, as (byte position, message): the first in the file is reported.
+        found: list[tuple[int, str]] = []
         if not isdata.all():
             hdr = np.flatnonzero(~isdata)
             for i in hdr:
@@ -344,15 +362,22 @@ class _Reader:
                     continue
                 shown = text[:60].decode("utf-8", "replace")
                 if text.decode("utf-8", "replace").strip() in FORMATS:
-                    raise self.fail(lineno(starts[i]), f"header of another CSV format ({shown!r}) inside a "
-                                    f"'{self.format}' file; split the file or convert it to one format")
-                raise self.fail(lineno(starts[i]), f"unparseable row {shown!r}: expected a number in the first "
-                                f"column or a repeated header; fix or delete the line")
+                    found.append((int(starts[i]), f"header of another CSV format ({shown!r}) inside a "
+                                  f"'{self.format}' file; split the file or convert it to one format"))
+                else:
+                    found.append((int(starts[i]), f"unparseable row {shown!r}: expected a number in the first "
+                                  f"column or a repeated header; fix or delete the line"))
+                # Rows after it do not matter: only one that comes earlier can be reported instead.
+                keep = starts < starts[i]
+                starts, ends, isdata = starts[keep], ends[keep], isdata[keep]
+                break
             segs = np.cumsum(~isdata).astype(np.int32)
             starts, ends, segs = starts[isdata], ends[isdata], segs[isdata]
         res["segs"] = segs
         res["nheaders"] = int((~isdata).sum())
         if len(starts) == 0:
+            if found:
+                raise self.fail(lineno(found[0][0]), found[0][1])
             return res
 
         ncomma = self.ncols - 1
@@ -367,26 +392,34 @@ class _Reader:
         else:
             cs = np.searchsorted(cpos, starts)
             cnt = np.searchsorted(cpos, ends) - cs
-        if cnt is None:
-            bad = np.zeros(nrows, dtype=bool)
-        elif quoted:
-            # Quotes may only open the last (error) field, which can hold commas.
-            qi = np.searchsorted(q, starts)
-            has_q = (qi < len(q)) & (q[np.minimum(qi, len(q) - 1)] < ends)
-            bad = np.where(has_q, cnt < ncomma, cnt != ncomma)
-            if self.has_error_col and has_q.any():
-                lastc = cpos[np.minimum(cs + ncomma - 1, len(cpos) - 1)]
-                firstq = q[np.minimum(qi, len(q) - 1)]
-                bad |= has_q & (firstq <= lastc)
-            elif has_q.any():
-                bad |= has_q
-        else:
-            bad = cnt != ncomma
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            text = body[starts[i]:ends[i]][:80].decode("utf-8", "replace")
-            raise self.fail(lineno(starts[i]), f"unparseable row: {int(cnt[i]) + 1} fields where the header has "
-                            f"{self.ncols} ({text!r}); fix or delete the line")
+        problems = []  # (row mask, message) pairs; the first bad row in the file is reported
+
+        def shown(i: int) -> str:
+            return repr(body[starts[i]:ends[i]][:60].decode("utf-8", "replace"))
+
+        if cnt is not None:
+            has_q = np.zeros(nrows, dtype=bool)
+            if quoted:
+                qi = np.searchsorted(q, starts)
+                has_q = (qi < len(q)) & (q[np.minimum(qi, len(q) - 1)] < ends)
+            problems.append((~has_q & (cnt != ncomma), lambda i: f"{int(cnt[i]) + 1} fields where the header has "
+                             f"{self.ncols} ({shown(i)})"))
+            if has_q.any():
+                # Quotes may only enclose the last (error) field, which can then hold commas.
+                if not self.has_error_col:
+                    problems.append((has_q, lambda i: f"a quote (\") in a file whose columns are never quoted "
+                                     f"({shown(i)})"))
+                else:
+                    problems.append((has_q & (cnt < ncomma), lambda i: f"{int(cnt[i]) + 1} fields where the header "
+                                     f"has {self.ncols} ({shown(i)})"))
+                    lastc = cpos[np.minimum(cs + ncomma - 1, len(cpos) - 1)]
+                    firstq = q[np.minimum(qi, len(q) - 1)]
+                    outside = has_q & (cnt >= ncomma) & (firstq <= lastc)
+                    problems.append((outside, lambda i: f"a quote (\") outside the error column ({shown(i)})"))
+                    problems.append((has_q & ~outside & (cnt >= ncomma) & ~self._quoted_ok(buf, q, lastc + 1, ends),
+                                     lambda i: "the error column is not one quoted field with its inner quotes "
+                                               f"doubled ({shown(i)})"))
+        self._report_first(problems, starts, lineno, found)
         if cnt is None:
             cm = cpos.reshape(nrows, ncomma)
         else:
@@ -397,49 +430,40 @@ class _Reader:
             fe = ends if j == ncomma else cm[:, j]
             return fs, fe
 
-        closed_only = False
         for name in WANTED:
             if name not in self.cols:
                 continue
-            if name == "sched-lag" and closed_only:
-                # closed-loop steps have no schedule, the column is 0 by contract: skip the parse
-                res["parts"][name] = np.zeros(nrows, dtype=np.float32)
-                continue
-            j = self.cols.index(name)
-            fs, fe = field_bounds(j)
-            vals, ok = parse_decimal(buf, fs, fe)
-            if not ok.all():
-                for i in np.flatnonzero(~ok):
-                    text = body[fs[i]:fe[i]].decode("utf-8", "replace")
-                    try:
-                        vals[i] = float(text)
-                    except ValueError:
-                        raise self.fail(lineno(starts[i]), f"unparseable row: column '{name}' is {text!r}, "
-                                        f"expected a number; fix or delete the line") from None
-            if name in ("status-code", "concurrency"):
-                if not np.all(vals == np.round(vals)):
-                    i = int(np.flatnonzero(vals != np.round(vals))[0])
-                    raise self.fail(lineno(starts[i]), f"unparseable row: column '{name}' must be an integer")
+            vals = self._number(name, buf, body, field_bounds(self.cols.index(name)), starts, found)
+            if name in _INTEGER:
                 vals = vals.astype(np.int16 if name == "status-code" else np.int32)
             elif name == "rate":
-                closed_only = not vals.any()
                 vals = vals.astype(np.float32)  # req/s targets: float32 holds them exactly enough
             elif name == "sched-lag":
                 vals = vals.astype(np.float32)
             res["parts"][name] = vals
 
+        for name in PHASES:
+            # Not used by the plots, but a row with a damaged column is a damaged row: the Go
+            # reader refuses it too, so both tools agree on what a file holds.
+            if name in self.cols:
+                self._number(name, buf, body, field_bounds(self.cols.index(name)), starts, found)
+
         if "start-time" in self.cols:
             j = self.cols.index("start-time")
             fs, fe = field_bounds(j)
             res["first_start"] = body[fs[0]:fe[0]].decode("ascii", "replace")
-            if "offset" not in self.cols:
-                try:
-                    res["parts"]["start"] = parse_rfc3339(buf, fs, fe)
-                except ValueError as exc:
-                    i = int(str(exc))
-                    text = body[fs[i]:fe[i]].decode("utf-8", "replace")
-                    raise self.fail(lineno(starts[i]), f"unparseable row: start-time {text!r} is not RFC 3339 "
-                                    f"(like 2017-06-01T12:00:00.123456789Z); fix or delete the line") from None
+            try:
+                start = parse_rfc3339(buf, fs, fe)  # every row's, so a damaged one is found
+                if "offset" not in self.cols:
+                    res["parts"]["start"] = start
+            except ValueError as exc:
+                i = int(str(exc))
+                text = body[fs[i]:fe[i]][:40].decode("utf-8", "replace")
+                found.append((int(starts[i]), f"unparseable row: start-time {text!r} is not RFC 3339 "
+                              f"(like 2017-06-01T12:00:00.123456789Z); fix or delete the line"))
+        if found:
+            pos, msg = min(found)
+            raise self.fail(lineno(pos), msg)
         if self.has_error_col:
             fs, fe = field_bounds(ncomma)
             nonempty = fe > fs
@@ -452,6 +476,71 @@ class _Reader:
                         raw = next(csv.reader(io.StringIO(raw)), [""])[0]
                     msgs.append(raw)
         return res
+
+    def _report_first(self, problems, starts, lineno, found) -> None:
+        """Raise for the first row (in file order) that a (mask, message) problem or `found` names."""
+        first = min(found) if found else None
+        for mask, msg in problems:
+            bad = np.flatnonzero(mask)
+            if len(bad) and (first is None or starts[bad[0]] < first[0]):
+                i = int(bad[0])
+                first = (int(starts[i]), f"unparseable row: {msg(i)}; fix or delete the line")
+        if first is not None:
+            raise self.fail(lineno(first[0]), first[1])
+
+    @staticmethod
+    def _quoted_ok(buf: np.ndarray, q: np.ndarray, fs: np.ndarray, fe: np.ndarray) -> np.ndarray:
+        """Whether each field buf[fs:fe] is one CSV-quoted field: "...", inner quotes doubled."""
+        qa, qb = np.searchsorted(q, fs), np.searchsorted(q, fe)
+        nq = qb - qa
+        last = np.clip(fe - 1, 0, len(buf) - 1)
+        ok = (fe - fs >= 2) & (nq >= 2) & (nq % 2 == 0) & (buf[np.minimum(fs, len(buf) - 1)] == 34) & (buf[last] == 34)
+        pairs = np.where(ok, (nq - 2) // 2, 0)
+        if pairs.any():
+            row = np.repeat(np.arange(len(fs)), pairs)
+            k = np.arange(int(pairs.sum())) - np.repeat(np.cumsum(pairs) - pairs, pairs)
+            first = qa[row] + 1 + 2 * k          # the inner quotes, two by two
+            unpaired = q[first + 1] != q[first] + 1
+            ok[row[unpaired]] = False
+        return ok
+
+    def _number(self, name: str, buf, body, bounds, starts, found: list) -> np.ndarray:
+        """Column `name` as float64; its first value that is not a finite decimal within the
+        documented range goes into `found` as (position, message)."""
+        fs, fe = bounds
+        vals, ok = parse_decimal(buf, fs, fe)
+        lo, hi = _RANGES[name]
+
+        def bad(i: int, what: str) -> np.ndarray:
+            text = body[fs[i]:fe[i]][:40].decode("utf-8", "replace")
+            found.append((int(starts[i]), f"unparseable row: {name} {what(text)}; fix or delete the line"))
+            return np.zeros_like(vals)  # never used: the chunk is refused
+
+        if name in _INTEGER:
+            # Canonical digits only: no sign, decimals, exponent or leading zero (the Go reader's
+            # rule).  A parsed field is canonical exactly when its width is its value's digit count.
+            ndig = np.ones(len(vals), dtype=np.int64)
+            for k in range(1, 10):
+                ndig += vals >= 10.0 ** k
+            ok &= (fe - fs == ndig) & (buf[np.minimum(fs, len(buf) - 1)] != 45)
+            if not ok.all():
+                return bad(int(np.flatnonzero(~ok)[0]), lambda t: f"{t!r} is not an integer in [{lo}, {hi}]")
+        first_bad = None
+        if name not in _INTEGER and not ok.all():
+            for i in np.flatnonzero(~ok):
+                raw = bytes(body[fs[i]:fe[i]])
+                v = float(raw) if _DECIMAL.fullmatch(raw) else None
+                if v is None or not np.isfinite(v):
+                    first_bad = (int(i), "is not a decimal number" if v is None else "is not a finite number")
+                    vals[i] = lo
+                    break
+                vals[i] = v
+        out = np.flatnonzero((vals < lo) | (vals > hi))
+        if len(out) and (first_bad is None or out[0] < first_bad[0]):
+            return bad(int(out[0]), lambda t: f"{t} is out of range [{lo:g}, {hi:g}]")
+        if first_bad is not None:
+            return bad(first_bad[0], lambda t: f"{t!r} {first_bad[1]}")
+        return vals
 
     def _table(self) -> Table:
         def cat(name, dtype=None):
@@ -483,6 +572,10 @@ class _Reader:
             base = float(start.min())
             offset = start - base
             start0 = base
+            far = np.flatnonzero(offset > MAX_OFFSET_S)
+            if len(far):
+                raise InputError(f"{self.path}: start-times span more than {MAX_OFFSET_S:g} s (data row "
+                                 f"{int(far[0]) + 1}); fix or delete the damaged rows")
         return Table(path=self.path, format=self.format, columns=self.cols, latency=latency, offset=offset,
                      start=start, start0=start0, status=cat("status-code"), concurrency=cat("concurrency"),
                      rate=cat("rate"), sched_lag=cat("sched-lag"), error=cat("error"), segment=segment,
@@ -511,11 +604,16 @@ def parse_rfc3339(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
     short = np.flatnonzero(w < 20)
     if len(short):
         raise ValueError(str(int(short[0])))
-    m = buf[s[:, None] + np.arange(19)].astype(np.int64)
+    if len(buf) >= 19 and (s + 19 <= len(buf)).all():
+        m = sliding_window_view(buf, 19)[s]  # n x 19 bytes, no n x 19 index matrix
+    else:
+        m = buf[s[:, None] + np.arange(19)]
     digpos = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18]
-    d = m[:, digpos] - 48
-    sep_ok = (m[:, 4] == 45) & (m[:, 7] == 45) & np.isin(m[:, 10], (84, 116, 32)) & (m[:, 13] == 58) & (m[:, 16] == 58)
-    good = sep_ok & ((d >= 0) & (d <= 9)).all(axis=1)
+    du = m[:, digpos] - np.uint8(48)  # wraps for non-digits: <= 9 tests digit-ness
+    t = m[:, 10]
+    sep_ok = (m[:, 4] == 45) & (m[:, 7] == 45) & ((t == 84) | (t == 116) | (t == 32)) & (m[:, 13] == 58) & (m[:, 16] == 58)
+    good = sep_ok & (du.max(axis=1) <= 9)
+    d = du.astype(np.int64)
     year = d[:, 0] * 1000 + d[:, 1] * 100 + d[:, 2] * 10 + d[:, 3]
     mon = d[:, 4] * 10 + d[:, 5]
     day = d[:, 6] * 10 + d[:, 7]

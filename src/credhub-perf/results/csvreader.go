@@ -277,12 +277,12 @@ func parseHeader(rec []string) (map[string]int, Format, error) {
 	return nil, "", fmt.Errorf("unrecognised header %q", strings.Join(rec, ","))
 }
 
-// isDecimal accepts [-+]digits[.digits][e[-+]digits] (and .5, 5.): what a
-// writer of seconds produces. ParseFloat alone would also take NaN, Inf,
-// hex floats and underscores.
+// isDecimal accepts [-]digits[.digits][e[-+]digits] (and .5, 5.): what a
+// writer of seconds produces, and what headroom-plot accepts. ParseFloat
+// alone would also take NaN, Inf, hex floats and underscores.
 func isDecimal(s []byte) bool {
 	i := 0
-	if i < len(s) && (s[i] == '-' || s[i] == '+') {
+	if i < len(s) && s[i] == '-' {
 		i++
 	}
 	digits := 0
@@ -329,9 +329,10 @@ func parseNumber(s []byte, col string, lo, hi float64, unit string) (float64, er
 	return f, nil
 }
 
-// parseInt reads digits only (no sign, no decimals) within [lo, hi].
+// parseInt reads canonical digits only (no sign, decimals or leading zero,
+// as headroom-plot requires too) within [lo, hi].
 func parseInt(s []byte, col string, lo, hi int) (int, error) {
-	if len(s) == 0 || len(s) > 9 {
+	if len(s) == 0 || len(s) > 9 || (len(s) > 1 && s[0] == '0') {
 		return 0, fmt.Errorf("%s %q is not an integer in [%d, %d]", col, shorten(s), lo, hi)
 	}
 	v := 0

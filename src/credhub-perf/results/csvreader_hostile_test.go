@@ -47,6 +47,7 @@ func TestReadHostileRowsAreOneLineErrors(t *testing.T) {
 		{"status 70000", ours(row(7, "70000")), "status-code 70000 is out of range"},
 		{"status 200.0", ours(row(7, "200.0")), "status-code \"200.0\" is not an integer"},
 		{"status -1", ours(row(7, "-1")), "not an integer"},
+		{"status 0200", ours(row(7, "0200")), "not an integer"},
 		{"concurrency 0", ours(row(9, "0")), "concurrency 0 is out of range"},
 		{"rate nan", ours(row(10, "nan")), "rate \"nan\" is not a decimal"},
 		{"rate negative", ours(row(10, "-5")), "rate -5 is out of range"},
