@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import sys
 import threading
 
@@ -27,8 +28,33 @@ outputs (in --out):
   report.md, report.html                       tables, recommendation, warnings
                                                (report.html has the images inlined)
 
-exit status: 0 ok, 2 bad input or usage (one line on stderr naming file and line).
+Every file is written to a hidden temporary name and renamed when complete: a full disk,
+Ctrl-C or SIGTERM never leaves a truncated file in --out.
+
+exit status: 0 ok, 2 bad input or usage (one line on stderr naming file and line),
+  1 an output file could not be written (disk full, permissions) or an internal error,
+  130 interrupted (SIGINT, Ctrl-C), 143 terminated (SIGTERM), 129 hung up (SIGHUP).
 """
+
+
+class Interrupted(BaseException):
+    """A stop signal arrived; BaseException so no `except Exception` along the way swallows it."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _on_signal(signum, _frame):
+    raise Interrupted(signum)
+
+
+def _set_stop_handlers(handler) -> None:
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, handler)
 
 
 def _slug(text: str) -> str:
@@ -117,25 +143,49 @@ def _render(jobs):
     r, w = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
+    parent = os.getpid()
+    # No stop signal between the fork and the child's own handlers: a signal now waits.
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     pid = os.fork()
     if pid == 0:  # child
         code = 1
         try:
+            # The child dies with its parent, however the parent ends (even SIGKILL), and never
+            # writes after it: Linux's parent-death signal, then a check that the parent is
+            # still the one that forked us (it may have died before the prctl).
+            _die_with_parent()
+            # A stop signal (Ctrl-C reaches the whole process group; the parent forwards
+            # SIGTERM) unwinds the render: output.write removes its temporary file.
+            _set_stop_handlers(_on_signal)
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+            if os.getppid() != parent:
+                os._exit(1)
             os.close(r)
             out = []
             for _key, job in theirs:
                 out.append(job())
-            os.write(w, ("\n".join("\t".join(p) for p in out) + "\n").encode())
+            os.write(w, ("\n".join("\t".join(p) for p in out) + "\n").encode("utf-8", "surrogateescape"))
             code = 0
         except BaseException:
             code = 1
         finally:
             os._exit(code)
+    signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
     os.close(w)
-    results = [(key, job()) for key, job in mine]
-    with os.fdopen(r) as f:
-        data = f.read()
-    _, status = os.waitpid(pid, 0)
+    reaped = False
+    try:
+        results = [(key, job()) for key, job in mine]
+        with os.fdopen(r, encoding="utf-8", errors="surrogateescape") as f:
+            data = f.read()
+        _, status = os.waitpid(pid, 0)
+        reaped = True
+    finally:
+        if not reaped:  # interrupted or failed: stop the child before the caller cleans up
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            _reap(pid)
     lines = data.split("\n")
     if os.waitstatus_to_exitcode(status) == 0 and len(lines) >= len(theirs):
         results += [(key, [p for p in line.split("\t") if p]) for (key, _), line in zip(theirs, lines)]
@@ -147,8 +197,93 @@ def _render(jobs):
     return [res for _, res in keyed]
 
 
+def _die_with_parent() -> None:
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: the parent still stops the child on SIGINT/SIGTERM/SIGHUP
+
+
+def _reap(pid: int) -> None:
+    """Wait for the stopped child, ignoring further stop signals while doing so."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        while True:
+            try:
+                os.waitpid(pid, 0)
+                return
+            except ChildProcessError:
+                return
+            except InterruptedError:
+                continue
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    """The whole program: one line on stderr for any failure or signal, never a traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        try:  # paths with bytes that are not UTF-8 print as those bytes, never raise
+            stream.reconfigure(errors="surrogateescape" if stream is sys.stdout else "backslashreplace")
+        except (AttributeError, ValueError):
+            pass
+    previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+    _set_stop_handlers(_on_signal)
+    from .output import OutputError, sweep
+    out_dir = None
+    try:
+        args = parser().parse_args(argv)
+        out_dir = args.out
+        return _main(args)
+    except Interrupted as exc:
+        _set_stop_handlers(signal.SIG_IGN)  # a second Ctrl-C must not interrupt the cleanup
+        if out_dir:
+            sweep(out_dir)
+        name = signal.Signals(exc.signum).name
+        _say(f"headroom-plot: stopped by {name}; files not complete were removed from {out_dir or '--out'}"
+             if out_dir else f"headroom-plot: stopped by {name}")
+        return 128 + exc.signum
+    except OutputError as exc:
+        sweep(out_dir)
+        _say(f"headroom-plot: error: {exc}")
+        return 1
+    except BrokenPipeError:
+        # stdout closed early (| head): nothing more to say, and nothing to say it on
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except OSError:
+            pass
+        return 1
+    except MemoryError:
+        _say("headroom-plot: error: out of memory; plot fewer or smaller runs at once")
+        return 1
+    except Exception as exc:  # a bug: one line, the traceback on request
+        if out_dir:
+            sweep(out_dir)
+        if os.environ.get("HEADROOM_PLOT_DEBUG"):
+            raise
+        where = exc.__traceback__
+        while where and where.tb_next:
+            where = where.tb_next
+        at = f" at {os.path.basename(where.tb_frame.f_code.co_filename)}:{where.tb_lineno}" if where else ""
+        _say(f"headroom-plot: internal error: {type(exc).__name__}: {str(exc)[:200]}{at}; "
+             "HEADROOM_PLOT_DEBUG=1 shows the traceback; please report it")
+        return 1
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+
+
+def _say(line: str) -> None:
+    try:
+        print(line.replace("\n", " "), file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+def _main(args) -> int:
     formats = [f.strip().lower() for f in args.format.split(",") if f.strip()]
     bad = [f for f in formats if f not in ("png", "svg", "pdf")]
     if bad or not formats:
@@ -167,6 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     warm = threading.Thread(target=_import_plots, daemon=True)
     warm.start()
 
+    from . import output
     from .analysis import capacity_table, recommend
     from .csvread import InputError
     from .runs import Options, load_run, resolve
@@ -183,8 +319,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         os.makedirs(args.out, exist_ok=True)
+        output.check_writable(args.out)
     except OSError as exc:
         print(f"headroom-plot: error: --out {args.out}: cannot create: {exc.strerror}", file=sys.stderr)
+        return 2
+    except output.OutputError as exc:
+        print(f"headroom-plot: error: {exc}", file=sys.stderr)
         return 2
 
     warm.join()

@@ -12,6 +12,7 @@ import numpy as np  # noqa: E402
 from matplotlib import patheffects  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
+from . import output  # noqa: E402
 from .runs import Options, Run  # noqa: E402
 
 SCATTER_POINTS = 20_000   # drawn; statistics always use every row
@@ -79,7 +80,8 @@ def _save(fig, out_dir: str, stem: str, formats: list[str]) -> list[str]:
         p = os.path.join(out_dir, f"{stem}.{fmt}")
         # Light PNG compression: a few percent larger files for a much faster encode.
         extra = {"pil_kwargs": {"compress_level": 1}} if fmt == "png" else {}
-        fig.savefig(p, format=fmt, bbox_inches="tight", **extra)
+        # to a temporary name, renamed when complete: no truncated image on a full disk or Ctrl-C
+        output.write(p, lambda tmp, fmt=fmt, extra=extra: fig.savefig(tmp, format=fmt, bbox_inches="tight", **extra))
         paths.append(p)
     plt.close(fig)
     return paths

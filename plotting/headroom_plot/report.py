@@ -6,6 +6,7 @@ import datetime as dt
 import html
 import os
 
+from . import output
 from .analysis import CapacityRow, Recommendation
 from .runs import Options, Run
 
@@ -202,9 +203,7 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
 
     md_path = os.path.join(out_dir, "report.md")
     html_path = os.path.join(out_dir, "report.html")
-    with open(md_path, "w") as f:
-        f.write("\n".join(md))
-    with open(html_path, "w") as f:
-        f.write(f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(heading)}</title>"
-                f"<style>{CSS}</style></head><body>\n" + "\n".join(ht) + "\n</body></html>\n")
+    output.write_text(md_path, "\n".join(md))
+    output.write_text(html_path, f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(heading)}"
+                      f"</title><style>{CSS}</style></head><body>\n" + "\n".join(ht) + "\n</body></html>\n")
     return [md_path, html_path]

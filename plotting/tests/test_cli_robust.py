@@ -1,0 +1,246 @@
+"""headroom-plot under faults (issue 13): no traceback for any input or signal, no partial file.
+
+Before: a path with non-UTF-8 bytes, a full disk and Ctrl-C/SIGTERM while rendering each ended
+in a traceback; a full disk left a truncated PNG; after SIGTERM the render child kept running
+and wrote a PNG after the parent had exited.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from headroom_plot import analysis, cli, output
+
+from conftest import closed_step, write_meta, write_ours
+
+EXE = os.path.join(os.path.dirname(sys.executable), "headroom-plot")
+PNG_END = b"IEND\xaeB`\x82"
+
+
+def _run_dir(root, name="run", rows_per_step=400):
+    d = root / name
+    d.mkdir(parents=True)
+    rows, t = [], 0.0
+    for c in (1, 2, 4, 8):
+        step = closed_step(t, c, 0.005 * (1 + c / 4), rows_per_step, jitter=0.3)
+        rows += [(r[0], r[1], 200, c) for r in step]
+        t = max(r[0] + r[1] for r in step) + 0.01
+    write_ours(d / "results.csv", rows)
+    write_meta(d, instances=1, label=name,
+               steps=[{"concurrency": c, "rate": 0, "requests": rows_per_step, "duration_s": 1} for c in (1, 2, 4, 8)])
+    return d
+
+
+def _leftovers(out):
+    return sorted(p for p in os.listdir(out) if p.endswith(".tmp"))
+
+
+def _complete(out):
+    """Every file in out is whole: PNGs end with IEND, SVGs and reports with their closing tag."""
+    for name in os.listdir(out):
+        data = open(os.path.join(out, name), "rb").read()
+        if name.endswith(".png"):
+            assert data.endswith(PNG_END), name
+        elif name.endswith(".svg"):
+            assert data.rstrip().endswith(b"</svg>"), name
+        elif name.endswith(".html"):
+            assert data.rstrip().endswith(b"</html>"), name
+
+
+def test_full_disk_leaves_no_partial_file(tmp, capsys, monkeypatch):
+    """ENOSPC in the middle of writing an image: one line, exit 1, nothing truncated left."""
+    import matplotlib.figure
+    real = matplotlib.figure.Figure.savefig
+    calls = []
+
+    def savefig(self, fname, *a, **kw):
+        calls.append(fname)
+        if len(calls) == 2:  # the second image: half written, then the disk is full
+            with open(fname, "wb") as f:
+                f.write(b"\x89PNG\r\n\x1a\n" + b"\0" * 1000)
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(self, fname, *a, **kw)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", savefig)
+    monkeypatch.setenv("HEADROOM_PLOT_NO_FORK", "1")
+    out = tmp / "out"
+    rc = cli.main([str(_run_dir(tmp)), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert err.count("\n") == 1 and "No space left on device" in err and "Traceback" not in err, err
+    d, base = os.path.split(calls[1])
+    assert base.startswith(".") and base.endswith(f".{output.TOKEN}.tmp")
+    assert _leftovers(out) == [] and not os.path.exists(os.path.join(d, base[1:-len(f".{output.TOKEN}.tmp")]))
+    _complete(out)
+    assert len(os.listdir(out)) == 1  # the first image, complete
+
+
+def test_report_write_failure_is_one_line(tmp, capsys, monkeypatch):
+    real = output.write_text
+
+    def write_text(path, text):
+        if path.endswith("report.html"):
+            raise output.OutputError(f"{path}: cannot write: No space left on device; free some space or "
+                                     "choose another --out")
+        return real(path, text)
+
+    monkeypatch.setattr(output, "write_text", write_text)
+    monkeypatch.setenv("HEADROOM_PLOT_NO_FORK", "1")
+    out = tmp / "out"
+    rc = cli.main([str(_run_dir(tmp)), "--out", str(out), "--format", "png"])
+    err = capsys.readouterr().err
+    assert rc == 1 and err.count("\n") == 1 and "report.html: cannot write" in err
+    assert not (out / "report.html").exists() and _leftovers(out) == []
+
+
+def _tiny_tmpfs_cmd(mnt, inner):
+    """unshare a mount namespace (as root, or as a user in a user namespace) with a 96 KiB tmpfs."""
+    if not shutil.which("unshare"):
+        return None
+    flags = ["-m"] if os.geteuid() == 0 else ["-r", "-m"]
+    return ["unshare", *flags, "sh", "-c", f'mount -t tmpfs -o size=96k tmpfs "$0" && exec "$@"', str(mnt), *inner]
+
+
+def test_real_full_disk_on_a_tiny_tmpfs(tmp):
+    """The same on a real ENOSPC: a 96 KiB tmpfs holds the first image or two, not all of them."""
+    if not os.path.exists(EXE):
+        pytest.skip("console script not installed")
+    mnt = tmp / "mnt"
+    mnt.mkdir()
+    probe = _tiny_tmpfs_cmd(mnt, ["true"])
+    if probe is None or subprocess.run(probe, capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (needs unshare and root or user namespaces)")
+    # run, then list what is left on the tmpfs (name, last 8 bytes) before the mount goes away
+    script = probe[:probe.index("sh")] + [
+        "sh", "-c", 'mount -t tmpfs -o size=96k tmpfs "$0" && "$@"; echo "rc=$?"; cd "$0" && '
+        'for f in * .*; do [ -f "$f" ] && printf "%s " "$f" && tail -c 8 "$f" | od -An -c | tr -d " \\n"; echo; done',
+        str(mnt), EXE, str(_run_dir(tmp)), "--out", str(mnt), "--format", "png,svg,pdf"]
+    r = subprocess.run(script, capture_output=True, text=True, timeout=300)
+    assert "rc=1" in r.stdout, (r.stdout, r.stderr)
+    errlines = [line for line in r.stderr.splitlines() if line]
+    assert len(errlines) == 1 and "No space left on device" in errlines[0] and "Traceback" not in r.stderr, r.stderr
+    for line in r.stdout.splitlines()[1:]:
+        name, _, tail = line.partition(" ")
+        assert not name.endswith(".tmp"), r.stdout
+        if name.endswith(".png"):
+            assert tail.endswith("IEND256B`202"), line  # od -c of the PNG trailer
+
+
+def test_non_utf8_paths_work(tmp):
+    """A run directory and --out whose names are not UTF-8: plots written, paths printed as bytes."""
+    if not os.path.exists(EXE):
+        pytest.skip("console script not installed")
+    root = os.fsencode(str(tmp))
+    src = root + b"/r\xffun"
+    shutil.copytree(str(_run_dir(tmp)), os.fsdecode(src))
+    out = root + b"/out\xfe"
+    r = subprocess.run([EXE, src, "--out", out, "--format", "png"], capture_output=True, timeout=300,
+                       env={**os.environ, "LC_ALL": "C"})
+    assert r.returncode == 0 and b"Traceback" not in r.stderr, r.stderr
+    assert out + b"/report.md" in r.stdout.split(b"\n")
+    assert b"\xef\xbf\xbd" in open(out + b"/report.md", "rb").read()  # the path shown with U+FFFD
+    bad = root + b"/b\xffad.csv"
+    with open(bad, "wb") as f:
+        f.write(b"start-time,response-time\n2017-06-01T10:00:00Z,nan\n")
+    r = subprocess.run([EXE, bad, "--out", out], capture_output=True, timeout=300, env={**os.environ, "LC_ALL": "C"})
+    assert r.returncode == 2 and r.stderr.count(b"\n") == 1 and b":2: unparseable row" in r.stderr, r.stderr
+
+
+def test_internal_error_is_one_line(tmp, capsys, monkeypatch):
+    def boom(*a, **kw):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(analysis, "capacity_table", boom)
+    monkeypatch.setenv("HEADROOM_PLOT_NO_FORK", "1")
+    rc = cli.main([str(_run_dir(tmp)), "--out", str(tmp / "out"), "--format", "png"])
+    err = capsys.readouterr().err
+    assert rc == 1 and err.count("\n") == 1 and "internal error: ZeroDivisionError" in err and "HEADROOM_PLOT_DEBUG" in err
+
+
+def test_unwritable_out_is_refused_before_reading(tmp, capsys):
+    if os.geteuid() == 0:
+        pytest.skip("root writes anywhere")
+    out = tmp / "ro"
+    out.mkdir()
+    out.chmod(0o500)
+    rc = cli.main([str(tmp / "nope"), "--out", str(out)])
+    assert rc == 2
+
+
+def _children(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(c) for c in f.read().split()]
+    except OSError:
+        return []
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _start_and_wait_for_render_child(tmp, runs=3):
+    dirs = [_run_dir(tmp, f"r{i}", rows_per_step=3000) for i in range(runs)]
+    out = tmp / "out"
+    p = subprocess.Popen([EXE, *map(str, dirs), "--out", str(out), "--format", "png,svg,pdf"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and p.poll() is None:
+        kids = _children(p.pid)
+        if kids:
+            return p, kids[0], out
+        time.sleep(0.01)
+    p.kill()
+    pytest.skip("the render child never appeared (render finished first?)")
+
+
+@pytest.mark.parametrize("sig,code,name,group", [(signal.SIGTERM, 143, "SIGTERM", False),
+                                                 (signal.SIGINT, 130, "SIGINT", True)])
+def test_signal_while_rendering(tmp, sig, code, name, group):
+    """SIGTERM to the parent, or Ctrl-C (SIGINT to the process group): one line, the child stopped
+    with it, no temporary file left, nothing written afterwards."""
+    if not os.path.exists(EXE) or not os.path.exists("/proc/self/task"):
+        pytest.skip("needs the console script and /proc")
+    p, child, out = _start_and_wait_for_render_child(tmp)
+    if group:
+        os.killpg(p.pid, sig)
+    else:
+        os.kill(p.pid, sig)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == code, err
+    assert err.decode().count("\n") == 1 and f"stopped by {name}" in err.decode() and b"Traceback" not in err, err
+    assert not _alive(child), "the render child outlived its parent"
+    before = {f: os.stat(os.path.join(out, f)).st_mtime_ns for f in os.listdir(out)}
+    time.sleep(1.0)  # would the child still write?  (it is gone; this only makes sure)
+    after = {f: os.stat(os.path.join(out, f)).st_mtime_ns for f in os.listdir(out)}
+    assert before == after and _leftovers(out) == []
+    _complete(out)
+
+
+def test_sigkill_of_the_parent_stops_the_child(tmp):
+    """Even SIGKILL: the child gets the parent-death signal and stops without writing more."""
+    if not os.path.exists(EXE) or not sys.platform.startswith("linux"):
+        pytest.skip("needs the console script on Linux")
+    p, child, out = _start_and_wait_for_render_child(tmp)
+    killed = time.time()
+    os.kill(p.pid, signal.SIGKILL)
+    p.communicate(timeout=60)
+    deadline = time.monotonic() + 60
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child), "the render child kept running after its parent was killed"
+    # The child had all its renders ahead of it (seconds each): before the fix it finished
+    # them and wrote their images after the parent had died.
+    late = [f for f in os.listdir(out) if not f.endswith(".tmp") and os.stat(os.path.join(out, f)).st_mtime > killed + 0.5]
+    assert late == [], f"written after the parent was killed: {late}"
