@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"regexp"
 	"strings"
@@ -160,7 +161,8 @@ func FuzzReadCSV(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		st := NewStats()
+		st, steady := NewStats(), NewSteadiness()
+		conc, rate := 0, 0.0
 		lines := bytes.Count(data, []byte("\n")) + 1
 		info, err := ReadCSVFrom(bytes.NewReader(data), "f.csv", func(r *Row) error {
 			for _, d := range []time.Duration{r.Latency, r.DNSDial, r.DNS, r.ReqWrite, r.RespDelay, r.RespRead, r.SchedLag} {
@@ -176,6 +178,8 @@ func FuzzReadCSV(f *testing.F) {
 				t.Fatalf("row out of range: %+v", r)
 			}
 			st.Record(&r.Result)
+			steady.Record(&r.Result)
+			conc, rate = r.Concurrency, r.Rate
 			return nil
 		})
 		if err != nil {
@@ -188,6 +192,12 @@ func FuzzReadCSV(f *testing.F) {
 			s := st.Snapshot()
 			if s.Mean < s.Min || s.Mean > s.Max || s.Duration < 0 || math.IsNaN(s.Throughput) {
 				t.Fatalf("snapshot %+v", s)
+			}
+			// what summary.json would hold must be valid JSON (NaN and Inf are not)
+			step := NewSummaryStep(0, conc, rate, s, SLO{Percentile: 95, LatencyS: 0.1, MaxErrorRate: 0.01})
+			step.Judge(steady.Verdict())
+			if _, err := json.Marshal(step); err != nil {
+				t.Fatalf("summary step: %v", err)
 			}
 		}
 	})
