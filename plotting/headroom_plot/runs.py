@@ -97,17 +97,36 @@ def label_adds(label: str, instances: int | None) -> bool:
     return bool(label) and (n is None or label.replace("-", " ").replace("_", " ").lower() != n)
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _clean(v):
+    """Strings from JSON as text that can be drawn and written: a lone surrogate (JSON allows
+    "\\udcff") becomes U+FFFD, a control character a space."""
+    if isinstance(v, str):
+        return _CONTROL.sub(" ", v.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace"))
+    if isinstance(v, list):
+        return [_clean(x) for x in v]
+    if isinstance(v, dict):
+        return {_clean(k): _clean(x) for k, x in v.items()}
+    return v
+
+
 def _load_json(path: str) -> dict:
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             data = json.load(f)
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); fix or remove the file") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text, so not JSON; fix or remove the file") from None
+    except RecursionError:
+        raise InputError(f"{path}: JSON nested too deeply; fix or remove the file") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror}") from None
     if not isinstance(data, dict):
         raise InputError(f"{path}:1: expected a JSON object")
-    return data
+    return _clean(data)
 
 
 def resolve(arg: str) -> tuple[str, dict, list[str], dict | None]:

@@ -244,3 +244,20 @@ def test_sigkill_of_the_parent_stops_the_child(tmp):
     # them and wrote their images after the parent had died.
     late = [f for f in os.listdir(out) if not f.endswith(".tmp") and os.stat(os.path.join(out, f)).st_mtime > killed + 0.5]
     assert late == [], f"written after the parent was killed: {late}"
+
+
+@pytest.mark.parametrize("meta,rc,needle", [
+    (b'{"label": "bad\\udcffla\\u0000bel", "scenario": "get"}', 0, None),  # was an internal error in FT2Font
+    (b"\xff\xfe{}", 2, "meta.json: not UTF-8 text"),                        # was a UnicodeDecodeError traceback
+    (b"[" * 100000, 2, "meta.json: JSON nested too deeply"),                 # was a RecursionError traceback
+])
+def test_hostile_meta_json(tmp, capsys, monkeypatch, meta, rc, needle):
+    d = _run_dir(tmp)
+    (d / "meta.json").write_bytes(meta)
+    monkeypatch.setenv("HEADROOM_PLOT_NO_FORK", "1")
+    got = cli.main([str(d), "--out", str(tmp / "out"), "--format", "png,svg,pdf"])
+    err = capsys.readouterr().err
+    assert got == rc, err
+    assert "Traceback" not in err and "internal error" not in err, err
+    if needle:
+        assert err.count("\n") == 1 and needle in err, err
