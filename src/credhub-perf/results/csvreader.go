@@ -317,7 +317,7 @@ func isDecimal(s []byte) bool {
 // parseNumber reads a finite decimal number within [lo, hi].
 func parseNumber(s []byte, col string, lo, hi float64, unit string) (float64, error) {
 	if !isDecimal(s) {
-		return 0, fmt.Errorf("%s %q is not a decimal number%s", col, shorten(s), unit)
+		return 0, fmt.Errorf("%s %q is not a decimal number", col, shorten(s))
 	}
 	f, err := strconv.ParseFloat(string(s), 64)
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
