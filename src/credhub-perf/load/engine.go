@@ -288,15 +288,9 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 	}
 	start := s.StartAt
 	if start.IsZero() {
-		start = time.Now()
-	} else if d := time.Until(start); d > 0 {
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		}
+		start = e.now()
+	} else if !e.sleepUntil(ctx, new(*time.Timer), start) {
+		return ctx.Err()
 	}
 	runStart := s.RunStart
 	if runStart.IsZero() {
@@ -341,25 +335,42 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 	}()
 
 	var wg sync.WaitGroup
-	var slot atomic.Int64
-	for i, w := range workers {
-		wg.Add(1)
-		go func(i int, w *worker) {
-			defer wg.Done()
-			defer w.closeConn()
-			if s.Rate > 0 {
-				w.openLoop(ctx, s, start, end, &slot, ch)
-				return
-			}
-			count := 0
-			if s.Requests > 0 {
-				count = s.Requests / n
-				if i < s.Requests%n {
-					count++
+	if s.Rate > 0 {
+		// Open loop: one pacer hands each request to an idle worker at its
+		// scheduled time; workers share keep-alive connections (most
+		// recently used first) so a light step keeps few of them open.
+		var pool *connPool
+		if e.fast && e.opts.KeepAlive {
+			pool = &connPool{}
+			defer pool.closeAll()
+		}
+		jobs := make(chan time.Time)
+		for _, w := range workers {
+			wg.Add(1)
+			go func(w *worker) {
+				defer wg.Done()
+				defer w.closeConn()
+				w.openLoop(ctx, jobs, pool, ch)
+			}(w)
+		}
+		e.pace(ctx, s, start, end, jobs)
+		close(jobs)
+	} else {
+		for i, w := range workers {
+			wg.Add(1)
+			go func(i int, w *worker) {
+				defer wg.Done()
+				defer w.closeConn()
+				count := 0
+				if s.Requests > 0 {
+					count = s.Requests / n
+					if i < s.Requests%n {
+						count++
+					}
 				}
-			}
-			w.closedLoop(ctx, s, start, end, count, ch)
-		}(i, w)
+				w.closedLoop(ctx, s, start, end, count, ch)
+			}(i, w)
+		}
 	}
 	wg.Wait()
 	close(finished)
@@ -392,25 +403,6 @@ func (s Step) validate() error {
 	return nil
 }
 
-// sleepUntil waits for t; false when ctx ended first.
-func sleepUntil(ctx context.Context, timer **time.Timer, t time.Time) bool {
-	d := time.Until(t)
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	if *timer == nil {
-		*timer = time.NewTimer(d)
-	} else {
-		(*timer).Reset(d)
-	}
-	select {
-	case <-(*timer).C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
 func (w *worker) closedLoop(ctx context.Context, s Step, start, end time.Time, count int, ch chan<- Result) {
 	var timer *time.Timer
 	var interval time.Duration
@@ -423,7 +415,7 @@ func (w *worker) closedLoop(ctx context.Context, s Step, start, end time.Time, c
 			if !end.IsZero() && !next.Before(end) {
 				return
 			}
-			if !sleepUntil(ctx, &timer, next) {
+			if !w.e.sleepUntil(ctx, &timer, next) {
 				return
 			}
 			next = next.Add(interval)
@@ -431,7 +423,7 @@ func (w *worker) closedLoop(ctx context.Context, s Step, start, end time.Time, c
 		if ctx.Err() != nil {
 			return
 		}
-		if !end.IsZero() && !time.Now().Before(end) {
+		if !end.IsZero() && !w.e.now().Before(end) {
 			return
 		}
 		w.res = Result{}
@@ -440,24 +432,42 @@ func (w *worker) closedLoop(ctx context.Context, s Step, start, end time.Time, c
 	}
 }
 
-func (w *worker) openLoop(ctx context.Context, s Step, start, end time.Time, slot *atomic.Int64, ch chan<- Result) {
-	var timer *time.Timer
+// pace hands the step's requests to the workers, each at its scheduled
+// time. A request waits for a free worker when all Concurrency are busy;
+// it then leaves late and its sched-lag is counted in its latency.
+func (e *Engine) pace(ctx context.Context, s Step, start, end time.Time, jobs chan<- time.Time) {
+	wk := newWaker(e.opts.Clock)
+	defer wk.close()
 	interval := float64(time.Second) / s.Rate
-	for {
-		i := slot.Add(1) - 1
-		if s.Requests > 0 && i >= int64(s.Requests) {
-			return
-		}
+	for i := int64(0); s.Requests == 0 || i < int64(s.Requests); i++ {
 		sched := start.Add(time.Duration(float64(i) * interval))
 		if !end.IsZero() && !sched.Before(end) {
 			return
 		}
-		if !sleepUntil(ctx, &timer, sched) {
+		if !wk.until(ctx, sched) {
 			return
 		}
+		select {
+		case jobs <- sched:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// openLoop sends the requests the pacer hands over. With a pool the worker
+// borrows a connection per request instead of owning one.
+func (w *worker) openLoop(ctx context.Context, jobs <-chan time.Time, pool *connPool, ch chan<- Result) {
+	for sched := range jobs {
 		w.res = Result{}
 		r := &w.res
+		if pool != nil {
+			w.borrow(pool)
+		}
 		w.do(ctx, r)
+		if pool != nil {
+			w.giveBack(pool)
+		}
 		if lag := r.Start.Sub(sched); lag > 0 {
 			r.SchedLag = lag
 			r.Latency += lag
@@ -465,4 +475,96 @@ func (w *worker) openLoop(ctx context.Context, s Step, start, end time.Time, slo
 		r.Start = sched
 		ch <- *r
 	}
+}
+
+// connPool holds idle keep-alive connections shared by open-loop workers.
+// Last in, first out: the busiest few connections stay warm and the rest
+// stay idle (and may be closed by the server, which a reused connection's
+// one retry covers), so a step opens about as many connections as it has
+// requests in flight, at most Concurrency.
+type connPool struct {
+	mu   sync.Mutex
+	idle []*fconn
+}
+
+func (p *connPool) get() *fconn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(p.idle)
+	if n == 0 {
+		return nil
+	}
+	c := p.idle[n-1]
+	p.idle[n-1] = nil
+	p.idle = p.idle[:n-1]
+	return c
+}
+
+func (p *connPool) put(c *fconn) {
+	p.mu.Lock()
+	p.idle = append(p.idle, c)
+	p.mu.Unlock()
+}
+
+func (p *connPool) closeAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.idle {
+		_ = c.nc.Close()
+	}
+	p.idle = nil
+}
+
+// borrow takes the most recently used idle connection, if any; without one
+// the request dials its own.
+func (w *worker) borrow(p *connPool) {
+	c := p.get()
+	w.mu.Lock()
+	w.fc = c
+	w.mu.Unlock()
+}
+
+// giveBack returns a still-open connection to the pool.
+func (w *worker) giveBack(p *connPool) {
+	w.mu.Lock()
+	c := w.fc
+	w.fc = nil
+	w.mu.Unlock()
+	if c != nil && c.nc != nil {
+		p.put(c)
+	}
+}
+
+// now and sleepUntil read the engine's clock (the system clock when nil).
+func (e *Engine) now() time.Time {
+	if e.opts.Clock == nil {
+		return time.Now()
+	}
+	return e.opts.Clock.Now()
+}
+
+func (e *Engine) sleepUntil(ctx context.Context, timer **time.Timer, t time.Time) bool {
+	if e.opts.Clock == nil {
+		return sleepUntil(ctx, timer, t)
+	}
+	return e.opts.Clock.SleepUntil(ctx, t)
+}
+
+// begin stamps a request's start: on the system clock (for its phase
+// timings) and on the engine's clock (its Start). With the system clock
+// one reading serves both.
+func (e *Engine) begin() (real, at time.Time) {
+	real = time.Now()
+	if e.opts.Clock == nil {
+		return real, real
+	}
+	return real, e.opts.Clock.Now()
+}
+
+// since is a request's latency on the engine's clock.
+func (e *Engine) since(real, at time.Time) time.Duration {
+	if e.opts.Clock == nil {
+		return time.Since(real)
+	}
+	return e.opts.Clock.Now().Sub(at)
 }

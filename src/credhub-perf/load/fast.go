@@ -97,8 +97,8 @@ func (w *worker) request(seq uint64) ([]byte, error) {
 func (w *worker) doFast(ctx context.Context, r *Result) {
 	e := w.e
 	req, err := w.request(e.seq.Add(1))
-	start := time.Now()
-	r.Start = start
+	start, at := e.begin()
+	r.Start = at
 	if err != nil {
 		r.Err = "authorize: " + err.Error()
 		return
@@ -109,7 +109,7 @@ func (w *worker) doFast(ctx context.Context, r *Result) {
 			break
 		}
 	}
-	r.Latency = time.Since(start)
+	r.Latency = e.since(start, at)
 }
 
 // roundTrip sends req once. It returns true when a reused connection turned

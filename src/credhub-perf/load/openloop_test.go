@@ -1,10 +1,12 @@
 package load_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -105,5 +107,150 @@ func TestCoordinatedOmission(t *testing.T) {
 	}
 	if inStall < 50 || lagged < inStall/2 {
 		t.Fatalf("%d requests scheduled in the stall, %d of them sent late", inStall, lagged)
+	}
+}
+
+// clockRun runs step s on a fake clock in the background; its results
+// arrive on the returned channel in completion order, and done carries
+// Run's error.
+func clockRun(t *testing.T, clk *loadtest.FakeClock, opts load.ClientOptions, url string, s load.Step) (<-chan load.Result, <-chan error) {
+	t.Helper()
+	opts.Clock = clk
+	e, err := load.New(opts, load.Template{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := make(chan load.Result, 1024)
+	done := make(chan error, 1)
+	go func() {
+		done <- e.Run(context.Background(), s, load.SinkFunc(func(r *load.Result) { results <- *r }))
+	}()
+	return results, done
+}
+
+func recv[T any](t *testing.T, c <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-c:
+		return v
+	case <-time.After(30 * time.Second): // a hang guard, not a tolerance
+		t.Fatalf("no %s within 30 s", what)
+		panic("unreachable")
+	}
+}
+
+// TestOpenLoopPacedOnClock: each request is released at its scheduled time
+// on the engine's clock, never before; how late it left is its sched-lag
+// and is part of its latency; and a light step (10 req/s, -c 64) reuses
+// one warm connection instead of opening one per worker.
+func TestOpenLoopPacedOnClock(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	var conns atomic.Int64
+	srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), true, false, loadtest.CountConns(&conns))
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	clk := loadtest.NewFakeClock(start)
+	const rate, n = 10, 20
+	results, done := clockRun(t, clk, mtlsOpts(p, true), srv.URL, load.Step{Concurrency: 64, Rate: rate, Duration: n * time.Second / rate})
+	for i := 0; i < n; i++ {
+		sched := start.Add(time.Duration(i) * time.Second / rate)
+		lag := time.Duration(i*7) * time.Microsecond
+		if i > 0 {
+			if got := recv(t, clk.Sleeping, "pacer sleep"); !got.Equal(sched) {
+				t.Fatalf("request %d: pacer slept until %v, want %v", i, got.Sub(start), sched.Sub(start))
+			}
+			clk.Set(sched.Add(lag))
+		}
+		r := recv(t, results, "result")
+		if r.Err != "" || r.Status != 200 {
+			t.Fatalf("request %d failed: %+v", i, r)
+		}
+		if !r.Start.Equal(sched) || r.SchedLag != lag || r.Latency != lag || r.Rate != rate {
+			t.Fatalf("request %d: start %v, sched-lag %v, latency %v; want start %v, sched-lag and latency %v",
+				i, r.Start.Sub(start), r.SchedLag, r.Latency, sched.Sub(start), lag)
+		}
+	}
+	if err := recv(t, done, "end of step"); err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 0 {
+		t.Fatalf("%d requests beyond the step's %d", len(results), n)
+	}
+	if c := conns.Load(); c >= 5 {
+		t.Fatalf("10 req/s with -c 64 opened %d connections, want fewer than 5", c)
+	}
+}
+
+// TestOpenLoopConnectionsFollowInFlight: a second connection is opened only
+// while the first is busy, and afterwards both are reused.
+func TestOpenLoopConnectionsFollowInFlight(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	var conns, reqs atomic.Int64
+	gate := make(chan struct{})
+	srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if reqs.Add(1) == 1 {
+			<-gate // the first request stays in flight until released
+		}
+	}), true, false, loadtest.CountConns(&conns))
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	clk := loadtest.NewFakeClock(start)
+	results, done := clockRun(t, clk, mtlsOpts(p, true), srv.URL, load.Step{Concurrency: 64, Rate: 10, Requests: 10})
+	// Request 0 left at once and is held; request 1 overlaps it.
+	clk.Set(recv(t, clk.Sleeping, "pacer sleep"))
+	if r := recv(t, results, "result"); r.Start != start.Add(100*time.Millisecond) || r.Err != "" {
+		t.Fatalf("first result should be request 1: %+v", r)
+	}
+	close(gate)
+	if r := recv(t, results, "result"); r.Start != start || r.Err != "" {
+		t.Fatalf("second result should be request 0: %+v", r)
+	}
+	for i := 2; i < 10; i++ {
+		clk.Set(recv(t, clk.Sleeping, "pacer sleep"))
+		if r := recv(t, results, "result"); r.Err != "" {
+			t.Fatalf("request %d failed: %+v", i, r)
+		}
+	}
+	if err := recv(t, done, "end of step"); err != nil {
+		t.Fatal(err)
+	}
+	if c := conns.Load(); c != 2 {
+		t.Fatalf("at most 2 requests were in flight but %d connections were opened", c)
+	}
+}
+
+// TestClosedLoopConnectionPerWorker: closed loop keeps hey's model, one
+// connection per worker.
+func TestClosedLoopConnectionPerWorker(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	var conns atomic.Int64
+	srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), true, false, loadtest.CountConns(&conns))
+	res := run(t, mtlsOpts(p, true), load.Template{URL: srv.URL}, load.Step{Concurrency: 4, Requests: 40})
+	if len(res) != 40 {
+		t.Fatalf("%d results, want 40", len(res))
+	}
+	if c := conns.Load(); c != 4 {
+		t.Fatalf("4 closed-loop workers opened %d connections, want 4", c)
+	}
+}
+
+// TestOpenLoopCancelDuringLongGap: cancelling a slow open-loop step ends
+// it without waiting for the next scheduled request (the kernel timer's
+// sleep is interrupted).
+func TestOpenLoopCancelDuringLongGap(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), true, false)
+	e, err := load.New(mtlsOpts(p, true), load.Template{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	first := make(chan struct{}, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- e.Run(ctx, load.Step{Concurrency: 2, Rate: 0.001, Duration: time.Hour}, load.SinkFunc(func(*load.Result) { first <- struct{}{} }))
+	}()
+	recv(t, first, "first request")
+	cancel()
+	if err := recv(t, done, "end of the cancelled step"); err != context.Canceled {
+		t.Fatalf("Run returned %v, want context.Canceled", err)
 	}
 }

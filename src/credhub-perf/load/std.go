@@ -52,7 +52,7 @@ func (w *worker) doStd(ctx context.Context, r *Result) {
 	}
 	req, err := http.NewRequestWithContext(ctx, e.method, urlStr, body)
 	if err != nil {
-		r.Start = time.Now()
+		r.Start = e.now()
 		r.Err = "request: " + err.Error()
 		return
 	}
@@ -70,7 +70,7 @@ func (w *worker) doStd(ctx context.Context, r *Result) {
 	}
 	if e.opts.Authorize != nil {
 		if err := e.opts.Authorize(req); err != nil {
-			r.Start = time.Now()
+			r.Start = e.now()
 			r.Err = "authorize: " + err.Error()
 			return
 		}
@@ -92,8 +92,8 @@ func (w *worker) doStd(ctx context.Context, r *Result) {
 		GotFirstResponseByte: func() { tr.mark(&tr.firstByte) },
 	}
 	req = req.WithContext(httptrace.WithClientTrace(ctx, trace))
-	start := time.Now()
-	r.Start = start
+	start, at := e.begin()
+	r.Start = at
 	resp, err := e.hc.Do(req)
 	if err == nil {
 		r.Status = resp.StatusCode
@@ -121,6 +121,9 @@ func (w *worker) doStd(ctx context.Context, r *Result) {
 	}
 	end := time.Now()
 	r.Latency = end.Sub(start)
+	if e.opts.Clock != nil {
+		r.Latency = e.since(start, at)
+	}
 	endNS := int64(end.Sub(tr.base)) + 1
 	r.DNS = tr.span(&tr.dnsStart, &tr.dnsDone, 0)
 	if !tr.reused.Load() {

@@ -36,6 +36,10 @@ type ClientOptions struct {
 	// ForceNetHTTP routes HTTP/1.1 through net/http instead of the lean
 	// client; for comparison and as an escape hatch.
 	ForceNetHTTP bool
+	// Clock is the time source of schedules, Start and Latency; nil is the
+	// system clock, with open-loop sends paced by a precise kernel timer.
+	// Tests set one they control.
+	Clock Clock
 }
 
 // Template describes the request. URL (path and query only), Body and header

@@ -169,3 +169,15 @@ func NewMTLSServer(t testing.TB, p *PKI, h http.Handler, requireClient bool, htt
 	t.Cleanup(s.Close)
 	return s
 }
+
+// CountConns makes a server count the connections it accepts, for
+// NewMTLSServer's configure argument.
+func CountConns(n *atomic.Int64) func(*http.Server) {
+	return func(s *http.Server) {
+		s.ConnState = func(_ net.Conn, st http.ConnState) {
+			if st == http.StateNew {
+				n.Add(1)
+			}
+		}
+	}
+}

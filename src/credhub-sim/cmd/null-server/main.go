@@ -6,12 +6,20 @@
 //	null-server -gen-certs DIR
 //	null-server -cert DIR/server.crt -key DIR/server.key [-client-ca DIR/ca.crt]
 //	            [-listen 127.0.0.1:0] [-addr-file FILE] [-resumption] [-mlkem]
+//	            [-servers N -service-time D]
 //
 // With -client-ca the server requires and verifies a client certificate
 // (mTLS); without it, it is server-auth-only TLS (for peers such as wrk and
 // rakyll/hey that cannot present one). On SIGTERM or SIGINT it prints one
 // line of counters to stderr, which the bench uses to check that a
-// "keep-alive off" run really did one handshake per request.
+// "keep-alive off" run really did one handshake per request, and the mean
+// time its handler took per request (handled_mean_us), so the open-loop
+// bench can subtract the server's own share from a generator's latency.
+//
+// With -service-time D it is an M/M/c station instead of a null server: N
+// servers (-servers), exponentially distributed service times of mean D,
+// requests waiting in line for a free server. Its handling time then
+// includes the wait and the service; its capacity is N/D requests/s.
 package main
 
 import (
@@ -28,6 +36,7 @@ import (
 	"io"
 	"log"
 	"math/big"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -53,6 +62,8 @@ type counters struct {
 	conns      atomic.Int64
 	handshakes atomic.Int64
 	resumed    atomic.Int64
+	// handledNS is the sum of the handler's wall time over all requests.
+	handledNS atomic.Int64
 
 	// groups counts handshakes per negotiated key-exchange group, so the
 	// bench can show that every tool did the same key exchange.
@@ -102,7 +113,13 @@ func run(args []string) int {
 	addrFile := fs.String("addr-file", "", "write the base URL to `FILE` once listening")
 	resumption := fs.Bool("resumption", false, "allow TLS session resumption (off by default so every new connection is a full handshake)")
 	mlkem := fs.Bool("mlkem", false, "also accept Go's hybrid post-quantum key exchange (X25519MLKEM768); off by default, as CredHub's Java server offers only classic groups")
+	servers := fs.Int("servers", 4, "with -service-time: the station's `N` servers")
+	serviceTime := fs.Duration("service-time", 0, "mean exponential service `time` per request (M/M/c station); 0 answers at once")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *serviceTime < 0 || *servers < 1 {
+		fmt.Fprintln(os.Stderr, "null-server: -service-time must not be negative and -servers must be at least 1")
 		return 2
 	}
 	if fs.NArg() > 0 {
@@ -122,7 +139,7 @@ func run(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	o := options{listen: *listen, certFile: *certFile, keyFile: *keyFile, clientCA: *clientCA, addrFile: *addrFile, resumption: *resumption, mlkem: *mlkem}
+	o := options{listen: *listen, certFile: *certFile, keyFile: *keyFile, clientCA: *clientCA, addrFile: *addrFile, resumption: *resumption, mlkem: *mlkem, servers: *servers, serviceTime: *serviceTime}
 	st, err := serve(ctx, o, func(url, mode string) {
 		fmt.Printf("null-server listening on %s (%s)\n", url, mode)
 	})
@@ -130,20 +147,23 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "null-server: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(os.Stderr, "null-server stats: requests=%d conns=%d handshakes=%d resumed=%d groups=%s\n",
-		st.Requests, st.Conns, st.Handshakes, st.Resumed, st.Groups)
+	fmt.Fprintf(os.Stderr, "null-server stats: requests=%d conns=%d handshakes=%d resumed=%d groups=%s handled_mean_us=%.1f\n",
+		st.Requests, st.Conns, st.Handshakes, st.Resumed, st.Groups, st.HandledMeanUS)
 	return 0
 }
 
 type options struct {
 	listen, certFile, keyFile, clientCA, addrFile string
 	resumption, mlkem                             bool
+	servers                                       int
+	serviceTime                                   time.Duration
 }
 
 // stats is what the server counted between start and shutdown.
 type stats struct {
 	Requests, Conns, Handshakes, Resumed int64
 	Groups                               string
+	HandledMeanUS                        float64 // mean handler time per request, µs
 }
 
 // serve runs until ctx is done, calling ready once it accepts connections.
@@ -194,8 +214,13 @@ func serve(ctx context.Context, o options, ready func(url, mode string)) (stats,
 	if err != nil {
 		return stats{}, fmt.Errorf("listen on %s: %w", o.listen, err)
 	}
+	var station chan struct{}
+	if o.serviceTime > 0 {
+		station = make(chan struct{}, o.servers)
+	}
 	srv := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			began := time.Now()
 			c.requests.Add(1)
 			// Drain the request body so a keep-alive connection stays usable
 			// for generators that send one.
@@ -203,7 +228,15 @@ func serve(ctx context.Context, o options, ready func(url, mode string)) (stats,
 			h := w.Header()
 			h["Content-Type"] = []string{"text/plain"}
 			h["Content-Length"] = []string{"3"}
+			if station != nil {
+				station <- struct{}{} // wait for a free server
+				time.Sleep(time.Duration(mrand.ExpFloat64() * float64(o.serviceTime)))
+				<-station
+			}
 			_, _ = w.Write(body)
+			// The response leaves on Flush; count the write in the server's share.
+			w.(http.Flusher).Flush()
+			c.handledNS.Add(int64(time.Since(began)))
 		}),
 		TLSConfig: cfg,
 		// An empty map disables the automatic HTTP/2 of net/http.
@@ -242,7 +275,11 @@ func serve(ctx context.Context, o options, ready func(url, mode string)) (stats,
 	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	_ = srv.Shutdown(sctx)
-	return stats{c.requests.Load(), c.conns.Load(), c.handshakes.Load(), c.resumed.Load(), c.groupList()}, nil
+	st := stats{Requests: c.requests.Load(), Conns: c.conns.Load(), Handshakes: c.handshakes.Load(), Resumed: c.resumed.Load(), Groups: c.groupList()}
+	if st.Requests > 0 {
+		st.HandledMeanUS = float64(c.handledNS.Load()) / float64(st.Requests) / 1e3
+	}
+	return st, nil
 }
 
 // writeCerts writes the same file names as `credhub-sim certs --out DIR`

@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-func startServer(t *testing.T, dir string, mtls bool) (url string, stop func() stats) {
+func startServer(t *testing.T, dir string, mtls bool, adjust ...func(*options)) (url string, stop func() stats) {
 	t.Helper()
 	o := options{
 		listen:   "127.0.0.1:0",
@@ -22,6 +22,9 @@ func startServer(t *testing.T, dir string, mtls bool) (url string, stop func() s
 	}
 	if mtls {
 		o.clientCA = filepath.Join(dir, "ca.crt")
+	}
+	for _, f := range adjust {
+		f(&o)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	urlc := make(chan string, 1)
@@ -143,11 +146,42 @@ func TestServerAuthOnlyKeepAlive(t *testing.T) {
 	if st.Requests != 5 || st.Handshakes != 1 || st.Conns != 1 {
 		t.Errorf("got %+v, want 5 requests on 1 connection with 1 handshake", st)
 	}
+	if st.HandledMeanUS <= 0 {
+		t.Errorf("handled_mean_us %v: the server's own time per request is missing", st.HandledMeanUS)
+	}
+}
+
+// TestStation: with -service-time the server is an M/M/c station; requests
+// beyond its servers wait in line and all are answered.
+func TestStation(t *testing.T) {
+	dir := t.TempDir()
+	if err := writeCerts(dir); err != nil {
+		t.Fatal(err)
+	}
+	url, stop := startServer(t, dir, false, func(o *options) { o.servers, o.serviceTime = 2, 5*time.Millisecond })
+	c := client(t, dir, false, true)
+	errs := make(chan error, 8)
+	for i := 0; i < 8; i++ {
+		go func() { _, err := get(c, url); errs <- err }()
+	}
+	for i := 0; i < 8; i++ {
+		if err := <-errs; err != nil {
+			t.Fatalf("request: %v", err)
+		}
+	}
+	if st := stop(); st.Requests != 8 || st.HandledMeanUS <= 0 {
+		t.Errorf("got %+v, want 8 requests with a handled mean", st)
+	}
 }
 
 func TestUsageErrors(t *testing.T) {
 	if code := run([]string{"-cert", "x"}); code != 2 {
 		t.Errorf("missing -key: exit %d, want 2", code)
+	}
+	for _, bad := range [][]string{{"-servers", "0", "-service-time", "5ms"}, {"-service-time", "-1ms"}, {"-service-time", "soon"}} {
+		if code := run(append(bad, "-cert", "x", "-key", "y")); code != 2 {
+			t.Errorf("%v: exit %d, want 2", bad, code)
+		}
 	}
 	if code := run([]string{"stray"}); code != 2 {
 		t.Errorf("stray argument: exit %d, want 2", code)

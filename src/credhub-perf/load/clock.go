@@ -1,0 +1,96 @@
+package load
+
+import (
+	"context"
+	"runtime"
+	"time"
+)
+
+// Clock is the engine's time source: when a step starts and ends, when each
+// open-loop request is due, and the Start and Latency of every Result. Tests
+// pass one they control (ClientOptions.Clock) so schedule logic runs without
+// sleeps; nil is the system clock. Phase timings (DNSDial, ReqWrite, ...)
+// are durations of real I/O and always come from the system clock.
+type Clock interface {
+	Now() time.Time
+	// SleepUntil returns once Now() >= t (true) or ctx is done (false).
+	SleepUntil(ctx context.Context, t time.Time) bool
+}
+
+// sleepUntil waits for t on the system clock with a Go timer, which can
+// wake up to about a millisecond late: good enough for a step's start and
+// hey -q pacing, not for open-loop sends (see waker).
+func sleepUntil(ctx context.Context, timer **time.Timer, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	if *timer == nil {
+		*timer = time.NewTimer(d)
+	} else {
+		(*timer).Reset(d)
+	}
+	select {
+	case <-(*timer).C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// spinBefore is how long before a send the open-loop pacer stops sleeping
+// and polls the clock, yielding to other goroutines in between. It covers
+// the wake-up latency of a precise kernel timer on an idle VM (about 35 µs
+// measured: docs/design.md), so a request leaves within a few microseconds
+// of its schedule, while a pacer that sleeps between requests spins at
+// most this long per request (5 % of a core at 1,000 requests/s).
+const spinBefore = 50 * time.Microsecond
+
+// waker puts the open-loop pacer to sleep until a request is due.
+type waker interface {
+	// until returns when t has come (true) or ctx is done (false).
+	until(ctx context.Context, t time.Time) bool
+	close()
+}
+
+// newWaker returns the pacer's waker for clock c: the test's clock as it
+// is, or for the system clock a precise kernel timer (Linux: timerfd) that
+// ends spinBefore early, followed by a short spin.
+func newWaker(c Clock) waker {
+	if c != nil {
+		return clockWaker{c}
+	}
+	if w := newTimerfdWaker(); w != nil {
+		return w
+	}
+	return &goTimerWaker{}
+}
+
+type clockWaker struct{ c Clock }
+
+func (w clockWaker) until(ctx context.Context, t time.Time) bool {
+	return w.c.SleepUntil(ctx, t)
+}
+func (clockWaker) close() {}
+
+// goTimerWaker is the portable fallback: Go's timers fire up to about a
+// millisecond late (the runtime's poller waits in whole milliseconds), so
+// sends are that late too.
+type goTimerWaker struct{ t *time.Timer }
+
+func (w *goTimerWaker) until(ctx context.Context, t time.Time) bool {
+	return sleepUntil(ctx, &w.t, t)
+}
+func (w *goTimerWaker) close() {}
+
+// spinUntil polls the system clock until t, letting other goroutines (the
+// workers sending and reading) run in between.
+func spinUntil(ctx context.Context, t time.Time) bool {
+	for time.Now().Before(t) {
+		if ctx.Err() != nil {
+			return false
+		}
+		runtime.Gosched()
+	}
+	return ctx.Err() == nil
+}

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package load
+
+// newTimerfdWaker: timerfd is Linux only; elsewhere Go timers pace sends.
+func newTimerfdWaker() waker { return nil }

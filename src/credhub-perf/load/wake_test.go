@@ -1,0 +1,28 @@
+package load
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// TestWakerNeverEarly: the pacer's waker may return late (a busy machine)
+// but never before the time asked for, whatever the kernel timer does.
+func TestWakerNeverEarly(t *testing.T) {
+	w := newWaker(nil)
+	defer w.close()
+	for i := 0; i < 50; i++ {
+		due := time.Now().Add(time.Duration(i%5) * 150 * time.Microsecond)
+		if !w.until(context.Background(), due) {
+			t.Fatal("until returned false without a cancelled context")
+		}
+		if now := time.Now(); now.Before(due) {
+			t.Fatalf("woke %v early", due.Sub(now))
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if w.until(ctx, time.Now().Add(time.Hour)) {
+		t.Fatal("until returned true on a cancelled context")
+	}
+}
