@@ -348,7 +348,9 @@ func TestTemplates(t *testing.T) {
 		mu.Unlock()
 	}), false, false)
 	paths(t, func(t *testing.T, force bool) {
+		mu.Lock()
 		got = nil
+		mu.Unlock()
 		opts := load.ClientOptions{KeepAlive: true, TLS: load.TLSOptions{Insecure: true}, ForceNetHTTP: force}
 		tmpl := load.Template{
 			Method: "PUT",
@@ -357,6 +359,10 @@ func TestTemplates(t *testing.T) {
 			Body:   `{"name":"/perf/{{seq}}","value":"{{rand 10}}"}`,
 		}
 		res := run(t, opts, tmpl, load.Step{Concurrency: 3, Requests: 60})
+		// The handler's writes reach us through the network, which the race
+		// detector cannot see: read them under the lock.
+		mu.Lock()
+		defer mu.Unlock()
 		if len(res) != 60 || len(got) != 60 {
 			t.Fatalf("%d results, %d seen", len(res), len(got))
 		}

@@ -185,22 +185,28 @@ func TestOpenLoopPacedOnClock(t *testing.T) {
 func TestOpenLoopConnectionsFollowInFlight(t *testing.T) {
 	p := loadtest.NewPKI(t, loadtest.ECDSA)
 	var conns, reqs atomic.Int64
-	gate := make(chan struct{})
+	arrived, gate := make(chan struct{}, 1), make(chan struct{})
+	var release sync.Once
+	open := func() { release.Do(func() { close(gate) }) }
+	t.Cleanup(open) // a failed test must not leave the handler blocked
 	srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if reqs.Add(1) == 1 {
+			arrived <- struct{}{}
 			<-gate // the first request stays in flight until released
 		}
 	}), true, false, loadtest.CountConns(&conns))
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	clk := loadtest.NewFakeClock(start)
 	results, done := clockRun(t, clk, mtlsOpts(p, true), srv.URL, load.Step{Concurrency: 64, Rate: 10, Requests: 10})
-	// Request 0 left at once and is held; request 1 overlaps it.
+	// Request 0 left at once and is held at the server; request 1 is due
+	// while it is in flight.
+	recv(t, arrived, "request 0 at the server")
 	clk.Set(recv(t, clk.Sleeping, "pacer sleep"))
-	if r := recv(t, results, "result"); r.Start != start.Add(100*time.Millisecond) || r.Err != "" {
+	if r := recv(t, results, "result"); !r.Start.Equal(start.Add(100*time.Millisecond)) || r.Err != "" {
 		t.Fatalf("first result should be request 1: %+v", r)
 	}
-	close(gate)
-	if r := recv(t, results, "result"); r.Start != start || r.Err != "" {
+	open()
+	if r := recv(t, results, "result"); !r.Start.Equal(start) || r.Err != "" {
 		t.Fatalf("second result should be request 0: %+v", r)
 	}
 	for i := 2; i < 10; i++ {
