@@ -33,11 +33,15 @@ Options:
   -n  Number of requests to run. Default is 200.
   -c  Number of workers to run concurrently. Total number of requests cannot
       be smaller than the concurrency level. Default is 50.
-      With -rate: the most requests in flight at once.
+      With -rate: the most requests in flight at once; keep-alive
+      connections are shared, most recently used first, and opened only
+      when none is idle, so a light load uses few of them.
   -q  Rate limit, in queries per second (QPS) per worker. Default is no rate limit.
   -rate  Total request rate (requests/s) of an open-loop run: requests are
       scheduled at this rate whatever the server does, and response times
       are measured from the scheduled time (no coordinated omission).
+      Sends are paced by a kernel timer (Linux), within tens of
+      microseconds of schedule on an idle machine.
   -z  Duration of application to send requests. When duration is reached,
       application stops and exits. If duration is specified, n is ignored.
       Examples: -z 10s -z 3m.
