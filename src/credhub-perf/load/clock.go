@@ -43,7 +43,8 @@ func sleepUntil(ctx context.Context, timer **time.Timer, t time.Time) bool {
 // the wake-up latency of a precise kernel timer on an idle VM (about 35 µs
 // measured: docs/design.md), so a request leaves within a few microseconds
 // of its schedule, while a pacer that sleeps between requests spins at
-// most this long per request (5 % of a core at 1,000 requests/s).
+// most this long per request (5 % of a core at 1,000 requests/s). Requests
+// closer together than this are paced by the kernel timer alone.
 const spinBefore = 50 * time.Microsecond
 
 // waker puts the open-loop pacer to sleep until a request is due.
@@ -56,11 +57,11 @@ type waker interface {
 // newWaker returns the pacer's waker for clock c: the test's clock as it
 // is, or for the system clock a precise kernel timer (Linux: timerfd) that
 // ends spinBefore early, followed by a short spin.
-func newWaker(c Clock) waker {
+func newWaker(ctx context.Context, c Clock) waker {
 	if c != nil {
 		return clockWaker{c}
 	}
-	if w := newTimerfdWaker(); w != nil {
+	if w := newTimerfdWaker(ctx); w != nil {
 		return w
 	}
 	return &goTimerWaker{}

@@ -436,7 +436,7 @@ func (w *worker) closedLoop(ctx context.Context, s Step, start, end time.Time, c
 // time. A request waits for a free worker when all Concurrency are busy;
 // it then leaves late and its sched-lag is counted in its latency.
 func (e *Engine) pace(ctx context.Context, s Step, start, end time.Time, jobs chan<- time.Time) {
-	wk := newWaker(e.opts.Clock)
+	wk := newWaker(ctx, e.opts.Clock)
 	defer wk.close()
 	interval := float64(time.Second) / s.Rate
 	for i := int64(0); s.Requests == 0 || i < int64(s.Requests); i++ {

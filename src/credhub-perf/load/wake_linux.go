@@ -13,10 +13,11 @@ import (
 // poller's epoll wait returns at once, whereas a Go timer makes the poller
 // wait in whole milliseconds. No thread is held while sleeping.
 type timerfdWaker struct {
-	f   *os.File
-	rc  syscall.RawConn
-	buf [8]byte
-	its itimerspec
+	f    *os.File
+	fd   uintptr // f's descriptor, kept open by f until close
+	stop func() bool
+	buf  [8]byte
+	its  itimerspec
 }
 
 type itimerspec struct {
@@ -27,46 +28,49 @@ const clockMonotonic = 1 // CLOCK_MONOTONIC, the clock of Go's monotonic reading
 
 // newTimerfdWaker returns nil when the kernel refuses a timerfd (old kernel,
 // seccomp); the caller then falls back to Go timers.
-func newTimerfdWaker() waker {
+func newTimerfdWaker(ctx context.Context) waker {
 	fd, _, e := syscall.Syscall(syscall.SYS_TIMERFD_CREATE, clockMonotonic, syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if e != 0 {
 		return nil
 	}
 	// A non-blocking fd given to os.NewFile is registered with the poller.
-	f := os.NewFile(fd, "timerfd")
-	rc, err := f.SyscallConn()
-	if err != nil {
-		f.Close()
-		return nil
-	}
-	return &timerfdWaker{f: f, rc: rc}
+	w := &timerfdWaker{f: os.NewFile(fd, "timerfd"), fd: fd}
+	// A cancelled step must not wait out a long gap between requests: the
+	// read in progress, and every later one, fails at once.
+	w.stop = context.AfterFunc(ctx, func() { _ = w.f.SetReadDeadline(time.Unix(1, 0)) })
+	return w
 }
 
 func (w *timerfdWaker) until(ctx context.Context, t time.Time) bool {
-	d := time.Until(t) - spinBefore
-	if d > 0 {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	if d <= spinBefore {
+		// Requests less than spinBefore apart: a busy step. Park instead
+		// of spinning: a goroutine that yields in a loop is always
+		// runnable, and the runtime looks for network readiness only when
+		// nothing is, so on a one-core tester a spinning pacer would leave
+		// the workers' responses unread.
 		if !w.sleep(ctx, d) {
 			return false
 		}
+		return spinUntil(ctx, t) // a no-op unless the timer fired early
+	}
+	if !w.sleep(ctx, d-spinBefore) {
+		return false
 	}
 	return spinUntil(ctx, t)
 }
 
 func (w *timerfdWaker) sleep(ctx context.Context, d time.Duration) bool {
 	w.its.value = syscall.NsecToTimespec(int64(d))
-	var serr syscall.Errno
-	if err := w.rc.Control(func(fd uintptr) {
-		_, _, serr = syscall.Syscall6(syscall.SYS_TIMERFD_SETTIME, fd, 0, uintptr(unsafe.Pointer(&w.its)), 0, 0, 0)
-	}); err != nil || serr != 0 {
+	// timerfd_settime does not block: no need for the runtime's syscall
+	// bookkeeping.
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_TIMERFD_SETTIME, w.fd, 0, uintptr(unsafe.Pointer(&w.its)), 0, 0, 0); e != 0 {
 		return sleepUntil(ctx, new(*time.Timer), time.Now().Add(d))
 	}
-	if ctx.Done() != nil {
-		// A cancelled step must not wait out a long gap between requests.
-		stop := context.AfterFunc(ctx, func() { _ = w.f.SetReadDeadline(time.Unix(1, 0)) })
-		defer stop()
-	}
-	_, err := w.f.Read(w.buf[:])
-	if err != nil {
+	if _, err := w.f.Read(w.buf[:]); err != nil {
 		if ctx.Err() != nil {
 			return false
 		}
@@ -76,4 +80,7 @@ func (w *timerfdWaker) sleep(ctx context.Context, d time.Duration) bool {
 	return ctx.Err() == nil
 }
 
-func (w *timerfdWaker) close() { _ = w.f.Close() }
+func (w *timerfdWaker) close() {
+	w.stop()
+	_ = w.f.Close()
+}

@@ -2,5 +2,7 @@
 
 package load
 
+import "context"
+
 // newTimerfdWaker: timerfd is Linux only; elsewhere Go timers pace sends.
-func newTimerfdWaker() waker { return nil }
+func newTimerfdWaker(context.Context) waker { return nil }

@@ -9,7 +9,7 @@ import (
 // TestWakerNeverEarly: the pacer's waker may return late (a busy machine)
 // but never before the time asked for, whatever the kernel timer does.
 func TestWakerNeverEarly(t *testing.T) {
-	w := newWaker(nil)
+	w := newWaker(context.Background(), nil)
 	defer w.close()
 	for i := 0; i < 50; i++ {
 		due := time.Now().Add(time.Duration(i%5) * 150 * time.Microsecond)
@@ -21,8 +21,10 @@ func TestWakerNeverEarly(t *testing.T) {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	w2 := newWaker(ctx, nil)
+	defer w2.close()
 	cancel()
-	if w.until(ctx, time.Now().Add(time.Hour)) {
+	if w2.until(ctx, time.Now().Add(time.Hour)) {
 		t.Fatal("until returned true on a cancelled context")
 	}
 }
