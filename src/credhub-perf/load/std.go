@@ -125,8 +125,11 @@ func (w *worker) doStd(ctx context.Context, r *Result) {
 		r.Latency = e.since(start, at)
 	}
 	endNS := int64(end.Sub(tr.base)) + 1
-	r.DNS = tr.span(&tr.dnsStart, &tr.dnsDone, 0)
 	if !tr.reused.Load() {
+		// net/http may hand a request an idle connection that another
+		// request freed while this one's dial (and its DNS lookup, traced
+		// here) was still running: that lookup is not this request's.
+		r.DNS = tr.span(&tr.dnsStart, &tr.dnsDone, 0)
 		r.DNSDial = tr.span(&tr.getConn, &tr.gotConn, 0)
 	}
 	r.ReqWrite = tr.span(&tr.gotConn, &tr.wrote, 0)
