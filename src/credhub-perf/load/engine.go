@@ -289,7 +289,9 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 	start := s.StartAt
 	if start.IsZero() {
 		start = e.now()
-	} else if !e.sleepUntil(ctx, new(*time.Timer), start) {
+	} else if s.Rate == 0 && !e.sleepUntil(ctx, new(*time.Timer), start) {
+		// Open loop waits in its pacer, whose first request is due at
+		// start: a Go timer here could wake a millisecond late.
 		return ctx.Err()
 	}
 	runStart := s.RunStart

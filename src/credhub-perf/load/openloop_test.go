@@ -260,3 +260,28 @@ func TestOpenLoopCancelDuringLongGap(t *testing.T) {
 		t.Fatalf("Run returned %v, want context.Canceled", err)
 	}
 }
+
+// TestOpenLoopStartAt: a step given a start time sends its first request at
+// that time on the engine's clock, through the pacer (not a coarser wait).
+func TestOpenLoopStartAt(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), true, false)
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	clk := loadtest.NewFakeClock(now)
+	at := now.Add(1500 * time.Millisecond)
+	results, done := clockRun(t, clk, mtlsOpts(p, true), srv.URL, load.Step{Concurrency: 2, Rate: 4, Requests: 2, StartAt: at, RunStart: now})
+	for i := 0; i < 2; i++ {
+		sched := at.Add(time.Duration(i) * 250 * time.Millisecond)
+		if got := recv(t, clk.Sleeping, "pacer sleep"); !got.Equal(sched) {
+			t.Fatalf("request %d: pacer slept until %v, want %v", i, got.Sub(now), sched.Sub(now))
+		}
+		clk.Set(sched)
+		r := recv(t, results, "result")
+		if !r.Start.Equal(sched) || r.SchedLag != 0 || r.Offset != sched.Sub(now) || r.Err != "" {
+			t.Fatalf("request %d: %+v, want start %v, offset %v", i, r, sched, sched.Sub(now))
+		}
+	}
+	if err := recv(t, done, "end of step"); err != nil {
+		t.Fatal(err)
+	}
+}
