@@ -61,6 +61,9 @@ type runner struct {
 	host    string
 	// published: tester 0 wrote the rendezvous credential and must delete it.
 	published bool
+	// prevStart is the agreed start of the previous scenario (lockstep),
+	// which may be later than its schedule (agreeScenarioStart).
+	prevStart time.Time
 }
 
 // freshRunID names a run that starts at t: its stamp and a random suffix,
@@ -261,7 +264,11 @@ func (r *runner) scenarioStart(k int) time.Time {
 		return time.Time{}
 	}
 	n := len(planSteps(r.c))
-	return r.startAt.Add(time.Duration(k) * (r.warmupSlot() + time.Duration(n)*r.slot() + r.c.Tester.ScenarioGap.D()))
+	every := r.warmupSlot() + time.Duration(n)*r.slot() + r.c.Tester.ScenarioGap.D()
+	if k > 0 && !r.prevStart.IsZero() {
+		return r.prevStart.Add(every)
+	}
+	return r.startAt.Add(time.Duration(k) * every)
 }
 
 // warmupSlot is the wall-clock length of a scenario's run warm-up in
@@ -478,12 +485,13 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 	r.log.Printf("scenario %s: run directory %s", scenario, dir)
 
 	start := r.scenarioStart(k)
-	state := &scenarioState{r: r, scenario: scenario, names: n, engine: engine, plan: plan, dir: dir, meta: meta, sum: sum, start: start,
+	state := &scenarioState{r: r, index: k, scenario: scenario, names: n, engine: engine, plan: plan, dir: dir, meta: meta, sum: sum, start: start,
 		flush: func() {
 			writeMeta()
 			_ = writeSummary()
 		}}
 	runErr := state.execute(ctx)
+	r.prevStart = state.start
 
 	// Cleanup always runs, whatever happened, with its own time budget so
 	// that an interrupted run still removes what it wrote.
@@ -491,6 +499,19 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 	if r.tester0() && (state.seeded || state.sentAny) {
 		if c.Tester.Count > 1 && ctx.Err() == nil {
 			state.waitForOtherTesters(ctx)
+		}
+		if ctx.Err() != nil {
+			// Interrupted (bosh cancel-task: the agent sends SIGTERM and
+			// kills the errand 10 s later): say so on disk before cleaning
+			// up, so a kill during the cleanup leaves a truthful record.
+			meta.Status, meta.Error, meta.CleanupStatus = "interrupted", "interrupted by a signal", "running"
+			if sum.StoppedReason == "" {
+				sum.StoppedReason = "interrupted"
+			}
+			meta.StoppedReason = sum.StoppedReason
+			writeMeta()
+			sum.Finish()
+			_ = writeSummary()
 		}
 		cctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 		res, err := r.cleanup(cctx, n)

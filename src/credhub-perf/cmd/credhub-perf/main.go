@@ -112,6 +112,10 @@ func runCmd(args []string, capacity bool, stdout, stderr io.Writer) int {
 		return 2
 	}
 
+	// A run must never die of its own log: when the reader of stdout or
+	// stderr is gone (an errand's tee killed by `bosh cancel-task`), a
+	// write fails instead of killing the process before its cleanup.
+	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
