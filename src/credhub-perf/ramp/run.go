@@ -208,11 +208,14 @@ func (r *runner) setup(ctx context.Context) error {
 		}
 		return &SetupError{fmt.Errorf("target %s does not answer the CredHub API: %w", c.Target.URL, err)}
 	}
+	if err := r.preflight(pctx); err != nil {
+		return err
+	}
 	if !rendezvous {
-		r.log.Printf("target %s reachable and accepts this client; run id %s", c.Target.URL, r.runID)
+		r.log.Printf("target %s reachable and accepts this client (pre-flight: wrote, read and deleted a credential under /credhub-perf/); run id %s", c.Target.URL, r.runID)
 		return nil
 	}
-	r.log.Printf("target %s reachable and accepts this client", c.Target.URL)
+	r.log.Printf("target %s reachable and accepts this client (pre-flight: wrote, read and deleted a credential under /credhub-perf/)", c.Target.URL)
 	var v rendezvousValue
 	var rerr error
 	if r.tester0() {

@@ -724,3 +724,54 @@ func TestUAATokenRenewedDuringRamp(t *testing.T) {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// With ACLs on, each missing permission on /credhub-perf/* is named before
+// any load, with the actor to grant it to; all three let the run through.
+func TestPreflightNamesMissingPermission(t *testing.T) {
+	binaries(t)
+	actor := "mtls-app:" + strings.TrimPrefix(readOU(t, filepath.Join(certDir, "client.crt")), "app:")
+	for _, tc := range []struct {
+		ops, want string
+		code      int
+	}{
+		{"read,delete", "lacks write permission", 2},
+		{"write,delete", "lacks read permission", 2},
+		{"read,write", "lacks delete permission, which the cleanup needs", 2},
+		{"read,write,delete", "", 0},
+	} {
+		t.Run(tc.ops, func(t *testing.T) {
+			s := startSim(t, "", "-acls", "-permission", "/credhub-perf/* "+actor+" "+tc.ops)
+			cfg := writeConfig(t, s.URL, "scenarios: [get]\nsteps: {min_concurrency: 1, max_concurrency: 1, requests: 20, duration: \"0\", warmup: \"0\"}\n")
+			r := perf(t, "run", "--config", cfg)
+			if r.code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s", r.code, tc.code, r.stderr)
+			}
+			if tc.code == 0 {
+				return
+			}
+			if !strings.Contains(r.stderr, "pre-flight: ") || !strings.Contains(r.stderr, tc.want) || !strings.Contains(r.stderr, "grant "+actor+" read, write and delete on /credhub-perf/*") {
+				t.Fatalf("the missing permission is not named:\n%s", r.stderr)
+			}
+			if dirs, _ := filepath.Glob(filepath.Join(outputDir(t, cfg), "*")); len(dirs) != 0 {
+				t.Errorf("run directories written before the pre-flight passed: %v", dirs)
+			}
+		})
+	}
+}
+
+func readOU(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blk, _ := pem.Decode(b)
+	if blk == nil {
+		t.Fatalf("%s: no PEM", path)
+	}
+	c, err := x509.ParseCertificate(blk.Bytes)
+	if err != nil || len(c.Subject.OrganizationalUnit) == 0 {
+		t.Fatalf("%s: %v, OU %v", path, err, c.Subject.OrganizationalUnit)
+	}
+	return c.Subject.OrganizationalUnit[0]
+}
