@@ -434,7 +434,7 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 		return ExitUsage
 	}
 	plan := planSteps(c)
-	dir, joined, err := r.runDir(scenario)
+	dir, _, err := r.runDir(scenario)
 	if err != nil {
 		r.log.Printf("error: %v", err)
 		return ExitFailed
@@ -444,45 +444,24 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 		meta.PlannedSteps = c.Capacity.MaxProbes
 	}
 	sum := &results.Summary{SLO: r.slo(), Testers: 1, Steps: []results.SummaryStep{}, Sources: []string{r.resultsName()}}
-	// Tester 0 owns meta.json and summary.json. Other testers write
-	// meta-<i>.json and summary-<i>.json, and also the plain names in a
-	// directory of their own (a tester VM), so that it stands alone.
-	ownPlain := func() bool {
-		if r.tester0() {
-			return true
-		}
-		if joined {
-			return false
-		}
-		m, err := results.ReadMeta(dir)
-		return err != nil || m.Tester == c.Tester.Index
-	}
+	// Tester 0 owns meta.json and summary.json; other testers write only
+	// meta-<i>.json and summary-<i>.json, so that the run directories of
+	// several tester VMs extracted into one directory never overwrite each
+	// other (`credhub-perf collect` assembles them).
 	writeMeta := func() {
-		names := []string{"meta.json"}
+		name := "meta.json"
 		if !r.tester0() {
-			names = []string{fmt.Sprintf("meta-%d.json", c.Tester.Index)}
-			if ownPlain() {
-				names = append(names, "meta.json")
-			}
+			name = fmt.Sprintf("meta-%d.json", c.Tester.Index)
 		}
-		for _, name := range names {
-			if err := results.WriteMetaFile(filepath.Join(dir, name), meta); err != nil {
-				r.log.Printf("error: writing %s: %v", filepath.Join(dir, name), err)
-			}
+		if err := results.WriteMetaFile(filepath.Join(dir, name), meta); err != nil {
+			r.log.Printf("error: writing %s: %v", filepath.Join(dir, name), err)
 		}
 	}
 	writeSummary := func() error {
 		if r.tester0() {
 			return sum.WriteFiles(dir)
 		}
-		plain := ownPlain()
-		if err := sum.WriteFilesAs(dir, fmt.Sprintf("summary-%d", c.Tester.Index)); err != nil {
-			return err
-		}
-		if plain {
-			return sum.WriteFiles(dir)
-		}
-		return nil
+		return sum.WriteFilesAs(dir, fmt.Sprintf("summary-%d", c.Tester.Index))
 	}
 	writeMeta()
 	r.log.Printf("scenario %s: run directory %s", scenario, dir)

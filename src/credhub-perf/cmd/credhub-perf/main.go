@@ -11,9 +11,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
+	"github.com/credhub-perf/credhub-perf/collect"
 	"github.com/credhub-perf/credhub-perf/ramp"
 	"github.com/credhub-perf/credhub-perf/results"
 )
@@ -28,6 +30,7 @@ commands:
   capacity  --config FILE [--KEY VALUE ...]   find the highest concurrency (or rate) meeting the SLO
   summary   RUN_DIR|CSV...                    recompute summary.json/summary.txt from the CSV files
   merge     RUN_DIR                           summarize all results-<tester>.csv of a multi-tester run
+  collect   --out DIR TARBALL...              run directories from bosh run-errand --download-logs tarballs
   version                                     print the version
 
 Every configuration key is also a flag (--steps.max_concurrency 50); see
@@ -54,6 +57,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return summaryCmd(args[1:], false, stdout, stderr)
 	case "merge":
 		return summaryCmd(args[1:], true, stdout, stderr)
+	case "collect":
+		return collectCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "credhub-perf", version)
 		return 0
@@ -187,4 +192,41 @@ func summaryCmd(args []string, merge bool, stdout, stderr io.Writer) int {
 		sum.WriteTable(stdout)
 	}
 	return status
+}
+
+// collectCmd extracts the tarballs of every tester VM into run directories
+// headroom-plot reads as they are.
+func collectCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("credhub-perf collect", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("out", "", "directory that receives the run directories (created if missing)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if *out == "" || fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "usage: credhub-perf collect --out DIR TARBALL... (the .tgz files of bosh run-errand --download-logs, one per tester)")
+		return 2
+	}
+	def := ramp.DefaultConfig()
+	slo := results.SLO{Percentile: def.SLO.Percentile, LatencyS: def.SLO.Latency.D().Seconds(), MaxErrorRate: def.SLO.MaxErrorRate}
+	rep, err := collect.Tarballs(*out, fs.Args(), slo)
+	if rep != nil {
+		for _, w := range rep.Warnings {
+			fmt.Fprintf(stderr, "credhub-perf collect: warning: %s\n", w)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "credhub-perf collect: %v\n", err)
+		return 2
+	}
+	for _, d := range rep.RunDirs {
+		fmt.Fprintln(stdout, d)
+	}
+	if len(rep.Logs) > 0 {
+		fmt.Fprintf(stderr, "credhub-perf collect: %d run directories, errand logs in %s\n", len(rep.RunDirs), filepath.Join(*out, "logs"))
+	}
+	return 0
 }
