@@ -592,6 +592,7 @@ func TestZErrandRehearsal(t *testing.T) {
 			t.Errorf("tester 0 does not report deleting the rendezvous credential:\n%s", indent(res[0].stderr, "  "))
 		}
 		checkCleanedUp(t) // the rendezvous credential included
+		collectRecipe(t, r.work, perfBin, dirs)
 	})
 
 	t.Run("two testers, rendezvous off", func(t *testing.T) {
@@ -636,5 +637,67 @@ func TestZErrandRehearsal(t *testing.T) {
 
 	if _, err := os.Stat("/var/vcap"); errors.Is(varVcapBefore, os.ErrNotExist) && err == nil {
 		t.Fatal("the rehearsal created the machine's real /var/vcap")
+	}
+}
+
+// collectRecipe runs the README's results recipe on the testers' log
+// directories packed as the agent packs them for --download-logs (one
+// tarball per VM, entries ./credhub-perf/...):
+//
+//	credhub-perf collect --out runs results/*.tgz
+//	headroom-plot runs/*/ --out report
+//
+// and checks that headroom-plot gets one run directory holding every
+// tester's rows, tester 0's meta.json and a summary over all testers.
+func collectRecipe(t *testing.T, work, perfBin string, testers []string) {
+	t.Helper()
+	plot, err := exec.LookPath(filepath.Join(repoRoot(t), ".venv", "bin", "headroom-plot"))
+	if err != nil {
+		if plot, err = exec.LookPath("headroom-plot"); err != nil {
+			t.Fatalf("headroom-plot not found (make venv; make test builds it first): %v", err)
+		}
+	}
+	recipe := filepath.Join(work, "recipe")
+	if err := os.MkdirAll(filepath.Join(recipe, "results"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i, dir := range testers {
+		tgz := filepath.Join(recipe, "results", fmt.Sprintf("credhub-perf.%d-6f1b2c3d-20261124-230000.tgz", i))
+		if out, err := exec.Command("tar", "-czf", tgz, "-C", filepath.Join(dir, "log"), "./credhub-perf").CombinedOutput(); err != nil {
+			t.Fatalf("packing tester %d's logs: %v\n%s", i, err, out)
+		}
+	}
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", "credhub-perf collect --out runs results/*.tgz\nheadroom-plot runs/*/ --out report")
+	cmd.Dir = recipe
+	cmd.Env = append(os.Environ(), "PATH="+perfBin+":"+filepath.Dir(plot)+":"+os.Getenv("PATH"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the results recipe failed: %v\n%s", err, out)
+	}
+	runs, _ := filepath.Glob(filepath.Join(recipe, "runs", "*-get-pair"))
+	if len(runs) != 1 {
+		t.Fatalf("collected run directories %v; want the one get run", runs)
+	}
+	for _, f := range []string{"meta.json", "meta-1.json", "results-0.csv", "results-1.csv", "summary.json", "summary-1.json"} {
+		if _, err := os.Stat(filepath.Join(runs[0], f)); err != nil {
+			t.Errorf("collected run: %v", err)
+		}
+	}
+	for _, f := range []string{"credhub-perf-0.stderr.log", "credhub-perf-1.stderr.log"} {
+		if _, err := os.Stat(filepath.Join(recipe, "runs", "logs", f)); err != nil {
+			t.Errorf("collected logs: %v", err)
+		}
+	}
+	var meta struct{ Tester int }
+	var sum struct{ Testers, Requests int }
+	b, _ := os.ReadFile(filepath.Join(runs[0], "meta.json"))
+	_ = json.Unmarshal(b, &meta)
+	b, _ = os.ReadFile(filepath.Join(runs[0], "summary.json"))
+	_ = json.Unmarshal(b, &sum)
+	rows := len(readCSV(t, filepath.Join(runs[0], "results-0.csv"))) + len(readCSV(t, filepath.Join(runs[0], "results-1.csv")))
+	if meta.Tester != 0 || sum.Testers != 2 || sum.Requests != rows {
+		t.Errorf("collected meta.json tester %d, summary.json %d testers %d requests; want tester 0's meta and a summary of both testers' %d rows", meta.Tester, sum.Testers, sum.Requests, rows)
+	}
+	if _, err := os.Stat(filepath.Join(recipe, "report", "report.html")); err != nil {
+		t.Errorf("headroom-plot wrote no report: %v", err)
 	}
 }
