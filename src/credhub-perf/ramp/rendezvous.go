@@ -220,7 +220,10 @@ func (s *scenarioState) agreeScenarioStart(ctx context.Context) error {
 		s.start = start
 		return nil
 	}
-	limit := max(r.c.Tester.RendezvousTimeout.D(), time.Second)
+	limit := r.c.Tester.RendezvousTimeout.D()
+	if limit <= 0 {
+		limit = 10 * time.Minute
+	}
 	deadline := s.start.Add(limit)
 	lastProblem := "the credential does not exist"
 	for {
