@@ -683,7 +683,7 @@ func collectRecipe(t *testing.T, work, perfBin string, testers []string) {
 		}
 	}
 	for _, f := range []string{"credhub-perf-0.stderr.log", "credhub-perf-1.stderr.log"} {
-		if _, err := os.Stat(filepath.Join(recipe, "runs", "logs", f)); err != nil {
+		if _, err := os.Stat(filepath.Join(recipe, "runs", f)); err != nil {
 			t.Errorf("collected logs: %v", err)
 		}
 	}

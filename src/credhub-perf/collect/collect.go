@@ -105,7 +105,9 @@ func extract(out, tgz string, dirs map[string]bool, origin map[string]string, re
 		var dest string
 		switch {
 		case len(parts) == 2 && logFile.MatchString(parts[1]):
-			dest = filepath.Join("logs", parts[1])
+			// Beside the run directories, not in a directory of their own:
+			// `headroom-plot OUT/*/` must see run directories only.
+			dest = parts[1]
 		case len(parts) == 3 && runDirName.MatchString(parts[1]) && runFile.MatchString(parts[2]):
 			dest = filepath.Join(parts[1], parts[2])
 			dirs[parts[1]] = true
@@ -115,7 +117,7 @@ func extract(out, tgz string, dirs map[string]bool, origin map[string]string, re
 		if err := writeOnce(out, dest, tr, tgz, origin); err != nil {
 			return err
 		}
-		if strings.HasPrefix(dest, "logs"+string(filepath.Separator)) {
+		if len(parts) == 2 {
 			rep.Logs = append(rep.Logs, filepath.Join(out, dest))
 		}
 	}

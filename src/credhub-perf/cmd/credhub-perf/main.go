@@ -226,7 +226,7 @@ func collectCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, d)
 	}
 	if len(rep.Logs) > 0 {
-		fmt.Fprintf(stderr, "credhub-perf collect: %d run directories, errand logs in %s\n", len(rep.RunDirs), filepath.Join(*out, "logs"))
+		fmt.Fprintf(stderr, "credhub-perf collect: %d run directories; the errand logs are beside them in %s\n", len(rep.RunDirs), *out)
 	}
 	return 0
 }
