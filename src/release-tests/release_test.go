@@ -295,3 +295,79 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
+
+// scripts/create-release --final refuses a work tree with changes, and a
+// final build that fails leaves nothing behind: the same command succeeds
+// once the cause is fixed.
+func TestCreateReleaseFinalScript(t *testing.T) {
+	rel := devRelease(t)
+	env := append([]string{"BOSH=" + boshCLI(t)}, gitEnv...)
+	dir := filepath.Join(t.TempDir(), "repo")
+	if _, err := run("", env, "cp", "-a", rel.dir, dir); err != nil {
+		t.Fatal(err)
+	}
+	store := filepath.Join(t.TempDir(), "blobstore")
+	finalYML := func(path string) {
+		t.Helper()
+		final := fmt.Sprintf("---\nname: credhub-perf\nblobstore:\n  provider: local\n  options:\n    blobstore_path: %s\n", path)
+		if err := os.WriteFile(filepath.Join(dir, "config", "final.yml"), []byte(final), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit := func(msg string) {
+		t.Helper()
+		for _, args := range [][]string{{"add", "-A"}, {"commit", "-q", "-m", msg}} {
+			if _, err := run(dir, env, "git", args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	tarball := filepath.Join(dir, "credhub-perf-1.0.0.tgz")
+	final := []string{"--final", "--version", "1.0.0", "--tarball", tarball}
+	nothingLeft := func(t *testing.T, when string) {
+		t.Helper()
+		if st, err := run(dir, env, "git", "status", "--porcelain"); err != nil || strings.TrimSpace(st) != "" {
+			t.Errorf("%s: the work tree changed: %v\n%s", when, err, st)
+		}
+		for _, p := range []string{tarball, filepath.Join(dir, "releases", "credhub-perf", "credhub-perf-1.0.0.yml")} {
+			if _, err := os.Stat(p); err == nil {
+				t.Errorf("%s: %s was left behind", when, p)
+			}
+		}
+	}
+
+	finalYML(store)
+	out, err := run(dir, env, "scripts/create-release", final...)
+	if err == nil || !strings.Contains(out+err.Error(), "uncommitted changes") || !strings.Contains(out+err.Error(), "config/final.yml") {
+		t.Fatalf("--final on a dirty tree: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "releases")); err == nil {
+		t.Error("--final on a dirty tree created releases/")
+	}
+	if _, err := run(dir, env, boshCLI(t), "upload-blobs"); err != nil {
+		t.Fatal(err)
+	}
+	// A blobstore the final jobs and packages cannot be written to.
+	blocker := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	finalYML(filepath.Join(blocker, "store"))
+	commit("final blobstore that fails")
+	if out, err := run(dir, env, "scripts/create-release", final...); err == nil || !strings.Contains(out+err.Error(), "nothing was kept") {
+		t.Fatalf("--final with an unwritable blobstore: %v\n%s", err, out)
+	}
+	nothingLeft(t, "after the failed --final")
+
+	finalYML(store)
+	commit("final blobstore")
+	if out, err := run(dir, env, "scripts/create-release", final...); err != nil {
+		t.Fatalf("retrying --final with the same version: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "releases", "credhub-perf", "credhub-perf-1.0.0.yml")); err != nil {
+		t.Errorf("final release manifest: %v", err)
+	}
+	if m, _ := os.ReadFile(filepath.Join(dir, "releases", "credhub-perf", "credhub-perf-1.0.0.yml")); !strings.Contains(string(m), "uncommitted_changes: false") {
+		t.Errorf("the final release records uncommitted changes:\n%s", m)
+	}
+}

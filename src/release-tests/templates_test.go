@@ -1,6 +1,7 @@
 package releasetests
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -379,7 +380,11 @@ func TestTemplatesRequiredAndInvalid(t *testing.T) {
 		{"database without type", minimalProps("cleanup: {mode: database, database: {host: h, user: u, password: p}}"), "cleanup.database.type: '' must be postgres or mysql"},
 		{"database without host", minimalProps("cleanup: {mode: database, database: {type: postgres, user: u, password: p}}"), "cleanup.database.host: is required when cleanup.mode is database"},
 		{"database without password", minimalProps("cleanup: {mode: database, database: {type: postgres, host: h, user: u}}"), "cleanup.database.password: is required"},
-		{"slo percentile", minimalProps("slo: {percentile: 150}"), "slo.percentile: '150' must be a number between 0 and 100"},
+		{"slo percentile", minimalProps("slo: {percentile: 150}"), "slo.percentile: '150' must be a number > 0 and <= 100"},
+		{"slo percentile 0", minimalProps("slo: {percentile: 0}"), "slo.percentile: '0' must be a number > 0 and <= 100"},
+		{"abort percentile 0", minimalProps("abort: {percentile: 0}"), "abort.percentile: '0' must be a number > 0 and <= 100"},
+		{"label with a slash", strings.Replace(minimalProps(""), "credhub:\n", "credhub:\n  label: a/b\n", 1), "credhub.label: 'a/b' must be at most 64 characters without '/'"},
+		{"label too long", strings.Replace(minimalProps(""), "credhub:\n", "credhub:\n  label: "+strings.Repeat("x", 65)+"\n", 1), "credhub.label: '" + strings.Repeat("x", 65) + "' must be at most 64 characters"},
 		{"several testers by requests", minimalProps("tester: {count: 2}\nsteps: {duration: \"0\"}"), "steps.duration: must be > 0 with several testers"},
 		{"bad start_at", minimalProps("tester: {start_at: tomorrow}"), "tester.start_at: 'tomorrow' is not an RFC3339 time"},
 		{"bad warmup.run", minimalProps("warmup: {run: soon}"), "warmup.run: 'soon' is not auto, 0 (off) or a duration"},
@@ -395,6 +400,11 @@ func TestTemplatesRequiredAndInvalid(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), c.wantInError) {
 				t.Fatalf("render error does not say %q:\n%v", c.wantInError, err)
+			}
+			// The line reported is where the property is checked, not the
+			// helper that raises (which would be the same line for all).
+			if m := regexp.MustCompile(`\(line (\d+): `).FindStringSubmatch(err.Error()); m != nil && m[1] == helperLine(t) {
+				t.Errorf("render error points at the helper's line %s, not at the property's check:\n%v", m[1], err)
 			}
 		})
 	}
@@ -611,4 +621,20 @@ func TestTemplatesLinks(t *testing.T) {
 		!strings.Contains(err.Error(), "credhub.url: is required") {
 		t.Errorf("no link, no url: err = %v", err)
 	}
+}
+
+// helperLine is the line of config.yml.erb that raises for every property.
+func helperLine(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "jobs", "credhub-perf", "templates", "config", "config.yml.erb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, "raise RuntimeError") {
+			return fmt.Sprint(i + 1)
+		}
+	}
+	t.Fatal("config.yml.erb has no raise")
+	return ""
 }

@@ -432,7 +432,7 @@ func TestZErrandRehearsal(t *testing.T) {
 				t.Errorf("%s: errand stdout does not contain summary.txt:\n%s", sc, indent(res.stdout, "  "))
 			}
 		}
-		for _, f := range []string{"credhub-perf.stdout.log", "credhub-perf.stderr.log"} {
+		for _, f := range []string{"credhub-perf-0.stdout.log", "credhub-perf-0.stderr.log"} {
 			if _, err := os.Stat(filepath.Join(dir, "log", "credhub-perf", f)); err != nil {
 				t.Errorf("errand log: %v", err)
 			}
@@ -444,6 +444,74 @@ func TestZErrandRehearsal(t *testing.T) {
 		}
 		checkCleanedUp(t)
 		t.Logf("errand stdout:\n%s", indent(res.stdout, "  "))
+	})
+
+	t.Run("cancel", func(t *testing.T) {
+		// bosh cancel-task: SIGTERM to bin/run's whole process group in the
+		// middle of the get ramp, SIGKILL 10 s later as the agent does. The
+		// run must stop, clean up within that grace, record the rows and
+		// the summary, and keep logging to the job's log directory.
+		props := r.errandProps("cancel", []interface{}{"get", "set"}, nil)
+		props["steps"].(map[string]interface{})["max_concurrency"] = 9 // 1, 3, 5, 7, 9
+		dir := r.renderTester(t, "cancel", props, 0)
+		if err := os.WriteFile(filepath.Join(dir, "cancel-on"), []byte("step 1/5 concurrency 1: "), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r.unshare(t, "rehearse-run.sh", nil, dir)
+		stdout, _ := os.ReadFile(filepath.Join(dir, "stdout"))
+		stderr, _ := os.ReadFile(filepath.Join(dir, "stderr"))
+		report := fmt.Sprintf("\nstdout:\n%s\nstderr:\n%s", indent(string(stdout), "  "), indent(string(stderr), "  "))
+		if _, err := os.Stat(filepath.Join(dir, "cancel-killed")); err == nil {
+			t.Fatalf("the errand's process group still existed 10 s after SIGTERM (the agent would have killed it)%s", report)
+		}
+		if rc, _ := os.ReadFile(filepath.Join(dir, "rc")); strings.TrimSpace(string(rc)) == "0" || len(rc) == 0 {
+			t.Errorf("cancelled errand exited %q; want non-zero%s", rc, report)
+		}
+		logDir := filepath.Join(dir, "log", "credhub-perf")
+		runs := runDirs(t, logDir, "cancel")
+		if len(runs) != 1 || runs["get"] == "" {
+			t.Fatalf("run directories %v; want the get run only (set is not started after a cancel)%s", runs, report)
+		}
+		var meta struct {
+			Status        string `json:"status"`
+			CleanupStatus string `json:"cleanup_status"`
+		}
+		b, _ := os.ReadFile(filepath.Join(runs["get"], "meta.json"))
+		if err := json.Unmarshal(b, &meta); err != nil || meta.Status != "interrupted" || meta.CleanupStatus != "ok" {
+			t.Errorf("meta.json: status %q, cleanup_status %q (%v); want interrupted, ok%s", meta.Status, meta.CleanupStatus, err, report)
+		}
+		rows := readCSV(t, filepath.Join(runs["get"], "results.csv"))
+		var sum struct {
+			StoppedReason string `json:"stopped_reason"`
+			Steps         []stepSummary
+		}
+		b, _ = os.ReadFile(filepath.Join(runs["get"], "summary.json"))
+		if err := json.Unmarshal(b, &sum); err != nil {
+			t.Fatalf("summary.json: %v%s", err, report)
+		}
+		total := 0
+		for _, s := range sum.Steps {
+			total += s.Requests
+		}
+		if len(sum.Steps) == 0 || len(sum.Steps) >= 5 || total == 0 || total > len(rows) {
+			t.Errorf("summary: %d steps, %d requests; CSV %d rows: want a partial ramp whose summary counts recorded rows", len(sum.Steps), total, len(rows))
+		}
+		if sum.StoppedReason != "interrupted" {
+			t.Errorf("summary stopped_reason %q, want interrupted", sum.StoppedReason)
+		}
+		// What credhub-perf printed after the signal reached the job's logs.
+		errLog, _ := os.ReadFile(filepath.Join(logDir, "credhub-perf-0.stderr.log"))
+		outLog, _ := os.ReadFile(filepath.Join(logDir, "credhub-perf-0.stdout.log"))
+		if !strings.Contains(string(errLog), "cleanup (api): removed") || !strings.Contains(string(errLog), "not running the remaining scenarios (set)") {
+			t.Errorf("the stderr log lacks the cleanup and the stop after the signal:\n%s", indent(string(errLog), "  "))
+		}
+		if !strings.Contains(string(outLog), "== get: ") || !strings.Contains(string(outLog), "(interrupted)") {
+			t.Errorf("the stdout log lacks the summary written after the signal:\n%s", indent(string(outLog), "  "))
+		}
+		if !strings.Contains(string(stdout), "credhub-perf errand: interrupted") {
+			t.Errorf("bin/run does not report the interrupt%s", report)
+		}
+		checkCleanedUp(t)
 	})
 
 	// checkPair checks what two testers of one run left: both exited 0
@@ -524,6 +592,7 @@ func TestZErrandRehearsal(t *testing.T) {
 			t.Errorf("tester 0 does not report deleting the rendezvous credential:\n%s", indent(res[0].stderr, "  "))
 		}
 		checkCleanedUp(t) // the rendezvous credential included
+		collectRecipe(t, r.work, perfBin, dirs)
 	})
 
 	t.Run("two testers, rendezvous off", func(t *testing.T) {
@@ -568,5 +637,67 @@ func TestZErrandRehearsal(t *testing.T) {
 
 	if _, err := os.Stat("/var/vcap"); errors.Is(varVcapBefore, os.ErrNotExist) && err == nil {
 		t.Fatal("the rehearsal created the machine's real /var/vcap")
+	}
+}
+
+// collectRecipe runs the README's results recipe on the testers' log
+// directories packed as the agent packs them for --download-logs (one
+// tarball per VM, entries ./credhub-perf/...):
+//
+//	credhub-perf collect --out runs results/*.tgz
+//	headroom-plot runs/*/ --out report
+//
+// and checks that headroom-plot gets one run directory holding every
+// tester's rows, tester 0's meta.json and a summary over all testers.
+func collectRecipe(t *testing.T, work, perfBin string, testers []string) {
+	t.Helper()
+	plot, err := exec.LookPath(filepath.Join(repoRoot(t), ".venv", "bin", "headroom-plot"))
+	if err != nil {
+		if plot, err = exec.LookPath("headroom-plot"); err != nil {
+			t.Fatalf("headroom-plot not found (make venv; make test builds it first): %v", err)
+		}
+	}
+	recipe := filepath.Join(work, "recipe")
+	if err := os.MkdirAll(filepath.Join(recipe, "results"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i, dir := range testers {
+		tgz := filepath.Join(recipe, "results", fmt.Sprintf("credhub-perf.%d-6f1b2c3d-20261124-230000.tgz", i))
+		if out, err := exec.Command("tar", "-czf", tgz, "-C", filepath.Join(dir, "log"), "./credhub-perf").CombinedOutput(); err != nil {
+			t.Fatalf("packing tester %d's logs: %v\n%s", i, err, out)
+		}
+	}
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", "credhub-perf collect --out runs results/*.tgz\nheadroom-plot runs/*/ --out report")
+	cmd.Dir = recipe
+	cmd.Env = append(os.Environ(), "PATH="+perfBin+":"+filepath.Dir(plot)+":"+os.Getenv("PATH"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the results recipe failed: %v\n%s", err, out)
+	}
+	runs, _ := filepath.Glob(filepath.Join(recipe, "runs", "*-get-pair"))
+	if len(runs) != 1 {
+		t.Fatalf("collected run directories %v; want the one get run", runs)
+	}
+	for _, f := range []string{"meta.json", "meta-1.json", "results-0.csv", "results-1.csv", "summary.json", "summary-1.json"} {
+		if _, err := os.Stat(filepath.Join(runs[0], f)); err != nil {
+			t.Errorf("collected run: %v", err)
+		}
+	}
+	for _, f := range []string{"credhub-perf-0.stderr.log", "credhub-perf-1.stderr.log"} {
+		if _, err := os.Stat(filepath.Join(recipe, "runs", f)); err != nil {
+			t.Errorf("collected logs: %v", err)
+		}
+	}
+	var meta struct{ Tester int }
+	var sum struct{ Testers, Requests int }
+	b, _ := os.ReadFile(filepath.Join(runs[0], "meta.json"))
+	_ = json.Unmarshal(b, &meta)
+	b, _ = os.ReadFile(filepath.Join(runs[0], "summary.json"))
+	_ = json.Unmarshal(b, &sum)
+	rows := len(readCSV(t, filepath.Join(runs[0], "results-0.csv"))) + len(readCSV(t, filepath.Join(runs[0], "results-1.csv")))
+	if meta.Tester != 0 || sum.Testers != 2 || sum.Requests != rows {
+		t.Errorf("collected meta.json tester %d, summary.json %d testers %d requests; want tester 0's meta and a summary of both testers' %d rows", meta.Tester, sum.Testers, sum.Requests, rows)
+	}
+	if _, err := os.Stat(filepath.Join(recipe, "report", "report.html")); err != nil {
+		t.Errorf("headroom-plot wrote no report: %v", err)
 	}
 }

@@ -33,6 +33,10 @@ type fakeCredHub struct {
 	failFrom int64 // load requests after this many answer 500 (0 = never)
 	loadReqs atomic.Int64
 	maxSeen  atomic.Int64 // most credentials present at once
+	// deleteStall holds the first DELETE under /set/ this long: a cleanup
+	// slower than any scenario gap.
+	deleteStall time.Duration
+	stalled     atomic.Bool
 }
 
 func newFake() *fakeCredHub { return &fakeCredHub{creds: map[string]json.RawMessage{}} }
@@ -61,6 +65,9 @@ func (f *fakeCredHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if isLoad && f.failFrom > 0 && f.loadReqs.Add(1) > f.failFrom {
 		writeJSON(w, 500, map[string]string{"error": "injected"})
 		return
+	}
+	if r.Method == "DELETE" && f.deleteStall > 0 && strings.Contains(r.URL.Query().Get("name"), "/set/") && f.stalled.CompareAndSwap(false, true) {
+		time.Sleep(f.deleteStall)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -530,7 +537,20 @@ func TestLockstepScenarios(t *testing.T) {
 		if strings.Contains(string(meta), `"scenario": "set"`) {
 			k = 1
 		}
-		scenarioStart := start.Add(time.Duration(k)*(warm+2*slot+gap) + warm)
+		// Scenario 1 starts on its schedule or, when tester 0's cleanup
+		// and seeding leave less than scenarioLead before it, later: the
+		// start tester 0 published, which meta.json records. Steps follow
+		// the warm-up.
+		scheduled := start.Add(time.Duration(k) * (warm + 2*slot + gap))
+		var m results.Meta
+		if err := json.Unmarshal(meta, &m); err != nil {
+			t.Fatal(err)
+		}
+		agreed, err := time.Parse(time.RFC3339Nano, m.ScenarioStartAt)
+		if err != nil || agreed.Before(scheduled) || (k == 0 && !agreed.Equal(scheduled)) {
+			t.Fatalf("%s: scenario_start_at %q (%v); scheduled %s", filepath.Base(dir), m.ScenarioStartAt, err, scheduled.Format(time.RFC3339Nano))
+		}
+		scenarioStart := agreed.Add(warm)
 		for tester := 0; tester < 2; tester++ {
 			first := map[int]time.Time{}
 			last := map[int]time.Time{}
@@ -648,5 +668,113 @@ func TestTesterBoundStepsAreFlagged(t *testing.T) {
 	re, err := results.SummarizeDir(dir, sum.SLO)
 	if err != nil || !re.Steps[0].TesterBound || re.MaxThroughputAtSLO != nil {
 		t.Fatalf("recomputed summary lost the tester figures: %+v %v", re.Steps[0], err)
+	}
+}
+
+// Two testers in lockstep whose tester 0 cleans up the set scenario for
+// longer than the whole tester.scenario_gap: the interpolate scenario
+// starts when tester 0 is ready (it publishes the start), and both testers
+// record requests in every interpolate step, instead of steps that pass
+// with 0 requests because their slots ended during the cleanup.
+func TestLockstepCleanupSlowerThanGap(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	fake := newFake()
+	fake.deleteStall = 3 * time.Second
+	srv := loadtest.NewMTLSServer(t, p, fake, true, false)
+	out := t.TempDir()
+	start := time.Now().Add(1500 * time.Millisecond).UTC()
+	const slot, timeout = time.Second, 500 * time.Millisecond
+	gap := minScenarioGap(timeout) // tester 0 has 1 s after its wait; the delete takes 3
+	cfgs := make([]Config, 2)
+	for i := range cfgs {
+		c := fakeConfig(t, p, srv.URL)
+		c.OutputDir = out
+		c.Target.Timeout = Duration(timeout)
+		c.Scenarios = []string{"set", "interpolate"}
+		c.Steps = StepsConfig{MinConcurrency: 1, MaxConcurrency: 2, Step: 1, Duration: Duration(slot)}
+		c.Tester = TesterConfig{Index: i, Count: 2, StartAt: start.Format(time.RFC3339Nano), ScenarioGap: Duration(gap), RendezvousTimeout: Duration(time.Minute)}
+		cfgs[i] = c
+	}
+	codes := make([]int, 2)
+	logs := make([]string, 2)
+	var wg sync.WaitGroup
+	for i := range cfgs {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			codes[i], _, logs[i] = execute(t, cfgs[i], false)
+		}(i)
+	}
+	wg.Wait()
+	for i := range codes {
+		if codes[i] != 0 {
+			t.Fatalf("tester %d: exit %d\ntester 0:\n%s\ntester 1:\n%s", i, codes[i], logs[0], logs[1])
+		}
+	}
+	if !fake.stalled.Load() {
+		t.Fatal("the cleanup never hit the slow delete")
+	}
+	if !strings.Contains(logs[0], "after its schedule") || !strings.Contains(logs[1], "tester 0 starts it at") {
+		t.Errorf("the late start is not reported:\ntester 0:\n%s\ntester 1:\n%s", logs[0], logs[1])
+	}
+	var interp string
+	for _, d := range runDirs(t, out) {
+		if strings.Contains(filepath.Base(d), "-interpolate") {
+			interp = d
+		}
+	}
+	if interp == "" {
+		t.Fatalf("no interpolate run directory in %v", runDirs(t, out))
+	}
+	scheduled := start.Add(2*slot + gap)
+	m, err := results.ReadMeta(interp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at, err := time.Parse(time.RFC3339Nano, m.ScenarioStartAt); err != nil || !at.After(scheduled.Add(time.Second)) {
+		t.Errorf("interpolate scenario_start_at %q; want more than 1 s after its schedule %s", m.ScenarioStartAt, scheduled.Format(time.RFC3339Nano))
+	}
+	for tester := 0; tester < 2; tester++ {
+		perStep := map[int]int{}
+		_, err := results.ReadCSV(filepath.Join(interp, fmt.Sprintf("results-%d.csv", tester)), func(r *results.Row) error {
+			perStep[r.Segment]++
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(perStep) != 2 || perStep[0] == 0 || perStep[1] == 0 {
+			t.Errorf("tester %d interpolate rows per step %v; want requests in both steps", tester, perStep)
+		}
+	}
+	if n := fake.count(); n != 0 {
+		t.Errorf("%d credentials left after the cleanup", n)
+	}
+}
+
+// A step whose wall-clock slot ended before the tester was ready records
+// 0 requests; that fails the run with the reason, never passes as ok.
+func TestZeroRequestStepFails(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	fake := newFake()
+	srv := loadtest.NewMTLSServer(t, p, fake, true, false)
+	c := fakeConfig(t, p, srv.URL)
+	c.Target.Timeout = Duration(500 * time.Millisecond)
+	c.Scenarios = []string{"get"}
+	c.Steps = StepsConfig{MinConcurrency: 1, MaxConcurrency: 3, Step: 1, Duration: Duration(time.Second)}
+	// Step 1's slot ended half a second before the run starts; steps 2 and
+	// 3 are still ahead.
+	c.Tester = TesterConfig{Index: 0, Count: 2, StartAt: time.Now().Add(-1500 * time.Millisecond).UTC().Format(time.RFC3339Nano), ScenarioGap: Duration(time.Minute), RendezvousTimeout: Duration(time.Minute)}
+	code, _, log := execute(t, c, false)
+	if code != ExitFailed || !strings.Contains(log, "step 1 (concurrency 1) recorded 0 requests: this tester was ready at") {
+		t.Fatalf("exit %d; want 1 with the 0-request step explained:\n%s", code, log)
+	}
+	dirs := runDirs(t, c.OutputDir)
+	m, err := results.ReadMeta(dirs[0])
+	if err != nil || m.Status != "failed" || !strings.Contains(m.Error, "recorded 0 requests") || m.CleanupStatus != "ok" {
+		t.Fatalf("meta %+v, %v", m, err)
+	}
+	if n := fake.count(); n != 0 {
+		t.Errorf("%d credentials left after the cleanup", n)
 	}
 }

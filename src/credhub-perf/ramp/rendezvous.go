@@ -166,3 +166,102 @@ func (r *runner) dropRendezvous() {
 	}
 	r.log.Printf("rendezvous: deleted %s", name)
 }
+
+// Between scenarios, a fixed tester.scenario_gap cannot promise that tester
+// 0 has cleaned up the previous scenario and seeded this one: deleting
+// thousands of set credentials can take longer than any gap, and the other
+// testers' steps would then pass in slots that have already ended. So
+// tester 0 publishes each later scenario's start once it is ready, never
+// earlier than the schedule, and the others wait for it.
+
+// scenarioLead is the least time between tester 0 publishing a scenario's
+// start and that start: enough for the others to read it and check the seed.
+const scenarioLead = 2 * time.Second
+
+// scenarioPoll is how often the other testers read the scenario's start.
+var scenarioPoll = 250 * time.Millisecond
+
+// scenarioStartValue is the JSON credential holding a scenario's start.
+type scenarioStartValue struct {
+	StartAt   string `json:"start_at"`
+	WrittenAt string `json:"written_at"`
+}
+
+// scenarioStartName lives under the scenario's prefix, so the scenario's
+// own cleanup removes it, and a name no other run can hold.
+func scenarioStartName(n credhub.Names) string { return n.Prefix() + "/control/start" }
+
+// agreeScenarioStart fixes s.start for a scenario after the first one when
+// several testers run in lockstep: tester 0 (after its cleanup and seeding)
+// publishes max(schedule, now + scenarioLead); the others take that value,
+// waiting at most tester.rendezvous_timeout past the schedule.
+func (s *scenarioState) agreeScenarioStart(ctx context.Context) error {
+	r := s.r
+	if s.index == 0 || r.c.Tester.Count < 2 || s.start.IsZero() {
+		return nil
+	}
+	name := scenarioStartName(s.names)
+	if r.tester0() {
+		now := r.o.Now()
+		start := s.start
+		if earliest := now.Add(scenarioLead); earliest.After(start) {
+			start = earliest
+			r.log.Printf("scenario %s: starts at %s, %s after its schedule: cleaning up the previous scenario and seeding took longer than tester.scenario_gap allowed",
+				s.scenario, start.UTC().Format(time.RFC3339Nano), start.Sub(s.start).Round(time.Millisecond))
+		}
+		v := scenarioStartValue{StartAt: start.UTC().Format(time.RFC3339Nano), WrittenAt: now.UTC().Format(time.RFC3339Nano)}
+		body, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("scenario %s: encoding its start: %w", s.scenario, err)
+		}
+		if err := r.api.SetJSON(ctx, name, body); err != nil {
+			return fmt.Errorf("scenario %s: publishing its start as %s for the other testers: %w", s.scenario, name, err)
+		}
+		s.start = start
+		return nil
+	}
+	limit := r.c.Tester.RendezvousTimeout.D()
+	if limit <= 0 {
+		limit = 10 * time.Minute
+	}
+	deadline := s.start.Add(limit)
+	lastProblem := "the credential does not exist"
+	for {
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		raw, err := r.api.GetJSON(pctx, name)
+		cancel()
+		switch {
+		case err == nil:
+			var v scenarioStartValue
+			if jerr := json.Unmarshal(raw, &v); jerr != nil {
+				return fmt.Errorf("scenario %s: %s does not hold a start time: %v", s.scenario, name, jerr)
+			}
+			start, perr := time.Parse(time.RFC3339Nano, v.StartAt)
+			if perr != nil {
+				return fmt.Errorf("scenario %s: %s: start_at %q is not an RFC3339 time", s.scenario, name, v.StartAt)
+			}
+			if start.After(s.start) {
+				r.log.Printf("scenario %s: tester 0 starts it at %s, %s after its schedule (its cleanup and seeding took longer than tester.scenario_gap)",
+					s.scenario, v.StartAt, start.Sub(s.start).Round(time.Millisecond))
+			}
+			s.start = start
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case credhub.IsAuth(err):
+			return fmt.Errorf("scenario %s: reading its start %s: %w", s.scenario, name, err)
+		case credhub.IsNotFound(err):
+			lastProblem = "the credential does not exist"
+		default:
+			lastProblem = err.Error()
+		}
+		if !r.o.Now().Before(deadline) {
+			return fmt.Errorf("scenario %s: tester 0 did not publish its start as %s within %s of the scheduled start (tester.rendezvous_timeout; last: %s): tester 0's log says why it stopped", s.scenario, name, limit, lastProblem)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(scenarioPoll):
+		}
+	}
+}

@@ -107,9 +107,21 @@ func TestRendezvousTestersStartedApart(t *testing.T) {
 					t.Fatalf("tester %d: run directories %v, want one", i, dirs)
 				}
 				names = append(names, filepath.Base(dirs[0]))
-				m, err := results.ReadMeta(dirs[0])
+				// Testers other than 0 write only meta-<i>.json.
+				name := "meta.json"
+				if i > 0 {
+					name = fmt.Sprintf("meta-%d.json", i)
+				}
+				b, err := os.ReadFile(filepath.Join(dirs[0], name))
 				if err != nil {
 					t.Fatal(err)
+				}
+				m := &results.Meta{}
+				if err := json.Unmarshal(b, m); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := os.Stat(filepath.Join(dirs[0], "meta.json")); i > 0 && err == nil {
+					t.Errorf("tester %d wrote meta.json, which tester 0's would overwrite (or be overwritten by) when extracted together", i)
 				}
 				metas = append(metas, m)
 			}

@@ -61,6 +61,9 @@ type runner struct {
 	host    string
 	// published: tester 0 wrote the rendezvous credential and must delete it.
 	published bool
+	// prevStart is the agreed start of the previous scenario (lockstep),
+	// which may be later than its schedule (agreeScenarioStart).
+	prevStart time.Time
 }
 
 // freshRunID names a run that starts at t: its stamp and a random suffix,
@@ -205,11 +208,14 @@ func (r *runner) setup(ctx context.Context) error {
 		}
 		return &SetupError{fmt.Errorf("target %s does not answer the CredHub API: %w", c.Target.URL, err)}
 	}
+	if err := r.preflight(pctx); err != nil {
+		return err
+	}
 	if !rendezvous {
-		r.log.Printf("target %s reachable and accepts this client; run id %s", c.Target.URL, r.runID)
+		r.log.Printf("target %s reachable and accepts this client (pre-flight: wrote, read and deleted a credential under /credhub-perf/); run id %s", c.Target.URL, r.runID)
 		return nil
 	}
-	r.log.Printf("target %s reachable and accepts this client", c.Target.URL)
+	r.log.Printf("target %s reachable and accepts this client (pre-flight: wrote, read and deleted a credential under /credhub-perf/)", c.Target.URL)
 	var v rendezvousValue
 	var rerr error
 	if r.tester0() {
@@ -261,7 +267,11 @@ func (r *runner) scenarioStart(k int) time.Time {
 		return time.Time{}
 	}
 	n := len(planSteps(r.c))
-	return r.startAt.Add(time.Duration(k) * (r.warmupSlot() + time.Duration(n)*r.slot() + r.c.Tester.ScenarioGap.D()))
+	every := r.warmupSlot() + time.Duration(n)*r.slot() + r.c.Tester.ScenarioGap.D()
+	if k > 0 && !r.prevStart.IsZero() {
+		return r.prevStart.Add(every)
+	}
+	return r.startAt.Add(time.Duration(k) * every)
 }
 
 // warmupSlot is the wall-clock length of a scenario's run warm-up in
@@ -424,7 +434,7 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 		return ExitUsage
 	}
 	plan := planSteps(c)
-	dir, joined, err := r.runDir(scenario)
+	dir, _, err := r.runDir(scenario)
 	if err != nil {
 		r.log.Printf("error: %v", err)
 		return ExitFailed
@@ -434,56 +444,36 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 		meta.PlannedSteps = c.Capacity.MaxProbes
 	}
 	sum := &results.Summary{SLO: r.slo(), Testers: 1, Steps: []results.SummaryStep{}, Sources: []string{r.resultsName()}}
-	// Tester 0 owns meta.json and summary.json. Other testers write
-	// meta-<i>.json and summary-<i>.json, and also the plain names in a
-	// directory of their own (a tester VM), so that it stands alone.
-	ownPlain := func() bool {
-		if r.tester0() {
-			return true
-		}
-		if joined {
-			return false
-		}
-		m, err := results.ReadMeta(dir)
-		return err != nil || m.Tester == c.Tester.Index
-	}
+	// Tester 0 owns meta.json and summary.json; other testers write only
+	// meta-<i>.json and summary-<i>.json, so that the run directories of
+	// several tester VMs extracted into one directory never overwrite each
+	// other (`credhub-perf collect` assembles them).
 	writeMeta := func() {
-		names := []string{"meta.json"}
+		name := "meta.json"
 		if !r.tester0() {
-			names = []string{fmt.Sprintf("meta-%d.json", c.Tester.Index)}
-			if ownPlain() {
-				names = append(names, "meta.json")
-			}
+			name = fmt.Sprintf("meta-%d.json", c.Tester.Index)
 		}
-		for _, name := range names {
-			if err := results.WriteMetaFile(filepath.Join(dir, name), meta); err != nil {
-				r.log.Printf("error: writing %s: %v", filepath.Join(dir, name), err)
-			}
+		if err := results.WriteMetaFile(filepath.Join(dir, name), meta); err != nil {
+			r.log.Printf("error: writing %s: %v", filepath.Join(dir, name), err)
 		}
 	}
 	writeSummary := func() error {
 		if r.tester0() {
 			return sum.WriteFiles(dir)
 		}
-		plain := ownPlain()
-		if err := sum.WriteFilesAs(dir, fmt.Sprintf("summary-%d", c.Tester.Index)); err != nil {
-			return err
-		}
-		if plain {
-			return sum.WriteFiles(dir)
-		}
-		return nil
+		return sum.WriteFilesAs(dir, fmt.Sprintf("summary-%d", c.Tester.Index))
 	}
 	writeMeta()
 	r.log.Printf("scenario %s: run directory %s", scenario, dir)
 
 	start := r.scenarioStart(k)
-	state := &scenarioState{r: r, scenario: scenario, names: n, engine: engine, plan: plan, dir: dir, meta: meta, sum: sum, start: start,
+	state := &scenarioState{r: r, index: k, scenario: scenario, names: n, engine: engine, plan: plan, dir: dir, meta: meta, sum: sum, start: start,
 		flush: func() {
 			writeMeta()
 			_ = writeSummary()
 		}}
 	runErr := state.execute(ctx)
+	r.prevStart = state.start
 
 	// Cleanup always runs, whatever happened, with its own time budget so
 	// that an interrupted run still removes what it wrote.
@@ -491,6 +481,19 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 	if r.tester0() && (state.seeded || state.sentAny) {
 		if c.Tester.Count > 1 && ctx.Err() == nil {
 			state.waitForOtherTesters(ctx)
+		}
+		if ctx.Err() != nil {
+			// Interrupted (bosh cancel-task: the agent sends SIGTERM and
+			// kills the errand 10 s later): say so on disk before cleaning
+			// up, so a kill during the cleanup leaves a truthful record.
+			meta.Status, meta.Error, meta.CleanupStatus = "interrupted", "interrupted by a signal", "running"
+			if sum.StoppedReason == "" {
+				sum.StoppedReason = "interrupted"
+			}
+			meta.StoppedReason = sum.StoppedReason
+			writeMeta()
+			sum.Finish()
+			_ = writeSummary()
 		}
 		cctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 		res, err := r.cleanup(cctx, n)

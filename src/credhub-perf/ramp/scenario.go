@@ -17,6 +17,7 @@ import (
 
 type scenarioState struct {
 	r        *runner
+	index    int // position among the run's scenarios
 	scenario string
 	names    credhub.Names
 	engine   *load.Engine
@@ -56,7 +57,14 @@ func (s *scenarioState) execute(ctx context.Context) error {
 	if err := s.prepareSeed(ctx); err != nil {
 		return err
 	}
+	// Several testers: a later scenario's start is what tester 0 publishes
+	// once it has cleaned up and seeded (agreeScenarioStart); every tester
+	// then warms up from that start.
+	if err := s.agreeScenarioStart(ctx); err != nil {
+		return err
+	}
 	if !s.start.IsZero() {
+		s.meta.ScenarioStartAt = s.start.UTC().Format(time.RFC3339Nano)
 		if late := time.Since(s.start); late > 0 {
 			r.log.Printf("warning: ready %s after the scheduled start %s; this tester starts late", late.Round(time.Millisecond), s.start.Format(time.RFC3339))
 		}
@@ -130,6 +138,11 @@ func (s *scenarioState) prepareSeed(ctx context.Context) error {
 	deadline := time.Now().Add(10 * time.Minute)
 	if !s.start.IsZero() {
 		deadline = s.start.Add(c.Tester.ScenarioGap.D() + 30*time.Second)
+		if s.index > 0 {
+			// Tester 0 may clean up the previous scenario for longer than
+			// the gap (see agreeScenarioStart).
+			deadline = s.start.Add(max(c.Tester.ScenarioGap.D()+30*time.Second, c.Tester.RendezvousTimeout.D()))
+		}
 	}
 	last := s.names.Seed(c.Seed.Credentials - 1)
 	for {
@@ -179,6 +192,7 @@ func (s *scenarioState) runStep(ctx context.Context, i, total int, st load.Step)
 		}
 	}
 	st.StartAt = begin
+	ready := time.Now()
 	stats := results.NewStats()
 	steady := results.NewSteadiness()
 	prog := newProgressSink(r.log, stats, i, total, st, s.eta(i, total))
@@ -216,10 +230,26 @@ func (s *scenarioState) runStep(ctx context.Context, i, total int, st load.Step)
 	if err != nil {
 		return snap, step, err
 	}
+	if snap.Requests == 0 && ctx.Err() == nil {
+		return snap, step, s.noRequests(i, st, ready)
+	}
 	if snap.Requests > 0 && snap.StatusCodes[0] == snap.Requests {
 		return snap, step, fmt.Errorf("step %d: no request got a response from %s (%s): the target is down or unreachable", i+1, c.Target.URL, topError(snap))
 	}
 	return snap, step, nil
+}
+
+// noRequests explains a step that recorded nothing: it measured nothing,
+// so it must fail the run rather than pass as a quiet step.
+func (s *scenarioState) noRequests(i int, st load.Step, ready time.Time) error {
+	what := fmt.Sprintf("step %d (%s) recorded 0 requests", i+1, loadLabel(st))
+	if !st.StartAt.IsZero() && st.Duration > 0 {
+		if end := st.StartAt.Add(st.Duration); !ready.Before(end) {
+			return fmt.Errorf("%s: this tester was ready at %s, after the step's wall-clock slot ended at %s; with several testers every step has a fixed slot, so a tester that starts late (raise tester.start_delay) or waits for tester 0's seed misses it",
+				what, ready.UTC().Format(time.RFC3339Nano), end.UTC().Format(time.RFC3339Nano))
+		}
+	}
+	return fmt.Errorf("%s: no request was sent or answered within the step; lengthen steps.duration or raise the rate", what)
 }
 
 // microseconds feeds Stats the values exactly as the CSV holds them

@@ -117,7 +117,7 @@ type Meta struct {
 	StoppedReason   string  `json:"stopped_reason"`
 	Status          string  `json:"status"` // running | ok | failed | interrupted
 	Error           string  `json:"error,omitempty"`
-	CleanupStatus   string  `json:"cleanup_status"` // skipped | ok | failed | not-run
+	CleanupStatus   string  `json:"cleanup_status"` // skipped | ok | failed | not-run | running (interrupted, cleanup under way)
 	CleanupError    string  `json:"cleanup_error,omitempty"`
 	CleanupDeleted  int64   `json:"cleanup_deleted"`
 	CredentialPath  string  `json:"credential_path"`
@@ -126,6 +126,10 @@ type Meta struct {
 	Warmup          *Warmup `json:"warmup,omitempty"`
 	// Saturation: the bounds past which a step was tester-bound.
 	Saturation *Saturation `json:"saturation,omitempty"`
+	// ScenarioStartAt is when this scenario's first step started on every
+	// tester (lockstep only); later than the schedule when tester 0's
+	// cleanup and seeding took longer than tester.scenario_gap.
+	ScenarioStartAt string `json:"scenario_start_at,omitempty"`
 }
 
 // Saturation is meta.json's `saturation` (config saturation.*).

@@ -5,7 +5,8 @@
 # /var/vcap/sys/log; DIR/rc, DIR/stdout, DIR/stderr receive bin/run's exit
 # status and output. Packages come from $WORK/vcap (rehearse-compile.sh).
 # A number in DIR/launch-delay starts that tester so many seconds late, as
-# errand VMs created one after another do.
+# errand VMs created one after another do. A line in DIR/cancel-on cancels
+# the errand as `bosh cancel-task` does once its stderr shows that line.
 source "$(dirname "$0")/rehearse-common.sh"
 
 for dir in "$@"; do
@@ -17,8 +18,33 @@ for dir in "$@"; do
     mount --bind "$dir/rendered" /var/vcap/jobs/credhub-perf
     if [ -f "$dir/launch-delay" ]; then sleep "$(cat "$dir/launch-delay")"; fi
     rc=0
-    env -i PATH="$bare_path" /var/vcap/jobs/credhub-perf/bin/run \
-      > "$dir/stdout" 2> "$dir/stderr" || rc=$?
+    if [ -f "$dir/cancel-on" ]; then
+      # bosh cancel-task as the agent does it: bin/run leads its own process
+      # group (job control), which gets SIGTERM once its stderr shows the
+      # line in DIR/cancel-on, and SIGKILL if it still exists 10 s later.
+      set -m
+      env -i PATH="$bare_path" /var/vcap/jobs/credhub-perf/bin/run \
+        > "$dir/stdout" 2> "$dir/stderr" &
+      pid=$!
+      set +m
+      for _ in $(seq 1200); do
+        if grep -qF -- "$(cat "$dir/cancel-on")" "$dir/stderr"; then break; fi
+        sleep 0.1
+      done
+      kill -TERM -- "-$pid"
+      for _ in $(seq 100); do
+        kill -0 -- "-$pid" 2>/dev/null || break
+        sleep 0.1
+      done
+      if kill -0 -- "-$pid" 2>/dev/null; then
+        echo killed > "$dir/cancel-killed"
+        kill -KILL -- "-$pid"
+      fi
+      wait "$pid" || rc=$?
+    else
+      env -i PATH="$bare_path" /var/vcap/jobs/credhub-perf/bin/run \
+        > "$dir/stdout" 2> "$dir/stderr" || rc=$?
+    fi
     echo "$rc" > "$dir/rc"
   ' rehearse-tester "$dir" "$bare_path" &
 done

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/credhub-perf/credhub-perf/collect"
 	"github.com/credhub-perf/credhub-perf/ramp"
 	"github.com/credhub-perf/credhub-perf/results"
 )
@@ -28,6 +29,7 @@ commands:
   capacity  --config FILE [--KEY VALUE ...]   find the highest concurrency (or rate) meeting the SLO
   summary   RUN_DIR|CSV...                    recompute summary.json/summary.txt from the CSV files
   merge     RUN_DIR                           summarize all results-<tester>.csv of a multi-tester run
+  collect   --out DIR TARBALL...              run directories from bosh run-errand --download-logs tarballs
   version                                     print the version
 
 Every configuration key is also a flag (--steps.max_concurrency 50); see
@@ -54,6 +56,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return summaryCmd(args[1:], false, stdout, stderr)
 	case "merge":
 		return summaryCmd(args[1:], true, stdout, stderr)
+	case "collect":
+		return collectCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "credhub-perf", version)
 		return 0
@@ -112,6 +116,10 @@ func runCmd(args []string, capacity bool, stdout, stderr io.Writer) int {
 		return 2
 	}
 
+	// A run must never die of its own log: when the reader of stdout or
+	// stderr is gone (an errand's tee killed by `bosh cancel-task`), a
+	// write fails instead of killing the process before its cleanup.
+	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
@@ -183,4 +191,41 @@ func summaryCmd(args []string, merge bool, stdout, stderr io.Writer) int {
 		sum.WriteTable(stdout)
 	}
 	return status
+}
+
+// collectCmd extracts the tarballs of every tester VM into run directories
+// headroom-plot reads as they are.
+func collectCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("credhub-perf collect", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("out", "", "directory that receives the run directories (created if missing)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if *out == "" || fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "usage: credhub-perf collect --out DIR TARBALL... (the .tgz files of bosh run-errand --download-logs, one per tester)")
+		return 2
+	}
+	def := ramp.DefaultConfig()
+	slo := results.SLO{Percentile: def.SLO.Percentile, LatencyS: def.SLO.Latency.D().Seconds(), MaxErrorRate: def.SLO.MaxErrorRate}
+	rep, err := collect.Tarballs(*out, fs.Args(), slo)
+	if rep != nil {
+		for _, w := range rep.Warnings {
+			fmt.Fprintf(stderr, "credhub-perf collect: warning: %s\n", w)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "credhub-perf collect: %v\n", err)
+		return 2
+	}
+	for _, d := range rep.RunDirs {
+		fmt.Fprintln(stdout, d)
+	}
+	if len(rep.Logs) > 0 {
+		fmt.Fprintf(stderr, "credhub-perf collect: %d run directories; the errand logs are beside them in %s\n", len(rep.RunDirs), *out)
+	}
+	return 0
 }

@@ -724,3 +724,117 @@ func TestUAATokenRenewedDuringRamp(t *testing.T) {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// With ACLs on, each missing permission on /credhub-perf/* is named before
+// any load, with the actor to grant it to; all three let the run through.
+func TestPreflightNamesMissingPermission(t *testing.T) {
+	binaries(t)
+	actor := "mtls-app:" + strings.TrimPrefix(readOU(t, filepath.Join(certDir, "client.crt")), "app:")
+	for _, tc := range []struct {
+		ops, want string
+		code      int
+	}{
+		{"read,delete", "lacks write permission", 2},
+		{"write,delete", "lacks read permission", 2},
+		{"read,write", "lacks delete permission, which the cleanup needs", 2},
+		{"read,write,delete", "", 0},
+	} {
+		t.Run(tc.ops, func(t *testing.T) {
+			s := startSim(t, "", "-acls", "-permission", "/credhub-perf/* "+actor+" "+tc.ops)
+			cfg := writeConfig(t, s.URL, "scenarios: [get]\nsteps: {min_concurrency: 1, max_concurrency: 1, requests: 20, duration: \"0\", warmup: \"0\"}\n")
+			r := perf(t, "run", "--config", cfg)
+			if r.code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s", r.code, tc.code, r.stderr)
+			}
+			if tc.code == 0 {
+				return
+			}
+			if !strings.Contains(r.stderr, "pre-flight: ") || !strings.Contains(r.stderr, tc.want) || !strings.Contains(r.stderr, "grant "+actor+" read, write and delete on /credhub-perf/*") {
+				t.Fatalf("the missing permission is not named:\n%s", r.stderr)
+			}
+			if dirs, _ := filepath.Glob(filepath.Join(outputDir(t, cfg), "*")); len(dirs) != 0 {
+				t.Errorf("run directories written before the pre-flight passed: %v", dirs)
+			}
+		})
+	}
+}
+
+func readOU(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blk, _ := pem.Decode(b)
+	if blk == nil {
+		t.Fatalf("%s: no PEM", path)
+	}
+	c, err := x509.ParseCertificate(blk.Bytes)
+	if err != nil || len(c.Subject.OrganizationalUnit) == 0 {
+		t.Fatalf("%s: %v, OU %v", path, err, c.Subject.OrganizationalUnit)
+	}
+	return c.Subject.OrganizationalUnit[0]
+}
+
+// A client certificate signed by an intermediate of the CA CredHub trusts
+// (cf-deployment's diego_instance_identity_ca) works when the certificate
+// file carries the intermediate after the leaf: the API client and the
+// load engine both send the whole chain. The leaf alone is refused before
+// any load.
+func TestIntermediateCAClientCertificate(t *testing.T) {
+	binaries(t)
+	s := startSim(t, "")
+	caPEM, _ := os.ReadFile(filepath.Join(certDir, "ca.crt"))
+	caKeyPEM, _ := os.ReadFile(filepath.Join(certDir, "ca.key"))
+	pair, err := tls.X509KeyPair(caPEM, caKeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ := x509.ParseCertificate(pair.Certificate[0])
+	now := time.Now()
+	interKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	interDER, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
+		SerialNumber: big.NewInt(now.UnixNano()), Subject: pkix.Name{CommonName: "intermediate"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign,
+	}, root, &interKey.PublicKey, pair.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inter, _ := x509.ParseCertificate(interDER)
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	leafDER, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
+		SerialNumber: big.NewInt(now.UnixNano() + 1),
+		Subject:      pkix.Name{CommonName: "chained-client", OrganizationalUnit: []string{"app:2f0e4f53-5e8b-4a47-9d3c-7d1f2f1b9a10"}},
+		NotBefore:    now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}, inter, &key.PublicKey, interKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	enc := func(der []byte) []byte { return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}) }
+	kb, _ := x509.MarshalECPrivateKey(key)
+	keyFile := filepath.Join(dir, "client.key")
+	chainFile, leafFile := filepath.Join(dir, "chain.crt"), filepath.Join(dir, "leaf.crt")
+	_ = os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	_ = os.WriteFile(chainFile, append(enc(leafDER), enc(interDER)...), 0o644)
+	_ = os.WriteFile(leafFile, enc(leafDER), 0o644)
+	steps := "scenarios: [get]\nsteps: {min_concurrency: 2, max_concurrency: 2, requests: 50, duration: \"0\", warmup: \"0\"}\nkeepalive: false\n"
+
+	cfg := writeConfig(t, s.URL, steps)
+	r := perf(t, "run", "--config", cfg, "--target.client_cert_file", chainFile, "--target.client_key_file", keyFile)
+	if r.code != 0 {
+		t.Fatalf("leaf + intermediate: exit %d\n%s", r.code, r.stderr)
+	}
+	if rows, failed := countRows(t, filepath.Join(onlyRunDir(t, outputDir(t, cfg)), "results.csv")); rows != 50 || failed != 0 {
+		t.Fatalf("leaf + intermediate: %d rows, %d failed; want 50 full handshakes that succeed", rows, failed)
+	}
+	cfg = writeConfig(t, s.URL, steps)
+	r = perf(t, "run", "--config", cfg, "--target.client_cert_file", leafFile, "--target.client_key_file", keyFile)
+	// A Go client does not offer a leaf that does not chain to a CA the
+	// server advertises, so CredHub sees no identity (401 or 403).
+	if r.code != 2 || !strings.Contains(r.stderr, "nothing was sent") || !(strings.Contains(r.stderr, "401") || strings.Contains(r.stderr, "403")) {
+		t.Fatalf("leaf alone: exit %d; want 2, refused before any load\n%s", r.code, r.stderr)
+	}
+}
