@@ -86,7 +86,8 @@ def fit_batch(n: np.ndarray, y: np.ndarray, rel_se: np.ndarray, kappa_free: bool
         ok = good & (a > 0) & (b >= -tol) & (c >= -tol) & (b <= a + tol)
         take = ok & (sse < best)
         best = np.where(take, sse, best)
-        out[take] = np.stack([1.0 / a, np.clip(b / a, 0, 1), np.maximum(c / a, 0)], axis=1)[take]
+        with np.errstate(divide="ignore", invalid="ignore"):   # rows with a <= 0 are not taken
+            out[take] = np.stack([1.0 / a, np.clip(b / a, 0, 1), np.maximum(c / a, 0)], axis=1)[take]
     return out
 
 
