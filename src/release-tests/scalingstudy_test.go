@@ -113,3 +113,54 @@ func TestScalingStudyRejectsBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestScalingStudyRealPath runs the study for real against a stand-in bosh
+// CLI (testdata/fake-bosh) that produces errand logs with synthetic runs:
+// the same code as --dry-run, but every command executed, ending in a
+// report with a capacity per instance count.
+func TestScalingStudyRealPath(t *testing.T) {
+	root := repoRoot(t)
+	python := filepath.Join(root, ".venv", "bin", "python")
+	if _, err := os.Stat(filepath.Join(root, ".venv", "bin", "headroom-plot")); err != nil {
+		t.Skip("no .venv: run make venv")
+	}
+	state := t.TempDir()
+	out := filepath.Join(t.TempDir(), "study")
+	cmd := exec.Command(filepath.Join(root, "scripts", "scaling-study"),
+		"--bosh", filepath.Join(root, "src", "release-tests", "testdata", "fake-bosh"),
+		"-d", "cf", "--manifest", filepath.Join(root, "src", "release-tests", "testdata", "credhub-deployment.yml"),
+		"--instances", "1,2,4", "--settle", "0", "--out", out, "--",
+		"--target-rps", "500", "--format", "png", "--replicates", "100", "--quiet")
+	cmd.Env = append(os.Environ(), "FAKE_BOSH_STATE="+state, "FAKE_BOSH_PYTHON="+python,
+		"FAKE_BOSH_SYNTH="+filepath.Join(root, "plotting", "tests"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("scaling-study: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr.Bytes())
+	}
+	calls, err := os.ReadFile(filepath.Join(state, "calls"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(calls), " run-errand credhub-perf --download-logs "); n != 3 {
+		t.Fatalf("want 3 errand runs, bosh saw:\n%s", calls)
+	}
+	for _, k := range []string{"1", "2", "4"} {
+		if _, err := os.Stat(filepath.Join(out, k, "runs", "20261124T100000Z-get-"+k+"-instances", "meta.json")); err != nil {
+			t.Fatalf("count %s: run directory not collected: %v", k, err)
+		}
+	}
+	doc, err := os.ReadFile(filepath.Join(out, "report", "capacity.json"))
+	if err != nil {
+		t.Fatalf("no capacity.json: %v\n%s", err, stderr.Bytes())
+	}
+	for _, want := range []string{`"instances": 1,`, `"instances": 2,`, `"instances": 4,`, `"kappa_fitted": true`} {
+		if !bytes.Contains(doc, []byte(want)) {
+			t.Fatalf("capacity.json lacks %s:\n%s", want, doc)
+		}
+	}
+	if !strings.Contains(stderr.String(), "recommendation: get: 2 instance(s)") {
+		t.Fatalf("want 2 instances recommended for 500 req/s (575 at 2), stderr:\n%s", stderr.Bytes())
+	}
+}
