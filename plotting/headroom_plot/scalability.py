@@ -284,5 +284,9 @@ def recommend(scenario: str, target: float, points: list[Point], f: Fit | None) 
                 "write lock)" if f.peak_n is not None else
                 f"{scenario}: no instance count reaches {target:g} req/s within the SLO: {where}; look for "
                 "the shared bottleneck (database, write lock)")
+        _, hi_band = f.band(ns)
+        if np.any(hi_band >= target):
+            text += (f" - but the fit is uncertain: its 95 % band's upper end does reach {target:g} req/s, so "
+                     "repeat the runs (they are combined) or measure more instance counts before relying on it")
     return Advice(scenario, target, None, bool(npk and npk > top), "fit", text,
                   peak_instances=npk, peak_throughput=xpk)

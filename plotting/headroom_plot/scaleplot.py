@@ -68,6 +68,6 @@ def draw(s, opts: Options, out_dir: str, formats: list[str], target: float | Non
                  f"{opts.slo_s * 1000:g} ms")
     ax.xaxis.set_major_locator(plt.MaxNLocator(integer=True))
     ax.grid(True, color="#dddddd", linewidth=0.6)
-    plots._legend(ax, loc="upper left", fontsize=8)
+    ax.legend(loc="upper left", fontsize=8, framealpha=0.92)
     fig.tight_layout()
     return plots._save(fig, out_dir, f"scalability-{s.scenario}", formats)

@@ -96,6 +96,13 @@ def test_peak_below_target_says_no_count_reaches_it():
     assert a.instances is None
     assert "no instance count reaches 1200 req/s" in a.text and "near 15 instances" in a.text
     assert a.peak_throughput == pytest.approx(1010, rel=0.01)
+    assert "uncertain" not in a.text
+    # the same study with 40 % noise per count: the curve still peaks below, but the band does not rule 1200 out
+    wide = [usl.Point(p.instances, p.capacity, p.capacity * (1 + 0.4 * np.random.default_rng(p.instances)
+                                                             .standard_normal(400)))
+            for p in _points((1, 2, 4, 8, 16), PEAKED)]
+    a = usl.recommend("get", 1200, wide, usl.fit(wide))
+    assert a.instances is None and "no instance count reaches" in a.text and "fit is uncertain" in a.text
 
 
 def test_one_count_cannot_extrapolate():
