@@ -138,3 +138,31 @@ def test_recovery_from_synthetic_run_directories(tmp):
     md = (out / "report.md").read_text()
     assert "Universal Scalability Law" in md and "| \u03bb (lambda) |" in md
     assert (out / "scalability-get.png").stat().st_size > 10_000
+
+
+def test_repeated_runs_of_one_count_are_combined(tmp):
+    rng = np.random.default_rng(12)
+    dirs = [str(run_dir(tmp / f"a{i}", rng, cap, 2, duration=6.0, label=f"rep{i}"))
+            for i, cap in enumerate((400.0, 440.0))]
+    dirs.append(str(run_dir(tmp / "one", rng, 220.0, 1, duration=6.0)))
+    out = tmp / "out"
+    assert cli.main(dirs + ["--out", str(out), "--format", "png", "--quiet", "--replicates", "200"]) == 0
+    caps = json.loads((out / "capacity.json").read_text())["scenarios"]["get"]["capacity"]
+    two = [c for c in caps if c["instances"] == 2][0]
+    assert two["runs"] == 2 and sorted(two["labels"]) == ["rep0", "rep1"]
+    lo, hi = two["interval"]
+    # the median of the two runs, and an interval wide enough to hold both
+    assert lo < 410 and hi > 430 and lo <= two["capacity_rps"] <= hi
+    md = (out / "report.md").read_text()
+    assert "| 2 | 2 |" in md
+
+
+def test_replicates_zero_gives_no_intervals_and_bad_values_exit_2(tmp, capsys):
+    rng = np.random.default_rng(13)
+    d = str(run_dir(tmp / "r", rng, 200.0, 1, duration=4.0))
+    out = tmp / "out"
+    assert cli.main([d, "--out", str(out), "--format", "png", "--quiet", "--replicates", "0"]) == 0
+    cap = json.loads((out / "capacity.json").read_text())["scenarios"]["get"]["capacity"][0]
+    assert cap["interval"] is None and cap["capacity_rps"] > 0
+    assert cli.main([d, "--out", str(out), "--replicates", "-5"]) == 2
+    assert "--replicates must be between 0 and 100000" in capsys.readouterr().err
