@@ -120,10 +120,12 @@ def step_replicates(lat: np.ndarray, off: np.ndarray, err: np.ndarray, percentil
 def run_replicates(latency: np.ndarray, offset: np.ndarray, error: np.ndarray, step: np.ndarray,
                    slo_percentile: float, slo_s: float, max_error_rate: float, width: float = 1.0,
                    knee_elasticity: float = 1.0, reps: int = REPLICATES, knee_reps: int = KNEE_REPLICATES,
-                   seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+                   seed: int = 0, usable: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Bootstrap replicates of (capacity at the SLO, knee) for one run; NaN where a replicate has none.
 
     Rows must be grouped by step (step ids non-decreasing), as Run keeps them.
+    usable: per step, False for steps that never count as capacity whatever
+    their error rate (the run's own rule, e.g. unsteady or tester-bound).
     """
     rng = np.random.default_rng(seed)
     bounds = np.concatenate(([0], np.flatnonzero(np.diff(step)) + 1, [len(step)])) if len(step) else [0]
@@ -134,6 +136,8 @@ def run_replicates(latency: np.ndarray, offset: np.ndarray, error: np.ndarray, s
     x = np.stack([p["throughput"] for p in per])          # steps x reps
     pct = np.stack([p["pct"] for p in per])
     ok = np.stack([p["error_rate"] for p in per]) <= max_error_rate
+    if usable is not None and len(usable) == len(per):
+        ok &= np.asarray(usable, dtype=bool)[:, None]
     mean = np.stack([p["mean"] for p in per])
     cap = capacity_columns(x, pct, ok, slo_s)
     knee = np.full(min(knee_reps, reps), np.nan)

@@ -48,7 +48,15 @@ def run_replicates(run: Run, opts: Options, reps: int) -> tuple[np.ndarray, np.n
     return bootstrap.run_replicates(
         run.latency, run.offset, run.error, run.step, opts.slo_percentile, opts.slo_s, opts.max_error_rate,
         width=opts.window_s, knee_elasticity=opts.knee_elasticity, reps=reps,
-        knee_reps=min(reps, bootstrap.KNEE_REPLICATES), seed=zlib.crc32(os.path.abspath(run.path).encode()))
+        knee_reps=min(reps, bootstrap.KNEE_REPLICATES), seed=zlib.crc32(os.path.abspath(run.path).encode()),
+        usable=usable_steps(run))
+
+
+def usable_steps(run: Run) -> np.ndarray:
+    """Steps that may count as capacity apart from their error rate: not marked unsteady or tester-bound
+    (the per-step marks, when the run has them), so the replicates follow the run's own rule."""
+    return np.array([getattr(s, "steady", True) is not False and not getattr(s, "tester_bound", False)
+                     for s in run.steps], dtype=bool)
 
 
 def build(runs: list[Run], table: list[analysis.CapacityRow], opts: Options, target: float | None,

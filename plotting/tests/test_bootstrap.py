@@ -91,3 +91,15 @@ def test_combining_runs_widens_with_their_spread():
 def test_never_met_replicates_are_nan_and_few_give_no_interval():
     assert bootstrap.interval(np.full(100, np.nan)) == (None, None)
     assert bootstrap.interval(np.arange(5.0)) == (None, None)
+
+
+def test_unusable_steps_never_count_in_replicates():
+    rng = np.random.default_rng(8)
+    rates, medians, p = synth.ramp_for(150.0, 0.025)
+    lat, off, err, st = synth.steps(rng, rates, medians, duration=8.0)
+    usable = np.ones(8, dtype=bool)
+    usable[3:] = False           # e.g. tester-bound from step 4: capacity only from the first three steps
+    cap, _ = bootstrap.run_replicates(lat, off, err, st, 95, 0.025, 0.01, reps=100, knee_reps=0, usable=usable)
+    assert np.nanmax(cap) <= rates[2] * 1.1
+    full, _ = bootstrap.run_replicates(lat, off, err, st, 95, 0.025, 0.01, reps=100, knee_reps=0)
+    assert np.nanmedian(full) > rates[3]
