@@ -149,8 +149,8 @@ class Fit:
         """Pointwise 95 % band of X(n) over the replicate fits."""
         r = self.replicates[np.all(np.isfinite(self.replicates), axis=1)]
         n = np.asarray(n, dtype=np.float64)
-        if not len(r):
-            return np.full(n.shape, np.nan), np.full(n.shape, np.nan)
+        if not len(r):   # no replicates (--replicates 0): the point curve is all there is
+            return self.x(n), self.x(n)
         xs = usl(n[None, :], r[:, :1], r[:, 1:2], r[:, 2:3])
         lo, hi = np.percentile(xs, [50 * (1 - LEVEL), 50 * (1 + LEVEL)], axis=0)
         return lo, hi

@@ -166,3 +166,11 @@ def test_replicates_zero_gives_no_intervals_and_bad_values_exit_2(tmp, capsys):
     assert cap["interval"] is None and cap["capacity_rps"] > 0
     assert cli.main([d, "--out", str(out), "--replicates", "-5"]) == 2
     assert "--replicates must be between 0 and 100000" in capsys.readouterr().err
+
+
+def test_without_replicates_the_point_fit_recommends():
+    pts = [usl.Point(p.instances, p.capacity, np.empty(0)) for p in _points((1, 2, 4), (300.0, 0.05, 0.001))]
+    f = usl.fit(pts)
+    assert f.lam_ci == (None, None)
+    a = usl.recommend("get", 1300, pts, f)
+    assert a.instances == int(np.flatnonzero(f.x(np.arange(1, 50)) >= 1300)[0]) + 1 and a.extrapolated
