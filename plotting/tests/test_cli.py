@@ -54,7 +54,7 @@ def test_end_to_end_two_runs_overlay_report_and_recommendation(tmp, capsys):
     two = load_run(str(b), Options(slo_s=0.020))
     assert two.max_tput > one.max_tput > 0
     assert f"| 1 | 1 | {one.max_tput:,.0f} |" in md
-    cap = json.loads((out / "capacity.json").read_text())["scenarios"]["get"]
+    cap = json.loads((out / "capacity.json").read_text(), parse_constant=lambda c: pytest.fail(c))["scenarios"]["get"]
     assert [c["instances"] for c in cap["capacity"]] == [1, 2]
     assert cap["capacity"][0]["capacity_rps"] == pytest.approx(one.max_tput)
     lo, hi = cap["capacity"][0]["interval"]

@@ -119,7 +119,9 @@ def test_recovery_from_synthetic_run_directories(tmp):
         dirs.append(str(run_dir(tmp / f"n{n}", rng, cap, n, duration=8.0)))
     out = tmp / "out"
     assert cli.main(dirs + ["--out", str(out), "--target-rps", "1200", "--format", "png", "--quiet"]) == 0
-    doc = json.loads((out / "capacity.json").read_text())
+    def strict(name):
+        raise AssertionError(f"capacity.json holds {name}: not JSON")
+    doc = json.loads((out / "capacity.json").read_text(), parse_constant=strict)
     get = doc["scenarios"]["get"]
     fit = get["usl"]
     # stated tolerance: lambda within 10 %, sigma within 0.04, kappa within 40 %, N* within 25 %
