@@ -161,6 +161,23 @@ class Fit:
                 f"kappa {self.kappa:.4g}")
 
 
+def misfits(points: list[Point], f: Fit) -> list[tuple[int, float, float]]:
+    """(instances, measured, fit) for each count the fitted curve misses by more than 3 standard errors.
+
+    The USL cannot follow better-than-linear scaling (sigma >= 0) or a count
+    measured on a bad day; the report says so rather than let the curve
+    speak for points it does not describe. (3 standard errors, not the 95 %
+    interval: with several counts one of them misses its 95 % interval by
+    chance quite often.)"""
+    out = []
+    for p in sorted(points, key=lambda p: p.instances):
+        se = rel_se(p) * p.capacity
+        x = float(f.x(p.instances))
+        if abs(x - p.capacity) > 3 * se and not (p.lower_bound and x >= p.capacity):
+            out.append((p.instances, p.capacity, x))
+    return out
+
+
 def rel_se(p: Point) -> float:
     """Relative standard error of a count's capacity, from its replicates' 95 % interval."""
     lo, hi = _ci(p.replicates)

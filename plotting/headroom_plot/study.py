@@ -136,6 +136,13 @@ def usl_note(s: Scenario) -> str:
     if lb:
         base += (f"; the SLO was never crossed at {', '.join(map(str, lb))} instance(s), so those capacities are "
                  "floors and the fit understates scaling")
+    bad = scalability.misfits(s.points, f)
+    if bad:
+        base += ("; the fitted curve is more than 3 standard errors from " +
+                 ", ".join(f"{n} instance(s) (measured {m:,.0f}, fit {x:,.0f} req/s)" for n, m, x in bad) +
+                 ": the law does not describe these points (better-than-linear scaling, or a run measured "
+                 "while the target or the tester was not in steady state; see Warnings), so treat the fit and "
+                 "the recommendation with suspicion and re-measure those counts")
     return base + ". Intervals: 95 %, from refitting every bootstrap replicate."
 
 
@@ -179,7 +186,8 @@ def to_json(study: Study, opts: Options) -> dict:
                    "kappa": {"value": _num(f.kappa), "interval": _ci(f.kappa_ci) if f.kappa_free else None},
                    "peak_instances": None if pk is None else {"value": _num(pk), "interval": _ci(f.peak_n_ci)},
                    "peak_rps": None if pk is None else _num(f.x(pk)),
-                   "ceiling_rps": _num(f.asymptote)}
+                   "ceiling_rps": _num(f.asymptote),
+                   "misfit_instances": [n for n, _, _ in scalability.misfits(s.points, f)]}
         rec = None
         if s.advice is not None:
             a = s.advice

@@ -176,3 +176,13 @@ def test_without_replicates_the_point_fit_recommends():
     assert f.lam_ci == (None, None)
     a = usl.recommend("get", 1300, pts, f)
     assert a.instances == int(np.flatnonzero(f.x(np.arange(1, 50)) >= 1300)[0]) + 1 and a.extrapolated
+
+
+def test_points_the_law_cannot_follow_are_named():
+    # better than linear, as a cold first run gives: sigma clamps at 0 and the curve misses 1 instance
+    pts = [usl.Point(1, 102.0, 102 * (1 + 0.08 * np.random.default_rng(1).standard_normal(400))),
+           usl.Point(4, 1017.0, 1017 * (1 + 0.03 * np.random.default_rng(2).standard_normal(400)))]
+    f = usl.fit(pts)
+    assert [n for n, _, _ in usl.misfits(pts, f)] == [1]
+    good = _points((1, 2, 4, 8), PEAKED, rel=0.03, rng=np.random.default_rng(3))
+    assert usl.misfits(good, usl.fit(good)) == []
