@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import plots
+from . import plots, scalability
 from .plots import plt
 from .runs import Options
 
@@ -46,6 +46,16 @@ def draw(s, opts: Options, out_dir: str, formats: list[str], target: float | Non
                     textcoords="offset points", xytext=(8, -12), fontsize=8.5, path_effects=plots.HALO)
     ax.plot([], [], marker="o", color="black", linestyle="none",
             label="measured capacity at SLO, 95 % interval")
+    if any(p.lower_bound for p in pts):
+        ax.plot([], [], marker="^", color="black", linestyle="none",
+                label="SLO never crossed: capacity at least this")
+    bad = scalability.misfits(pts, f)
+    for n, m, _x in bad:
+        ax.plot([n], [m], marker="o", markersize=16, markerfacecolor="none", markeredgecolor="#c0392b",
+                markeredgewidth=1.6, zorder=7, linestyle="none")
+    if bad:
+        ax.plot([], [], marker="o", markersize=10, markerfacecolor="none", markeredgecolor="#c0392b",
+                linestyle="none", label="the fit misses this count (> 3 standard errors)")
     if f.peak_n is not None and f.peak_n <= nmax:
         xp = float(f.x(f.peak_n))
         ax.plot([f.peak_n], [xp], marker="D", color="#e0a000", markeredgecolor="black", markersize=8, zorder=7,

@@ -89,6 +89,10 @@ def build(runs: list[Run], table: list[analysis.CapacityRow], opts: Options, tar
         s = Scenario(scen, rows, points, f)
         if target:
             s.advice = scalability.recommend(scen, target, points, f)
+            bad = scalability.misfits(points, f) if f is not None else []
+            if bad and s.advice.basis == "fit":
+                s.advice.text += (f" - but the fit misses the measured {', '.join(str(n) for n, _, _ in bad)} "
+                                  "instance(s) (see the scalability note): re-measure before relying on it")
         study.scenarios[scen] = s
     return study
 
