@@ -48,7 +48,7 @@ def run_replicates(run: Run, opts: Options, reps: int) -> tuple[np.ndarray, np.n
     return bootstrap.run_replicates(
         run.latency, run.offset, run.error, run.step, opts.slo_percentile, opts.slo_s, opts.max_error_rate,
         width=opts.window_s, knee_elasticity=opts.knee_elasticity, reps=reps,
-        knee_reps=min(reps, bootstrap.KNEE_REPLICATES), seed=zlib.crc32(os.path.abspath(run.path).encode()),
+        knee_reps=min(reps, bootstrap.KNEE_REPLICATES), seed=zlib.crc32(os.fsencode(os.path.abspath(run.path))),
         usable=usable_steps(run))
 
 
@@ -72,7 +72,7 @@ def build(runs: list[Run], table: list[analysis.CapacityRow], opts: Options, tar
         rs = groups.get(key, [])
         caps = [per_run[id(r)][0] for r in rs if len(per_run[id(r)][0])]
         knees = [per_run[id(r)][1] for r in rs if len(per_run[id(r)][1])]
-        seed = zlib.crc32(repr(key).encode())
+        seed = zlib.crc32(repr(key).encode("utf-8", "backslashreplace"))
         row.max_tput_reps = bootstrap.combine(caps, seed) if caps else np.empty(0)
         row.knee_reps = bootstrap.combine(knees, seed + 1) if knees else np.empty(0)
         if row.max_tput is not None:
