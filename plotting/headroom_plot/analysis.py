@@ -287,6 +287,11 @@ class CapacityRow:
     efficiency: float | None   # vs the smallest instance count measured
     labels: list[str] = field(default_factory=list)
     lower_bound: bool = False  # the SLO was never crossed: capacity is at least max_tput
+    # 95 % intervals and the bootstrap replicates behind them (headroom_plot.study fills these in)
+    max_tput_ci: tuple | None = None
+    knee_ci: tuple | None = None
+    max_tput_reps: np.ndarray | None = None
+    knee_reps: np.ndarray | None = None
 
 
 def capacity_table(rows: list[dict]) -> list[CapacityRow]:
@@ -316,50 +321,3 @@ def capacity_table(rows: list[dict]) -> list[CapacityRow]:
         for c in counted:
             c.efficiency = c.max_tput / (c.instances * per)
     return out
-
-
-@dataclass
-class Recommendation:
-    scenario: str
-    target: float
-    instances: int | None
-    extrapolated: bool
-    text: str
-
-
-def recommend(table: list[CapacityRow], scenario: str, target: float) -> Recommendation:
-    """Smallest instance count whose max throughput at SLO reaches target.
-
-    Beyond the largest measured count it extrapolates with the marginal gain
-    per added instance between the two largest counts (or, with one count,
-    that count's per-instance throughput) and says so.
-    """
-    rows = sorted([c for c in table if c.scenario == scenario and c.instances and c.max_tput],
-                  key=lambda c: c.instances)
-    if not rows:
-        return Recommendation(scenario, target, None, False,
-                              f"{scenario}: no run with a known instance count met the SLO; "
-                              "cannot recommend an instance count")
-    for c in rows:
-        if c.max_tput >= target:
-            return Recommendation(scenario, target, c.instances, False,
-                                  f"{scenario}: {c.instances} instance(s) serve {c.max_tput:.0f} req/s "
-                                  f"within the SLO, enough for {target:g} req/s (measured)")
-    top = rows[-1]
-    if len(rows) >= 2:
-        prev = rows[-2]
-        gain = (top.max_tput - prev.max_tput) / (top.instances - prev.instances)
-        basis = f"+{gain:.0f} req/s per added instance between {prev.instances} and {top.instances}"
-    else:
-        gain = top.max_tput / top.instances
-        basis = f"{gain:.0f} req/s per instance at {top.instances}, assuming linear scaling"
-    if gain <= 0:
-        return Recommendation(scenario, target, None, True,
-                              f"{scenario}: {target:g} req/s is beyond the {top.max_tput:.0f} req/s measured at "
-                              f"{top.instances} instances and adding instances did not add capacity "
-                              f"({basis}); look for another bottleneck (database, tester)")
-    need = top.instances + math.ceil((target - top.max_tput) / gain - 1e-9)
-    return Recommendation(scenario, target, need, True,
-                          f"{scenario}: about {need} instances for {target:g} req/s - EXTRAPOLATED beyond the "
-                          f"largest measured count ({top.instances}: {top.max_tput:.0f} req/s) using {basis}; "
-                          f"measure {need} instances to confirm")

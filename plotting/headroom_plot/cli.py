@@ -25,6 +25,9 @@ outputs (in --out):
   latency-over-time-<scenario>-<label>.png     one per run (in --format's other
                                                formats only when png is not asked for)
   overlay-<scenario>.<fmt>                     when 2 or more runs share a scenario
+  scalability-<scenario>.<fmt>                 when 2 or more instance counts have a capacity:
+                                               the USL fit, its 95 % band, measured intervals
+  capacity.json                                capacity, intervals, USL fit, recommendation
   report.md, report.html                       tables, recommendation, warnings
                                                (report.html has the images inlined)
 
@@ -96,6 +99,8 @@ def parser() -> argparse.ArgumentParser:
                         "(default 1)")
     p.add_argument("--littles-tolerance", type=_positive(float), default=0.10, metavar="F",
                    help="warn when a closed-loop step's Little's law residual exceeds F (default 0.10)")
+    p.add_argument("--replicates", type=int, default=400, metavar="B",
+                   help="bootstrap replicates behind the 95 %% intervals (default 400; 0 turns intervals off)")
     p.add_argument("--format", default="png,svg", metavar="LIST",
                    help="comma-separated image formats: png, svg, pdf (default png,svg)")
     p.add_argument("--title", default=None, help="title for the report and the overlay plot")
@@ -293,6 +298,9 @@ def _main(args) -> int:
     if not 0 <= args.max_error_rate <= 1:
         print("headroom-plot: error: --max-error-rate must be between 0 and 1 (0.01 = 1%)", file=sys.stderr)
         return 2
+    if not 0 <= args.replicates <= 100_000:
+        print("headroom-plot: error: --replicates must be between 0 and 100000 (0: no intervals)", file=sys.stderr)
+        return 2
     if args.slo_percentile is not None and args.slo_percentile > 100:
         print("headroom-plot: error: --slo-percentile must be at most 100", file=sys.stderr)
         return 2
@@ -303,7 +311,7 @@ def _main(args) -> int:
     warm.start()
 
     from . import output
-    from .analysis import capacity_table, recommend
+    from .analysis import capacity_table
     from .csvread import InputError
     from .runs import Options, load_run, resolve
 
@@ -327,8 +335,14 @@ def _main(args) -> int:
         print(f"headroom-plot: error: {exc}", file=sys.stderr)
         return 2
 
+    table = capacity_table([{"scenario": r.scenario, "instances": r.instances, "label": r.label,
+                             "max_tput": r.max_tput, "how": r.max_tput_how, "knee": r.knee.throughput if r.knee else None}
+                            for r in runs])
+    from . import study as studies
+    study = studies.build(runs, table, opts, args.target_rps, args.replicates)
+
     warm.join()
-    from . import plots, report
+    from . import plots, report, scaleplot
 
     seen: dict[str, int] = {}
     for r in runs:
@@ -350,6 +364,9 @@ def _main(args) -> int:
         if len(rs) >= 2:
             jobs.append((("overlay", scen), lambda rs=rs, scen=scen: plots.overlay(rs, opts, args.out, formats, scen,
                                                                                   args.title)))
+    for scen, s in sorted(study.scenarios.items()):
+        if s.fit is not None:
+            jobs.append((("overlay", scen), lambda s=s: scaleplot.draw(s, opts, args.out, formats, args.target_rps)))
     results = _render(jobs)
     written: list[str] = []
     images: dict[str, list[str]] = {}
@@ -358,13 +375,12 @@ def _main(args) -> int:
         (images if kind == "run" else overlays).setdefault(key, []).extend(paths)
         written += paths
 
-    table = capacity_table([{"scenario": r.scenario, "instances": r.instances, "label": r.label,
-                             "max_tput": r.max_tput, "how": r.max_tput_how, "knee": r.knee.throughput if r.knee else None}
-                            for r in runs])
-    recs = [recommend(table, scen, args.target_rps) for scen in sorted(by_scen)] if args.target_rps else []
+    recs = [s.advice for _, s in sorted(study.scenarios.items()) if s.advice is not None]
     warnings = [w for r in runs for w in r.warnings]
     if not args.no_report:
-        written += report.write(args.out, runs, table, recs, images, overlays, warnings, opts, args.title)
+        written += report.write(args.out, runs, table, recs, images, overlays, warnings, opts, args.title,
+                                study=study)
+        written.append(studies.write_json(args.out, study, opts))
     if not args.quiet:
         for w in warnings:
             print(f"warning: {w}", file=sys.stderr)

@@ -7,7 +7,8 @@ import html
 import os
 
 from . import output
-from .analysis import CapacityRow, Recommendation
+from .analysis import CapacityRow
+from .scalability import Advice as Recommendation
 from .runs import Options, Run
 
 
@@ -88,20 +89,38 @@ def warmup_text(meta: dict) -> str:
             + (f", {how}." if how else "."))
 
 
+def _interval(ci) -> str:
+    if not ci or ci[0] is None:
+        return "-"
+    return f"{ci[0]:,.0f} \u2013 {ci[1]:,.0f}"
+
+
 def capacity(table: list[CapacityRow], scenario: str) -> tuple[list[str], list[list[str]]]:
     rows_s = [c for c in table if c.scenario == scenario]
     counted = [c for c in rows_s if c.instances and c.max_tput]
     base = min(counted, key=lambda c: c.instances).instances if counted else None
-    head = ["instances", "runs", "max throughput at SLO (req/s)", "knee (req/s)",
+    head = ["instances", "runs", "max throughput at SLO (req/s)", "95 % interval", "knee (req/s)",
+            "knee 95 % interval",
             f"scaling efficiency vs {base} instance{'s' if base != 1 else ''}" if base else "scaling efficiency"]
     rows = []
     for c in rows_s:
         rows.append([c.group if c.instances is not None else f"? (label {c.group})", str(c.runs),
                      ("\u2265 " + _num(c.max_tput) + " (SLO not crossed)" if c.lower_bound else _num(c.max_tput))
                      if c.max_tput is not None else "SLO never met",
+                     _interval(c.max_tput_ci),
                      _num(c.knee) if c.knee is not None else "not reached",
+                     _interval(c.knee_ci),
                      "-" if c.efficiency is None else f"{c.efficiency:.0%}"])
     return head, rows
+
+
+def _scalability(s, para, table_) -> None:
+    """The USL fit's paragraph and parameter table (headroom_plot.study builds both)."""
+    from . import study
+    para(study.usl_note(s))
+    t = study.usl_table(s)
+    if t is not None:
+        table_(*t)
 
 
 # ---------------------------------------------------------------- rendering
@@ -128,7 +147,7 @@ border-left:4px solid #2a9d4b;padding:.5em 1em}code{background:#f4f4f4;padding:0
 
 def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Recommendation],
           images: dict[str, list[str]], overlays: dict[str, list[str]], warnings: list[str], opts: Options,
-          title: str | None) -> list[str]:
+          title: str | None, study=None) -> list[str]:
     """images: run slug -> [png paths]; overlays: scenario -> [png paths]."""
     now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     heading = title or "CredHub headroom report"
@@ -168,6 +187,8 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
             if rec.scenario == scen:
                 md.append(f"**Recommendation:** {rec.text}\n")
                 ht.append(f"<p class='rec'><b>Recommendation:</b> {html.escape(rec.text)}</p>")
+        if study is not None and scen in study.scenarios:
+            _scalability(study.scenarios[scen], para, table_)
         for p in overlays.get(scen, []):
             if p.endswith(".png"):
                 image(p, f"overlay {scen}")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from headroom_plot.analysis import (CapacityRow, assign_steps, capacity_table, fit_knee, max_throughput_at_slo,
-                                    percentiles, recommend, windows)
+                                    percentiles, windows)
 from headroom_plot.runs import Options, load_run
 
 from conftest import closed_step, write_meta, write_ours
@@ -184,23 +184,6 @@ def test_capacity_table_and_efficiency():
     assert get[2].runs == 2 and get[2].knee == 300.0
     other = [c for c in t if c.scenario == "set"][0]
     assert other.group == "x" and other.efficiency is None
-
-
-def test_recommendation_measured_and_extrapolated():
-    t = capacity_table(_rows())
-    r = recommend(t, "get", 300)
-    assert r.instances == 4 and not r.extrapolated
-    r = recommend(t, "get", 150)
-    assert r.instances == 2
-    r = recommend(t, "get", 500)  # (350-190)/2 = 80 req/s per added instance beyond 4 -> 4 + ceil(150/80) = 6
-    assert r.instances == 6 and r.extrapolated and "EXTRAPOLATED" in r.text
-    r = recommend(t, "set", 10)
-    assert r.instances is None
-    flat = [CapacityRow("get", "1", 1, 1, 100.0, None, None), CapacityRow("get", "2", 2, 1, 100.0, None, None)]
-    r = recommend(flat, "get", 200)
-    assert r.instances is None and "did not add capacity" in r.text
-    single = [CapacityRow("get", "2", 2, 1, 180.0, None, None)]
-    assert recommend(single, "get", 400).instances == 5  # 90 req/s per instance, linear
 
 
 def test_open_loop_warnings_rate_missed_and_schedule_lag(tmp):

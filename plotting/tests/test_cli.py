@@ -1,3 +1,4 @@
+import json
 import os
 import subprocess
 import sys
@@ -35,19 +36,31 @@ def test_end_to_end_two_runs_overlay_report_and_recommendation(tmp, capsys):
     assert rc == 0
     printed = capsys.readouterr().out.split()
     for name in ("headroom-get-one.png", "headroom-get-one.svg", "headroom-get-two.png",
-                 "latency-over-time-get-one.png", "overlay-get.png", "overlay-get.svg", "report.md", "report.html"):
+                 "latency-over-time-get-one.png", "overlay-get.png", "overlay-get.svg", "scalability-get.png", "scalability-get.svg", "report.md",
+                 "report.html", "capacity.json"):
         assert (out / name).stat().st_size > 1000, name
         assert str(out / name) in printed
     md = (out / "report.md").read_text()
-    assert "| instances | runs | max throughput at SLO (req/s) | knee (req/s) | scaling efficiency vs 1 instance |" in md
-    assert "EXTRAPOLATED" in md and "## Request details" in md and "## Warnings" in md
+    assert ("| instances | runs | max throughput at SLO (req/s) | 95 % interval | knee (req/s) | knee 95 % interval "
+            "| scaling efficiency vs 1 instance |") in md
+    # two counts: the USL with kappa = 0, said so; 100000 req/s is beyond its ceiling
+    assert "only \u03c3 is fitted and \u03ba is taken as 0" in md
+    assert "**Recommendation:** get: no instance count reaches 100000 req/s" in md
+    assert "## Request details" in md and "## Warnings" in md
     html = (out / "report.html").read_text()
     assert not (out / "latency-over-time-get-one.svg").exists()
-    assert html.count("data:image/png;base64,") == 5 and "src=\"headroom" not in html
+    assert html.count("data:image/png;base64,") == 6 and "src=\"headroom" not in html
     one = load_run(str(a), Options(slo_s=0.020))
     two = load_run(str(b), Options(slo_s=0.020))
     assert two.max_tput > one.max_tput > 0
     assert f"| 1 | 1 | {one.max_tput:,.0f} |" in md
+    cap = json.loads((out / "capacity.json").read_text(), parse_constant=lambda c: pytest.fail(c))["scenarios"]["get"]
+    assert [c["instances"] for c in cap["capacity"]] == [1, 2]
+    assert cap["capacity"][0]["capacity_rps"] == pytest.approx(one.max_tput)
+    lo, hi = cap["capacity"][0]["interval"]
+    assert lo <= one.max_tput <= hi
+    assert cap["usl"]["kappa_fitted"] is False and cap["usl"]["kappa"]["value"] == 0
+    assert cap["recommendation"]["instances"] is None
 
 
 def test_help_documents_every_option():

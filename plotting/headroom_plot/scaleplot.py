@@ -1,0 +1,83 @@
+"""The scalability plot: capacity at the SLO against instance count, with the USL fit.
+
+Kept apart from plots.py (the per-run pictures) so the two change independently;
+it shares plots.py's style and saving.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import plots, scalability
+from .plots import plt
+from .runs import Options
+
+
+def draw(s, opts: Options, out_dir: str, formats: list[str], target: float | None = None) -> list[str]:
+    """s: a study.Scenario with a fit."""
+    f = s.fit
+    pts = sorted(s.points, key=lambda p: p.instances)
+    top = pts[-1].instances
+    nmax = max(2 * top, top + 2)
+    if f.peak_n is not None:
+        nmax = max(nmax, min(int(np.ceil(f.peak_n * 1.4)), 8 * top))
+    if s.advice is not None and s.advice.instances:
+        nmax = max(nmax, min(s.advice.instances + 2, 8 * top))
+    ns = np.linspace(1, nmax, 400)
+    lo, hi = f.band(ns)
+
+    fig, ax = plt.subplots(figsize=(9, 5.6))
+    ax.axvspan(top, nmax, color="#f4f0e6", zorder=0, label=f"extrapolated (beyond {top} measured)")
+    ax.plot(ns, f.lam * ns, color="#999999", linestyle="--", linewidth=1.2,
+            label=f"linear scaling ({f.lam:,.0f} req/s per instance)")
+    if np.all(np.isfinite(lo)):
+        ax.fill_between(ns, lo, hi, color="#4c78a8", alpha=0.18, linewidth=0, label="fit, 95 % band")
+    kind = "USL fit" if f.kappa_free else "USL fit, \u03ba = 0 (two counts)"
+    ax.plot(ns, f.x(ns), color="#1f4e8c", linewidth=2,
+            label=f"{kind}: \u03bb={f.lam:,.0f}, \u03c3={f.sigma:.3f}, \u03ba={f.kappa:.2g}")
+    for p in pts:
+        v = p.replicates[np.isfinite(p.replicates)] if len(p.replicates) else np.empty(0)
+        if len(v) >= 10:
+            a, b = np.percentile(v, [2.5, 97.5])
+            ax.errorbar([p.instances], [p.capacity], yerr=[[max(p.capacity - a, 0)], [max(b - p.capacity, 0)]],
+                        fmt="none", ecolor="black", elinewidth=1.4, capsize=5, zorder=5)
+        ax.plot([p.instances], [p.capacity], marker="^" if p.lower_bound else "o", color="black",
+                markersize=7, zorder=6, linestyle="none")
+        ax.annotate(f"{p.capacity:,.0f}" + (f" (n={p.runs})" if p.runs > 1 else ""), (p.instances, p.capacity),
+                    textcoords="offset points", xytext=(8, -12), fontsize=8.5, path_effects=plots.HALO)
+    ax.plot([], [], marker="o", color="black", linestyle="none",
+            label="measured capacity at SLO, 95 % interval")
+    if any(p.lower_bound for p in pts):
+        ax.plot([], [], marker="^", color="black", linestyle="none",
+                label="SLO never crossed: capacity at least this")
+    bad = scalability.misfits(pts, f)
+    for n, m, _x in bad:
+        ax.plot([n], [m], marker="o", markersize=16, markerfacecolor="none", markeredgecolor="#c0392b",
+                markeredgewidth=1.6, zorder=7, linestyle="none")
+    if bad:
+        ax.plot([], [], marker="o", markersize=10, markerfacecolor="none", markeredgecolor="#c0392b",
+                linestyle="none", label="the fit misses this count (> 3 standard errors)")
+    if f.peak_n is not None and f.peak_n <= nmax:
+        xp = float(f.x(f.peak_n))
+        ax.plot([f.peak_n], [xp], marker="D", color="#e0a000", markeredgecolor="black", markersize=8, zorder=7,
+                linestyle="none", label=f"peak N* = {f.peak_n:.1f} ({xp:,.0f} req/s)")
+    if target:
+        ax.axhline(target, color="#c0392b", linestyle=":", linewidth=1.3, label=f"target {target:g} req/s")
+        a = s.advice
+        if a is not None and a.instances:
+            y = a.capacity_low if a.capacity_low else target
+            ax.plot([a.instances], [y], marker="*", color="#c0392b", markersize=15, zorder=8, linestyle="none",
+                    label=f"recommended: {a.instances} instance{'s' if a.instances != 1 else ''}"
+                          + (" (extrapolated)" if a.extrapolated else ""))
+    ymax = max(float(np.nanmax(hi)) if np.all(np.isfinite(hi)) else 0, float(np.max(f.x(ns))),
+               max(p.capacity for p in pts), target or 0)
+    ax.set_ylim(0, ymax * 1.12)
+    ax.set_xlim(0.5, nmax + 0.5)
+    ax.set_xlabel("CredHub instances")
+    ax.set_ylabel("max throughput within the SLO (req/s)")
+    ax.set_title(f"Scalability of {s.scenario}: capacity at p{opts.slo_percentile:g} \u2264 "
+                 f"{opts.slo_s * 1000:g} ms")
+    ax.xaxis.set_major_locator(plt.MaxNLocator(integer=True))
+    ax.grid(True, color="#dddddd", linewidth=0.6)
+    ax.legend(loc="upper left", fontsize=8, framealpha=0.92)
+    fig.tight_layout()
+    return plots._save(fig, out_dir, f"scalability-{s.scenario}", formats)

@@ -1,0 +1,208 @@
+"""A scaling study across runs: intervals per run and per instance count, the USL fit, the
+recommendation, and report/capacity.json.
+
+The numbers come from bootstrap.py (intervals) and scalability.py (the fit);
+this module only groups runs the way the capacity table does and carries the
+results to the report, the plot and the JSON file.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import analysis, bootstrap, output, scalability
+from .runs import Options, Run
+
+SCHEMA = 1
+
+
+@dataclass
+class Scenario:
+    scenario: str
+    rows: list[analysis.CapacityRow]
+    points: list[scalability.Point]
+    fit: scalability.Fit | None
+    advice: scalability.Advice | None = None
+
+
+@dataclass
+class Study:
+    scenarios: dict[str, Scenario] = field(default_factory=dict)
+    replicates: int = bootstrap.REPLICATES
+    target: float | None = None
+
+
+def _key(r: Run):
+    return (r.scenario, r.instances if r.instances is not None else "label:" + r.label)
+
+
+def run_replicates(run: Run, opts: Options, reps: int) -> tuple[np.ndarray, np.ndarray]:
+    """The run's capacity and knee replicates (seeded by its path, so a report is reproducible)."""
+    if reps <= 0 or not len(run.latency):
+        return np.empty(0), np.empty(0)
+    return bootstrap.run_replicates(
+        run.latency, run.offset, run.error, run.step, opts.slo_percentile, opts.slo_s, opts.max_error_rate,
+        width=opts.window_s, knee_elasticity=opts.knee_elasticity, reps=reps,
+        knee_reps=min(reps, bootstrap.KNEE_REPLICATES), seed=zlib.crc32(os.fsencode(os.path.abspath(run.path))),
+        usable=usable_steps(run))
+
+
+def usable_steps(run: Run) -> np.ndarray:
+    """Steps that may count as capacity apart from their error rate: not marked unsteady or tester-bound
+    (the per-step marks, when the run has them), so the replicates follow the run's own rule."""
+    return np.array([getattr(s, "steady", True) is not False and not getattr(s, "tester_bound", False)
+                     for s in run.steps], dtype=bool)
+
+
+def build(runs: list[Run], table: list[analysis.CapacityRow], opts: Options, target: float | None,
+          reps: int = bootstrap.REPLICATES) -> Study:
+    """Attach intervals to the capacity table's rows (in place), fit each scenario, recommend."""
+    per_run = {id(r): run_replicates(r, opts, reps) for r in runs}
+    groups: dict[tuple, list[Run]] = {}
+    for r in runs:
+        groups.setdefault(_key(r), []).append(r)
+    study = Study(replicates=reps, target=target)
+    for row in table:
+        key = (row.scenario, row.instances if row.instances is not None else "label:" + row.group)
+        rs = groups.get(key, [])
+        caps = [per_run[id(r)][0] for r in rs if len(per_run[id(r)][0])]
+        knees = [per_run[id(r)][1] for r in rs if len(per_run[id(r)][1])]
+        seed = zlib.crc32(repr(key).encode("utf-8", "backslashreplace"))
+        row.max_tput_reps = bootstrap.combine(caps, seed) if caps else np.empty(0)
+        row.knee_reps = bootstrap.combine(knees, seed + 1) if knees else np.empty(0)
+        if row.max_tput is not None:
+            row.max_tput_ci = bootstrap.interval(row.max_tput_reps)
+        if row.knee is not None:
+            row.knee_ci = bootstrap.interval(row.knee_reps)
+    for scen in sorted({r.scenario for r in runs}):
+        rows = [c for c in table if c.scenario == scen]
+        points = [scalability.Point(instances=c.instances, capacity=c.max_tput,
+                                    replicates=getattr(c, "max_tput_reps", np.empty(0)), runs=c.runs,
+                                    lower_bound=c.lower_bound)
+                  for c in rows if c.instances and c.max_tput]
+        f = scalability.fit(points)
+        s = Scenario(scen, rows, points, f)
+        if target:
+            s.advice = scalability.recommend(scen, target, points, f)
+            bad = scalability.misfits(points, f) if f is not None else []
+            if bad and s.advice.basis == "fit":
+                s.advice.text += (f" - but the fit misses the measured {', '.join(str(n) for n, _, _ in bad)} "
+                                  "instance(s) (see the scalability note): re-measure before relying on it")
+        study.scenarios[scen] = s
+    return study
+
+
+# ---------------------------------------------------------------- text for the report
+
+def _ci_text(ci, fmt="{:,.0f}") -> str:
+    if not ci or ci[0] is None:
+        return "-"
+    hi = "\u221e" if ci[1] is None else fmt.format(ci[1])
+    return f"{fmt.format(ci[0])} \u2013 {hi}"
+
+
+def usl_table(s: Scenario) -> tuple[list[str], list[list[str]]] | None:
+    f = s.fit
+    if f is None:
+        return None
+    head = ["parameter", "meaning", "fit", "95 % interval"]
+    rows = [["\u03bb (lambda)", "throughput of one instance (req/s)", f"{f.lam:,.0f}", _ci_text(f.lam_ci)],
+            ["\u03c3 (sigma)", "contention: share of work serialised", f"{f.sigma:.3f}",
+             _ci_text(f.sigma_ci, "{:.3f}")],
+            ["\u03ba (kappa)", "coherency: cost of instances keeping in step",
+             f"{f.kappa:.2g}" + ("" if f.kappa_free else " (fixed: two counts)"),
+             _ci_text(f.kappa_ci, "{:.2g}") if f.kappa_free else "-"]]
+    if f.peak_n is not None:
+        rows.append(["N*", "instance count of peak throughput", f"{f.peak_n:.1f} ({float(f.x(f.peak_n)):,.0f} req/s)",
+                     _ci_text(f.peak_n_ci, "{:.1f}")])
+    elif f.asymptote is not None:
+        rows.append(["\u03bb/\u03c3", "throughput ceiling (kappa = 0)", f"{f.asymptote:,.0f} req/s", "-"])
+    return head, rows
+
+
+def usl_note(s: Scenario) -> str:
+    counts = ", ".join(str(p.instances) for p in sorted(s.points, key=lambda p: p.instances))
+    if s.fit is None:
+        return (f"Scalability: {len(s.points)} instance count(s) with a capacity ({counts or 'none'}): at least "
+                "two are needed to fit the Universal Scalability Law, three for the full model.")
+    f = s.fit
+    base = (f"Scalability: Universal Scalability Law X(N) = \u03bbN / (1 + \u03c3(N\u22121) + \u03baN(N\u22121)) "
+            f"fitted to the capacity at the SLO of {counts} instances")
+    if not f.kappa_free:
+        base += ("; with two instance counts only \u03c3 is fitted and \u03ba is taken as 0, so the curve cannot "
+                 "show a peak: measure a third count before trusting it far out")
+    lb = [p.instances for p in s.points if p.lower_bound]
+    if lb:
+        base += (f"; the SLO was never crossed at {', '.join(map(str, lb))} instance(s), so those capacities are "
+                 "floors and the fit understates scaling")
+    bad = scalability.misfits(s.points, f)
+    if bad:
+        base += ("; the fitted curve is more than 3 standard errors from " +
+                 ", ".join(f"{n} instance(s) (measured {m:,.0f}, fit {x:,.0f} req/s)" for n, m, x in bad) +
+                 ": the law does not describe these points (better-than-linear scaling, or a run measured "
+                 "while the target or the tester was not in steady state; see Warnings), so treat the fit and "
+                 "the recommendation with suspicion and re-measure those counts")
+    return base + ". Intervals: 95 %, from refitting every bootstrap replicate."
+
+
+# ---------------------------------------------------------------- capacity.json
+
+def _num(v):
+    if v is None:
+        return None
+    v = float(v)
+    return v if math.isfinite(v) else None
+
+
+def _ci(ci):
+    if not ci or ci[0] is None:
+        return None
+    return [_num(ci[0]), _num(ci[1])]
+
+
+def to_json(study: Study, opts: Options) -> dict:
+    out = {"schema": SCHEMA,
+           "slo": {"percentile": opts.slo_percentile, "latency_s": opts.slo_s,
+                   "max_error_rate": opts.max_error_rate},
+           "interval": {"level": bootstrap.LEVEL, "replicates": study.replicates,
+                        "method": "circular block bootstrap of each step's time slices; runs of one count "
+                                  "combined by resampling runs (docs/design.md)"},
+           "target_rps": study.target, "scenarios": {}}
+    for scen, s in study.scenarios.items():
+        caps = []
+        for c in s.rows:
+            caps.append({"instances": c.instances, "group": c.group, "runs": c.runs, "labels": c.labels,
+                         "capacity_rps": _num(c.max_tput), "interval": _ci(getattr(c, "max_tput_ci", None)),
+                         "lower_bound": c.lower_bound, "knee_rps": _num(c.knee),
+                         "knee_interval": _ci(getattr(c, "knee_ci", None)), "efficiency": _num(c.efficiency)})
+        usl = None
+        if s.fit is not None:
+            f = s.fit
+            pk = f.peak_n
+            usl = {"instance_counts": f.counts, "kappa_fitted": f.kappa_free,
+                   "lambda": {"value": _num(f.lam), "interval": _ci(f.lam_ci)},
+                   "sigma": {"value": _num(f.sigma), "interval": _ci(f.sigma_ci)},
+                   "kappa": {"value": _num(f.kappa), "interval": _ci(f.kappa_ci) if f.kappa_free else None},
+                   "peak_instances": None if pk is None else {"value": _num(pk), "interval": _ci(f.peak_n_ci)},
+                   "peak_rps": None if pk is None else _num(f.x(pk)),
+                   "ceiling_rps": _num(f.asymptote),
+                   "misfit_instances": [n for n, _, _ in scalability.misfits(s.points, f)]}
+        rec = None
+        if s.advice is not None:
+            a = s.advice
+            rec = {"target_rps": a.target, "instances": a.instances, "extrapolated": a.extrapolated,
+                   "basis": a.basis, "capacity_low_rps": _num(a.capacity_low),
+                   "peak_instances": _num(a.peak_instances), "peak_rps": _num(a.peak_throughput), "text": a.text}
+        out["scenarios"][scen] = {"capacity": caps, "usl": usl, "recommendation": rec}
+    return out
+
+
+def write_json(out_dir: str, study: Study, opts: Options) -> str:
+    # whole or not at all, like every other output (output.py)
+    return output.write_text(os.path.join(out_dir, "capacity.json"),
+                             json.dumps(to_json(study, opts), indent=2, allow_nan=False) + "\n")
