@@ -54,9 +54,6 @@ type Database struct {
 // touch, and with them present we know what we must not touch.
 var requiredTables = []string{"credential", "credential_version", "encrypted_value", "encryption_key_canary", "flyway_schema_history"}
 
-// Tables that cleanup never modifies, whatever the cascade would reach.
-var protectedTables = []string{"encryption_key_canary", "flyway_schema_history", "permission"}
-
 // ErrNotCredHub is returned (wrapped) when the database lacks CredHub's tables.
 var ErrNotCredHub = errors.New("not a CredHub database")
 
@@ -142,73 +139,30 @@ func missingTables(have map[string]bool) []string {
 	return missing
 }
 
-func (d Database) truncatePostgres(ctx context.Context) (int64, error) {
+func (d Database) connectPostgres(ctx context.Context) (*pgx.Conn, error) {
 	cfg, err := pgx.ParseConfig("")
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	cfg.Host, cfg.Port, cfg.User, cfg.Password, cfg.Database = d.Host, uint16(d.port()), d.User, d.Password, d.Name
 	cfg.ConnectTimeout = 15 * time.Second
 	if cfg.TLSConfig, err = d.tlsConfig(); err != nil {
-		return 0, err
+		return nil, err
 	}
 	cfg.Fallbacks = nil
-	conn, err := pgx.ConnectConfig(ctx, cfg)
+	return pgx.ConnectConfig(ctx, cfg)
+}
+
+func (d Database) truncatePostgres(ctx context.Context) (int64, error) {
+	conn, err := d.connectPostgres(ctx)
 	if err != nil {
 		return 0, err
 	}
 	defer conn.Close(context.Background())
-
-	have := map[string]bool{}
-	rows, err := conn.Query(ctx, `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`)
-	if err != nil {
-		return 0, fmt.Errorf("listing tables: %w", err)
-	}
-	for rows.Next() {
-		var t string
-		if err := rows.Scan(&t); err != nil {
-			return 0, err
-		}
-		have[strings.ToLower(t)] = true
-	}
-	if err := rows.Err(); err != nil {
-		return 0, fmt.Errorf("listing tables: %w", err)
-	}
-	if m := missingTables(have); len(m) > 0 {
-		return 0, fmt.Errorf("%w: tables %s missing; refusing to truncate anything", ErrNotCredHub, strings.Join(m, ", "))
-	}
-
-	// TRUNCATE ... CASCADE reaches every table with a foreign key into the
-	// truncated ones, transitively. Compute that closure first and refuse
-	// if it would include a protected table (a schema change could add one).
-	reach, err := conn.Query(ctx, `
-WITH RECURSIVE r(oid) AS (
-  SELECT c.oid FROM pg_class c
-   WHERE c.relnamespace = current_schema()::regnamespace AND c.relname IN ('credential', 'encrypted_value')
-  UNION
-  SELECT con.conrelid FROM pg_constraint con JOIN r ON con.confrelid = r.oid WHERE con.contype = 'f'
-)
-SELECT c.relname FROM r JOIN pg_class c ON c.oid = r.oid`)
-	if err != nil {
-		return 0, fmt.Errorf("checking what the truncation would reach: %w", err)
-	}
-	var reached []string
-	for reach.Next() {
-		var t string
-		if err := reach.Scan(&t); err != nil {
-			return 0, err
-		}
-		reached = append(reached, t)
-	}
-	if err := reach.Err(); err != nil {
-		return 0, fmt.Errorf("checking what the truncation would reach: %w", err)
-	}
-	for _, t := range reached {
-		for _, p := range protectedTables {
-			if strings.EqualFold(t, p) {
-				return 0, fmt.Errorf("TRUNCATE ... CASCADE would reach the protected table %s; refusing", t)
-			}
-		}
+	// The same check as before seeding: the schema could have changed
+	// during the run.
+	if err := checkPostgres(ctx, conn); err != nil {
+		return 0, err
 	}
 
 	tx, err := conn.Begin(ctx)
@@ -233,7 +187,7 @@ SELECT c.relname FROM r JOIN pg_class c ON c.oid = r.oid`)
 // enormous undo log entry at once.
 const mysqlBatch = 5000
 
-func (d Database) truncateMySQL(ctx context.Context) (int64, error) {
+func (d Database) openMySQL() (*sql.DB, error) {
 	cfg := mysql.NewConfig()
 	cfg.Net = "tcp"
 	cfg.Addr = net.JoinHostPort(d.Host, strconv.Itoa(d.port()))
@@ -241,60 +195,26 @@ func (d Database) truncateMySQL(ctx context.Context) (int64, error) {
 	cfg.Timeout = 15 * time.Second
 	tc, err := d.tlsConfig()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	cfg.TLS = tc
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	db := sql.OpenDB(connector)
-	defer db.Close()
 	db.SetMaxOpenConns(1)
+	return db, nil
+}
 
-	have := map[string]bool{}
-	rows, err := db.QueryContext(ctx, `SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()`)
+func (d Database) truncateMySQL(ctx context.Context) (int64, error) {
+	db, err := d.openMySQL()
 	if err != nil {
-		return 0, fmt.Errorf("listing tables: %w", err)
+		return 0, err
 	}
-	for rows.Next() {
-		var t string
-		if err := rows.Scan(&t); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		have[strings.ToLower(t)] = true
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, fmt.Errorf("listing tables: %w", err)
-	}
-	if m := missingTables(have); len(m) > 0 {
-		return 0, fmt.Errorf("%w: tables %s missing; refusing to delete anything", ErrNotCredHub, strings.Join(m, ", "))
-	}
-
-	// The deletes cascade along ON DELETE CASCADE foreign keys: refuse if
-	// that could ever reach a protected table.
-	fk, err := db.QueryContext(ctx, `SELECT table_name, referenced_table_name FROM information_schema.referential_constraints
-WHERE constraint_schema = DATABASE() AND delete_rule = 'CASCADE'`)
-	if err != nil {
-		return 0, fmt.Errorf("checking what the deletes would reach: %w", err)
-	}
-	children := map[string][]string{}
-	for fk.Next() {
-		var child, parent string
-		if err := fk.Scan(&child, &parent); err != nil {
-			fk.Close()
-			return 0, err
-		}
-		children[strings.ToLower(parent)] = append(children[strings.ToLower(parent)], strings.ToLower(child))
-	}
-	fk.Close()
-	if err := fk.Err(); err != nil {
-		return 0, fmt.Errorf("checking what the deletes would reach: %w", err)
-	}
-	if t := reachesProtected(children, "credential", "encrypted_value"); t != "" {
-		return 0, fmt.Errorf("DELETE would cascade into the protected table %s; refusing", t)
+	defer db.Close()
+	if err := checkMySQL(ctx, db); err != nil {
+		return 0, err
 	}
 
 	tx, err := db.BeginTx(ctx, nil)
@@ -328,26 +248,4 @@ WHERE constraint_schema = DATABASE() AND delete_rule = 'CASCADE'`)
 		return 0, fmt.Errorf("commit: %w", err)
 	}
 	return n, nil
-}
-
-// reachesProtected walks the cascade graph (parent -> children) from roots
-// and returns the first protected table it reaches, or "".
-func reachesProtected(children map[string][]string, roots ...string) string {
-	seen := map[string]bool{}
-	queue := append([]string(nil), roots...)
-	for len(queue) > 0 {
-		t := queue[0]
-		queue = queue[1:]
-		if seen[t] {
-			continue
-		}
-		seen[t] = true
-		for _, p := range protectedTables {
-			if t == p {
-				return t
-			}
-		}
-		queue = append(queue, children[t]...)
-	}
-	return ""
 }

@@ -38,13 +38,42 @@ func TestUnknownTypeAndUnreachable(t *testing.T) {
 	}
 }
 
-func TestReachesProtected(t *testing.T) {
-	g := map[string][]string{"credential": {"credential_version"}, "credential_version": {"password_credential", "user_credential"}}
-	if got := reachesProtected(g, "credential", "encrypted_value"); got != "" {
-		t.Fatalf("CredHub's own graph reaches %q", got)
+// CredHub's own keys (those of credhub-sim's schema, CredHub's migrations).
+var credhubKeys = []foreignKey{
+	{"credential_version_credential_uuid_fkey", "credential_version", "credential", "CASCADE", false},
+	{"credential_version_encrypted_value_uuid_fkey", "credential_version", "encrypted_value", "NO ACTION", false},
+	{"password_credential_uuid_fkey", "password_credential", "credential_version", "CASCADE", false},
+	{"password_credential_parameters_fkey", "password_credential", "encrypted_value", "NO ACTION", false},
+	{"user_credential_uuid_fkey", "user_credential", "credential_version", "CASCADE", false},
+	{"certificate_credential_uuid_fkey", "certificate_credential", "credential_version", "CASCADE", false},
+	{"encrypted_value_encryption_key_uuid_fkey", "encrypted_value", "encryption_key_canary", "NO ACTION", false},
+}
+
+func TestCheckForeignKeys(t *testing.T) {
+	if err := checkForeignKeys(credhubKeys); err != nil {
+		t.Fatalf("CredHub's own schema refused: %v", err)
 	}
-	g["user_credential"] = []string{"permission"}
-	if got := reachesProtected(g, "credential"); got != "permission" {
-		t.Fatalf("got %q, want permission", got)
+	for _, tc := range []struct {
+		fk   foreignKey
+		want string
+	}{
+		{foreignKey{"notes_cred_fkey", "operator_notes", "credential", "NO ACTION", false}, "table operator_notes references credential through constraint notes_cred_fkey (ON DELETE NO ACTION)"},
+		{foreignKey{"perm_cred_fkey", "permission", "credential", "SET NULL", false}, "table permission references credential through constraint perm_cred_fkey (ON DELETE SET NULL): a database cleanup would modify rows of it"},
+		{foreignKey{"x_fkey", "audit", "credential_version", "SET DEFAULT", false}, "table audit references credential_version through constraint x_fkey (ON DELETE SET DEFAULT)"},
+		{foreignKey{"y_fkey", "mine", "encrypted_value", "CASCADE", false}, "would delete rows of it"},
+		{foreignKey{"z_fkey", "rsa_credential", "ssh_credential", "RESTRICT", false}, "ON DELETE RESTRICT"},
+		// A CredHub-named table in another schema is still not CredHub's.
+		{foreignKey{"w_fkey", "other.credential_version", "credential", "CASCADE", true}, "table other.credential_version references credential"},
+		// CredHub's own table with the cascade replaced.
+		{foreignKey{"v_fkey", "credential_version", "credential", "SET NULL", false}, "not CredHub's CASCADE"},
+	} {
+		err := checkForeignKeys(append(append([]foreignKey{}, credhubKeys...), tc.fk))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%+v: got %v, want one line with %q", tc.fk, err, tc.want)
+		}
+	}
+	// Keys into tables the cleanup does not empty are not its business.
+	if err := checkForeignKeys([]foreignKey{{"k", "mine", "permission", "CASCADE", false}, {"k2", "mine", "encryption_key_canary", "NO ACTION", false}}); err != nil {
+		t.Fatalf("a key into a table cleanup leaves alone was refused: %v", err)
 	}
 }

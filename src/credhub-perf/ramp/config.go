@@ -98,6 +98,9 @@ type UAAConfig struct {
 	ClientID     string `yaml:"client_id"`
 	ClientSecret string `yaml:"client_secret"`
 	CACertFile   string `yaml:"ca_cert_file"`
+	// AllowPlaintextSecret accepts an http:// uaa.url, which sends the
+	// client secret unencrypted.
+	AllowPlaintextSecret bool `yaml:"allow_plaintext_secret"`
 }
 
 type CustomConfig struct {
@@ -294,6 +297,7 @@ var configKeys = []configKey{
 	{"uaa.client_id", "string", `""`, "", "UAA client with authorities `credhub.read,credhub.write`.", setString(func(c *Config) *string { return &c.UAA.ClientID })},
 	{"uaa.client_secret", "string", `""`, "", "Secret of `uaa.client_id`. Never logged.", setString(func(c *Config) *string { return &c.UAA.ClientSecret })},
 	{"uaa.ca_cert_file", "string", `""`, "", "PEM CA for UAA's certificate; empty = `target.ca_cert_file`.", setString(func(c *Config) *string { return &c.UAA.CACertFile })},
+	{"uaa.allow_plaintext_secret", "bool", "false", "", "Accept an `http://` `uaa.url`: the client secret then crosses the network unencrypted. Without it such a URL is refused. Tests only; recorded in meta.json's `insecure`.", setBool(func(c *Config) *bool { return &c.UAA.AllowPlaintextSecret })},
 	{"scenarios", "list of string", "[get]", "scenario", "Scenarios to run, each in its own run directory, in order: `get`, `set`, `interpolate`, `custom`. Flag form: comma-separated.", func(c *Config, v string) error { c.Scenarios = splitList(v); return nil }},
 	{"custom.method", "string", "GET", "", "HTTP method of the `custom` scenario.", setString(func(c *Config) *string { return &c.Custom.Method })},
 	{"custom.path", "string", `""`, "", "Path and query of the `custom` scenario, appended to `target.url`; may use `{{seq}}`, `{{uuid}}`, `{{rand N}}`, `((prefix))`.", setString(func(c *Config) *string { return &c.Custom.Path })},
@@ -446,6 +450,8 @@ func (c *Config) Validate(capacity bool) []error {
 	if c.UAA.URL != "" {
 		if u, err := url.Parse(c.UAA.URL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 			bad("uaa.url", "%q is not an http(s) URL with a host", c.UAA.URL)
+		} else if u.Scheme == "http" && !c.UAA.AllowPlaintextSecret {
+			bad("uaa.url", "%q is plain http: the client secret would cross the network unencrypted; use https, or set uaa.allow_plaintext_secret: true to accept that (tests only)", c.UAA.URL)
 		}
 		if c.UAA.ClientID == "" {
 			bad("uaa.client_id", "is required when uaa.url is set")

@@ -145,6 +145,9 @@ func (r *runner) applyStartAt(startAt string, now time.Time) error {
 }
 
 func (r *runner) setup(ctx context.Context) error {
+	if err := r.checkBeforeTarget(ctx); err != nil {
+		return err
+	}
 	c := r.c
 	r.host, _ = os.Hostname()
 	began := r.o.Now().UTC()
@@ -407,6 +410,7 @@ func (r *runner) newMeta(scenario string, n credhub.Names, planned int) *results
 	m.SeededByTester0 = c.Tester.Count > 1
 	l := r.cpuLimits()
 	m.Saturation = &results.Saturation{MaxTesterCPU: l.TesterCPU, MaxHostCPU: l.HostCPU, MaxSteal: l.HostSteal}
+	m.Insecure = insecureModes(c)
 	return m
 }
 

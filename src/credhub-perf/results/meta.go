@@ -130,6 +130,9 @@ type Meta struct {
 	// tester (lockstep only); later than the schedule when tester 0's
 	// cleanup and seeding took longer than tester.scenario_gap.
 	ScenarioStartAt string `json:"scenario_start_at,omitempty"`
+	// Insecure lists the configuration keys in force that weaken transport
+	// security (target.insecure_skip_verify, uaa.allow_plaintext_secret).
+	Insecure []string `json:"insecure"`
 }
 
 // Saturation is meta.json's `saturation` (config saturation.*).

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/credhub-perf/credhub-perf/cleanup"
+	"github.com/credhub-perf/credhub-perf/credhub"
 	"github.com/credhub-perf/credhub-perf/results"
 )
 
@@ -148,6 +149,114 @@ cleanup:
 			}
 			if v, err := api.GetJSON(ctx, "/after/cleanup"); err != nil || !strings.Contains(string(v), "true") {
 				t.Fatalf("read back after cleanup: %s %v", v, err)
+			}
+		})
+	}
+}
+
+// dbCleanupConfig is a run configuration with database cleanup of env's
+// database (password given separately, to try a wrong one).
+func dbCleanupConfig(t *testing.T, url string, env map[string]string, password string) string {
+	t.Helper()
+	port, _ := strconv.Atoi(env["DB_PORT"])
+	return writeConfig(t, url, fmt.Sprintf(`steps: {min_concurrency: 1, max_concurrency: 2, step: 1, requests: 50}
+cleanup:
+  mode: database
+  database: {type: %s, host: %s, port: %d, user: %s, password: %q, name: %s}`,
+		env["DB_TYPE"], env["DB_HOST"], port, env["DB_USER"], password, env["DB_NAME"]))
+}
+
+// refusedAtSetup checks that a run stopped before seeding: exit 2, the
+// reason on one line, no run directory, nothing written to CredHub.
+func refusedAtSetup(t *testing.T, r perfRun, cfg string, api *credhub.Client, want ...string) {
+	t.Helper()
+	if r.code != 2 || !strings.Contains(r.stderr, "nothing was sent") {
+		t.Fatalf("want exit 2 before any load, got %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	var line string
+	for _, l := range strings.Split(r.stderr, "\n") {
+		if strings.Contains(l, want[0]) {
+			line = l
+		}
+	}
+	for _, w := range want {
+		if !strings.Contains(line, w) {
+			t.Fatalf("no single line with %q in\n%s", want, r.stderr)
+		}
+	}
+	if strings.Contains(r.stderr, "JSON credentials of about") {
+		t.Fatalf("the run seeded before refusing:\n%s", r.stderr)
+	}
+	if dirs, _ := filepath.Glob(filepath.Join(outputDir(t, cfg), "*")); len(dirs) != 0 {
+		t.Fatalf("run directories were created: %v", dirs)
+	}
+	if left, err := api.FindPath(context.Background(), "/credhub-perf"); err != nil || len(left) != 0 {
+		t.Fatalf("%d credentials written under /credhub-perf (%v)", len(left), err)
+	}
+}
+
+// Database cleanup must refuse, before seeding, anything it could not
+// clean up safely: a wrong password, a database that is not CredHub's, and
+// an operator's table with a foreign key into the credential tables.
+func TestDatabaseSafetyBeforeSeeding(t *testing.T) {
+	for _, kind := range []string{"postgres", "mariadb"} {
+		t.Run(kind, func(t *testing.T) {
+			binaries(t)
+			env := testDB(t, kind)
+			exec, count := sqlDB(t, env)
+
+			// A target on its own SQLite database, cleanup pointed at an
+			// empty (not CredHub's) database, then with a wrong password.
+			other := startSim(t, "")
+			otherAPI := other.client(t)
+			cfg := dbCleanupConfig(t, other.URL, env, env["DB_PASSWORD"])
+			refusedAtSetup(t, perf(t, "run", "--config", cfg), cfg, otherAPI, "not a CredHub database", "credential_version")
+			cfg = dbCleanupConfig(t, other.URL, env, "wrong-"+env["DB_PASSWORD"])
+			r := perf(t, "run", "--config", cfg)
+			refusedAtSetup(t, r, cfg, otherAPI, "cleanup.database: ", env["DB_NAME"])
+			if strings.Contains(r.stderr, "wrong-"+env["DB_PASSWORD"]) {
+				t.Fatal("the database password reached the log")
+			}
+			other.stop()
+
+			// The target on the database, with an operator's table that
+			// references credential.
+			s := startSim(t, env["DB_URL"])
+			api := s.client(t)
+			if err := api.SetJSON(context.Background(), "/other/app/creds", []byte(`{"password":"x"}`)); err != nil {
+				t.Fatal(err)
+			}
+			uuidType := "UUID"
+			if env["DB_TYPE"] == "mysql" {
+				uuidType = "VARCHAR(36)"
+			}
+			cfg = dbCleanupConfig(t, s.URL, env, env["DB_PASSWORD"])
+			for _, rule := range []string{"CASCADE", "SET NULL", "NO ACTION"} {
+				constraint := "notes_cred_" + strings.ReplaceAll(strings.ToLower(rule), " ", "_")
+				for _, q := range []string{
+					"CREATE TABLE operator_notes (id INT PRIMARY KEY, cred " + uuidType + " NULL, note VARCHAR(100), CONSTRAINT " + constraint +
+						" FOREIGN KEY (cred) REFERENCES credential (uuid) ON DELETE " + rule + ")",
+					"INSERT INTO operator_notes SELECT 1, uuid, 'keep me' FROM credential",
+				} {
+					if err := exec(q); err != nil {
+						t.Fatalf("%s: %v", q, err)
+					}
+				}
+				creds, versions := count("credential"), count("credential_version")
+				refusedAtSetup(t, perf(t, "run", "--config", cfg), cfg, api, "table operator_notes", "constraint "+constraint, "ON DELETE "+rule)
+				if count("operator_notes") != 1 || count("operator_notes WHERE cred IS NOT NULL") != 1 ||
+					count("credential") != creds || count("credential_version") != versions {
+					t.Fatalf("%s: the refused run modified the database", rule)
+				}
+				if err := exec("DROP TABLE operator_notes"); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			// Without the operator's table the same run goes ahead.
+			r = perf(t, "run", "--config", cfg)
+			if r.code != 0 || !strings.Contains(r.stderr, "nothing else references its credential tables") {
+				t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
 		})
 	}

@@ -1,0 +1,68 @@
+package ramp
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/credhub-perf/credhub-perf/cleanup"
+)
+
+// checkBeforeTarget checks, before CredHub is contacted, what would otherwise fail
+// only after the ramp: the output directory must take files, and a
+// database cleanup must be able to connect to a CredHub schema it can
+// empty safely. It also announces insecure modes.
+func (r *runner) checkBeforeTarget(ctx context.Context) error {
+	if err := checkWritable(r.c.OutputDir); err != nil {
+		return &SetupError{err}
+	}
+	if modes := insecureModes(r.c); len(modes) > 0 {
+		r.log.Printf("warning: insecure mode %s (recorded in meta.json's insecure); use it against test systems only", strings.Join(modes, ", "))
+	}
+	if r.c.Cleanup.Mode == "database" && r.tester0() {
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if err := cleanupDatabase(r.c).Check(cctx); err != nil {
+			return &SetupError{fmt.Errorf("cleanup.database: %w", err)}
+		}
+		r.log.Printf("cleanup database %q on %s: CredHub's schema, nothing else references its credential tables", r.c.Cleanup.Database.Name, r.c.Cleanup.Database.Host)
+	}
+	return nil
+}
+
+// checkWritable creates dir if needed and writes (then removes) a file in
+// it, so a read-only or mistyped output_dir is found before any load.
+func checkWritable(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("output_dir %q cannot be created: %w (choose a writable directory with --output_dir)", dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".credhub-perf-write-check-*")
+	if err != nil {
+		return fmt.Errorf("output_dir %q is not writable: %w (choose a writable directory with --output_dir)", dir, err)
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}
+
+// insecureModes lists the configuration keys in force that weaken
+// transport security, for the warning and meta.json. Never nil, so that
+// meta.json says [] rather than null.
+func insecureModes(c Config) []string {
+	modes := []string{}
+	if c.Target.InsecureSkipVerify {
+		modes = append(modes, "target.insecure_skip_verify")
+	}
+	if u, err := url.Parse(c.UAA.URL); err == nil && c.UAA.URL != "" && u.Scheme == "http" && c.UAA.AllowPlaintextSecret {
+		modes = append(modes, "uaa.allow_plaintext_secret")
+	}
+	return modes
+}
+
+func cleanupDatabase(c Config) cleanup.Database {
+	d := c.Cleanup.Database
+	return cleanup.Database{Type: d.Type, Host: d.Host, Port: d.Port, User: d.User, Password: d.Password, Name: d.Name, TLS: d.TLS, CACertFile: d.CACertFile}
+}
