@@ -34,6 +34,9 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if n.Tag == "!!null" {
 		return nil
 	}
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: expected a duration (e.g. 30s), got a list or mapping", n.Line)
+	}
 	v, err := parseDuration(n.Value)
 	if err != nil {
 		return err
@@ -392,6 +395,10 @@ func LoadConfigFile(c *Config, path string) error {
 
 // LoadConfigBytes is LoadConfigFile on bytes already read.
 func LoadConfigBytes(c *Config, data []byte, name string) error {
+	lines, err := checkConfigShape(data)
+	if err != nil {
+		return fmt.Errorf("config file %s: %w", name, err)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil {
@@ -400,7 +407,7 @@ func LoadConfigBytes(c *Config, data []byte, name string) error {
 		}
 		var te *yaml.TypeError
 		if errors.As(err, &te) {
-			return fmt.Errorf("config file %s: %s", name, strings.Join(te.Errors, "; "))
+			return fmt.Errorf("config file %s: %s", name, strings.Join(nameKeys(te.Errors, lines), "; "))
 		}
 		return fmt.Errorf("config file %s: %w", name, err)
 	}

@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 )
 
 // flagValue records a flag's raw value; it is applied after the config
@@ -24,6 +26,12 @@ func (f flagValue) Set(v string) error {
 	return nil
 }
 
+// boolFlagValue lets a bare --keepalive mean true instead of taking the
+// next argument as its value.
+type boolFlagValue struct{ flagValue }
+
+func (boolFlagValue) IsBoolFlag() bool { return true }
+
 // Overrides holds the configuration flags given on a command line.
 type Overrides struct {
 	calls []flagCall
@@ -35,10 +43,26 @@ func BindFlags(fs *flag.FlagSet) *Overrides {
 	o := &Overrides{}
 	for i := range configKeys {
 		k := &configKeys[i]
-		help := fmt.Sprintf("%s (%s, default %s)", k.Help, k.Type, k.Default)
-		fs.Var(flagValue{k, &o.calls}, k.Name, help)
+		var v flag.Value = flagValue{k, &o.calls}
+		if k.Type == "bool" {
+			v = boolFlagValue{flagValue{k, &o.calls}}
+		}
+		// The flag package takes the first `quoted` word of a help text as
+		// the value's placeholder, so the help's own quotes go and the
+		// type is quoted instead (-label string, not -label 2 instances).
+		help := strings.ReplaceAll(k.Help, "`", "")
+		if k.Type == "bool" {
+			help = fmt.Sprintf("%s (default %s)", help, k.Default)
+		} else {
+			help = fmt.Sprintf("%s (`%s`, default %s)", help, placeholder(k.Type), k.Default)
+		}
+		fs.Var(v, k.Name, help)
 		if k.Alias != "" {
-			fs.Var(flagValue{k, &o.calls}, k.Alias, "same as --"+k.Name)
+			alias := "same as --" + k.Name
+			if k.Type != "bool" {
+				alias += fmt.Sprintf(" (`%s`)", placeholder(k.Type))
+			}
+			fs.Var(v, k.Alias, alias)
 		}
 	}
 	return o
@@ -70,4 +94,53 @@ func KeyNames() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// placeholder names a flag's value in -h output.
+func placeholder(typ string) string {
+	if strings.HasPrefix(typ, "list") {
+		return "list"
+	}
+	return typ
+}
+
+// ParseFlags parses args like fs.Parse, except that a boolean flag followed
+// by a separate true or false (--keepalive false, the `--KEY VALUE` form
+// every other key takes) reads that value, while a bare --keepalive means
+// true and leaves the next argument alone.
+func ParseFlags(fs *flag.FlagSet, args []string) error {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		out = append(out, a)
+		if a == "--" || a == "-" || !strings.HasPrefix(a, "-") {
+			if a == "--" {
+				out = append(out, args[i+1:]...)
+				break
+			}
+			continue
+		}
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		f := fs.Lookup(name)
+		if f == nil {
+			continue
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			if i+1 < len(args) {
+				if _, err := strconv.ParseBool(args[i+1]); err == nil {
+					out[len(out)-1] = a + "=" + args[i+1]
+					i++
+				}
+			}
+			continue
+		}
+		if i+1 < len(args) {
+			i++ // the value, even if it starts with '-'
+			out = append(out, args[i])
+		}
+	}
+	return fs.Parse(out)
 }

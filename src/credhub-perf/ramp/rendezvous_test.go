@@ -3,7 +3,6 @@ package ramp
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -219,15 +218,14 @@ func TestRendezvousDeletedWhenRunFails(t *testing.T) {
 	c.Steps = StepsConfig{MinConcurrency: 1, MaxConcurrency: 2, Step: 1, Duration: Duration(500 * time.Millisecond)}
 	c.Tester = TesterConfig{Index: 0, Count: 2, Rendezvous: testRendezvous, StartDelay: Duration(500 * time.Millisecond),
 		RendezvousTimeout: Duration(time.Minute), ScenarioGap: Duration(time.Minute)}
-	// The run fails after the rendezvous was published: its run directory
-	// cannot be made.
-	c.OutputDir = filepath.Join(t.TempDir(), "out")
-	if err := os.WriteFile(c.OutputDir, []byte("a file where the run directories should go"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	// The run fails after the rendezvous was published: the scenario's
+	// request template is refused by the load engine (an unwritable
+	// output_dir no longer serves: it is refused before CredHub is contacted).
+	c.Scenarios = []string{"custom"}
+	c.Custom.Path = "/api/v1/data?name={{nope}}"
 	code, _, log := execute(t, c, false)
 	if code == 0 {
-		t.Fatalf("the run should fail (output_dir is a file)\n%s", log)
+		t.Fatalf("the run should fail (unknown template placeholder)\n%s", log)
 	}
 	if !strings.Contains(log, "rendezvous: published step 0") {
 		t.Fatalf("tester 0 did not publish before failing:\n%s", log)

@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -27,6 +26,8 @@ const usage = `usage: credhub-perf COMMAND [flags]
 commands:
   run       --config FILE [--KEY VALUE ...]   seed, ramp, clean up; one run directory per scenario
   capacity  --config FILE [--KEY VALUE ...]   find the highest concurrency (or rate) meeting the SLO
+  cleanup   --run-id ID|RUN_DIR... [--config FILE] [--KEY VALUE ...]
+                                              remove what a killed run left under /credhub-perf/ID/
   summary   RUN_DIR|CSV...                    recompute summary.json/summary.txt from the CSV files
   merge     RUN_DIR                           summarize all results-<tester>.csv of a multi-tester run
   collect   --out DIR TARBALL...              run directories from bosh run-errand --download-logs tarballs
@@ -52,6 +53,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return runCmd(args[1:], false, stdout, stderr)
 	case "capacity":
 		return runCmd(args[1:], true, stdout, stderr)
+	case "cleanup":
+		return cleanupCmd(args[1:], stdout, stderr)
 	case "summary":
 		return summaryCmd(args[1:], false, stdout, stderr)
 	case "merge":
@@ -88,11 +91,8 @@ func runCmd(args []string, capacity bool, stdout, stderr io.Writer) int {
 	configFile := fs.String("config", "", "configuration file (YAML or JSON); see docs/configuration.md")
 	quiet := fs.Bool("quiet", false, "no live progress line, even on a terminal")
 	over := ramp.BindFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code := parseFlags(fs, args, stderr); code >= 0 {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "credhub-perf %s: unexpected argument %q (configuration goes in --config or --KEY VALUE flags)\n", name, fs.Arg(0))
@@ -146,11 +146,8 @@ func summaryCmd(args []string, merge bool, stdout, stderr io.Writer) int {
 	pct := fs.Float64("slo.percentile", def.SLO.Percentile, "SLO percentile when the run directory has no summary.json")
 	lat := fs.String("slo.latency", def.SLO.Latency.String(), "SLO latency bound when the run directory has no summary.json")
 	maxErr := fs.Float64("slo.max_error_rate", def.SLO.MaxErrorRate, "error bound of capacity figures when the run directory has no summary.json")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code := parseFlags(fs, args, stderr); code >= 0 {
+		return code
 	}
 	if fs.NArg() == 0 || (merge && fs.NArg() != 1) {
 		fmt.Fprintf(stderr, "usage: credhub-perf summary RUN_DIR|CSV... | credhub-perf merge RUN_DIR\n")

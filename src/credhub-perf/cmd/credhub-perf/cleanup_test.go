@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/credhub-perf/credhub-perf/results"
+)
+
+// After a kill -9 the run's credentials stay in CredHub and meta.json says
+// running; `credhub-perf cleanup` removes exactly the run's credentials,
+// says how many, fixes meta.json, and can be repeated.
+func TestCleanupAfterKill9(t *testing.T) {
+	binaries(t)
+	s := startSim(t, "")
+	api := s.client(t)
+	ctx := context.Background()
+	// Neighbours that must survive: another run whose id extends this
+	// one's, and an application's credential.
+	for _, name := range []string{"/credhub-perf/killed-2/get/seed/cred-0", "/other/app/creds"} {
+		if err := api.SetJSON(ctx, name, []byte(`{"keep":true}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := writeConfig(t, s.URL, `steps: {min_concurrency: 1, max_concurrency: 20, step: 1, duration: 500ms}`)
+	cmd, out, errb := startPerf(t, "run", "--config", cfg, "--scenario", "set", "--run-id", "killed")
+	dir := waitForRows(t, outputDir(t, cfg), 10)
+	time.Sleep(300 * time.Millisecond)
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	_, _ = out, errb
+	// Requests the killed process had sent may still be finishing in the
+	// target: wait until the count holds still.
+	var left []string
+	var err error
+	for prev := -1; ; prev = len(left) {
+		time.Sleep(200 * time.Millisecond)
+		if left, err = api.FindPath(ctx, "/credhub-perf/killed"); err != nil || len(left) == prev {
+			break
+		}
+	}
+	if err != nil || len(left) == 0 {
+		t.Fatalf("the killed run left %d credentials (%v): nothing to test", len(left), err)
+	}
+	if m, _ := results.ReadMeta(dir); m == nil || m.Status != "running" || m.CleanupStatus != "not-run" {
+		t.Fatalf("meta after kill -9: %+v", m)
+	}
+
+	// Usage errors, before anything is contacted.
+	for _, args := range [][]string{
+		{"cleanup", "--config", cfg},
+		{"cleanup", "--config", cfg, "--run-id", "../etc"},
+		{"cleanup", "--config", cfg, "--run-id", "rendezvous"},
+		{"cleanup", "--config", cfg, "--run-id", "other", dir},
+		{"cleanup", "--config", cfg, t.TempDir()},
+	} {
+		if r := perf(t, args...); r.code != 2 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Errorf("%v: exit %d, want 2 and one line:\n%s", args[3:], r.code, r.stderr)
+		}
+	}
+
+	r := perf(t, "cleanup", "--config", cfg, "--run-id", "killed", dir)
+	want := fmt.Sprintf("cleanup: removed %d credentials under /credhub-perf/killed/", len(left))
+	if r.code != 0 || !strings.Contains(r.stdout, want) {
+		t.Fatalf("exit %d, want %q\n%s\n%s", r.code, want, r.stdout, r.stderr)
+	}
+	if rest, _ := api.FindPath(ctx, "/credhub-perf/killed"); len(rest) != 0 {
+		t.Fatalf("%d credentials left", len(rest))
+	}
+	for _, name := range []string{"/credhub-perf/killed-2/get/seed/cred-0", "/other/app/creds"} {
+		if _, err := api.GetJSON(ctx, name); err != nil {
+			t.Fatalf("cleanup removed %s: %v", name, err)
+		}
+	}
+	m, err := results.ReadMeta(dir)
+	if err != nil || m.Status != "interrupted" || m.CleanupStatus != "ok" || m.CleanupDeleted != int64(len(left)) || m.Error == "" {
+		t.Fatalf("meta after cleanup: %+v (%v)", m, err)
+	}
+
+	// Again, from the run directory alone: nothing left, nothing changed.
+	r = perf(t, "cleanup", "--config", cfg, filepath.Clean(dir))
+	if r.code != 0 || !strings.Contains(r.stdout, "cleanup: removed 0 credentials under /credhub-perf/killed/") || strings.Contains(r.stdout, "status") {
+		t.Fatalf("second cleanup: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if m2, _ := results.ReadMeta(dir); m2.CleanupDeleted != m.CleanupDeleted || m2.Status != m.Status {
+		t.Fatalf("second cleanup changed meta: %+v", m2)
+	}
+}

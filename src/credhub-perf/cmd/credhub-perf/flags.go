@@ -1,0 +1,30 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/credhub-perf/credhub-perf/ramp"
+)
+
+// parseFlags parses a subcommand's flags. -h prints the full list; any
+// other problem (an unknown flag, a bad value) is one line naming it and
+// saying how to get the list, not the list itself: 130 lines of flags bury
+// the one that was wrong. It returns -1 to go on, else the exit status.
+func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) int {
+	fs.SetOutput(io.Discard)
+	err := ramp.ParseFlags(fs, args)
+	if err == nil {
+		return -1
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		fs.SetOutput(stderr)
+		fmt.Fprintf(stderr, "usage of %s:\n", fs.Name())
+		fs.PrintDefaults()
+		return 0
+	}
+	fmt.Fprintf(stderr, "%s: %v ('%s -h' lists the flags)\n", fs.Name(), err, fs.Name())
+	return 2
+}

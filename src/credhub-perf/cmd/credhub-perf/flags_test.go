@@ -1,0 +1,24 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// An unknown flag is one line naming it and saying how to get help; -h
+// still lists every flag.
+func TestUnknownFlagOneLine(t *testing.T) {
+	for _, args := range [][]string{{"run", "--bogus"}, {"capacity", "-steps.maxconcurrency", "3"}, {"summary", "--nope", "dir"}, {"cleanup", "--frobnicate"}} {
+		var out, errb bytes.Buffer
+		code := Main(args, &out, &errb)
+		lines := strings.Split(strings.TrimRight(errb.String(), "\n"), "\n")
+		if code != 2 || len(lines) != 1 || !strings.Contains(lines[0], "not defined: -"+strings.TrimLeft(args[1], "-")) || !strings.Contains(lines[0], "credhub-perf "+args[0]+" -h") {
+			t.Errorf("%v: exit %d, stderr:\n%s", args, code, errb.String())
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := Main([]string{"run", "-h"}, &out, &errb); code != 0 || !strings.Contains(errb.String(), "  -label string\n") || strings.Count(errb.String(), "\n") < 60 {
+		t.Fatalf("run -h: exit %d\n%s", code, errb.String())
+	}
+}

@@ -1,0 +1,73 @@
+package ramp
+
+import (
+	"flag"
+	"io"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func parseTest(t *testing.T, args ...string) (Config, []string, error) {
+	t.Helper()
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o := BindFlags(fs)
+	if err := ParseFlags(fs, args); err != nil {
+		return Config{}, nil, err
+	}
+	c := DefaultConfig()
+	if errs := o.Apply(&c); len(errs) > 0 {
+		return c, fs.Args(), errs[0]
+	}
+	return c, fs.Args(), nil
+}
+
+// A bare --keepalive means true and must not take the next argument.
+func TestBareBoolFlag(t *testing.T) {
+	c, rest, err := parseTest(t, "--keepalive", "--scenarios", "set", "--target.insecure_skip_verify", "--label", "x")
+	if err != nil || !c.Keepalive || strings.Join(c.Scenarios, ",") != "set" || !c.Target.InsecureSkipVerify || c.Label != "x" || len(rest) != 0 {
+		t.Fatalf("err %v, keepalive %v scenarios %v insecure %v label %q rest %v", err, c.Keepalive, c.Scenarios, c.Target.InsecureSkipVerify, c.Label, rest)
+	}
+	for _, args := range [][]string{{"--keepalive", "false"}, {"--keepalive=false"}, {"-keepalive", "FALSE"}, {"--keepalive", "0"}} {
+		c, rest, err := parseTest(t, args...)
+		if err != nil || c.Keepalive || len(rest) != 0 {
+			t.Fatalf("%v: err %v keepalive %v rest %v", args, err, c.Keepalive, rest)
+		}
+	}
+	// A value that looks like a flag still belongs to the flag before it.
+	if c, _, err := parseTest(t, "--label", "--keepalive"); err != nil || c.Label != "--keepalive" {
+		t.Fatalf("label %q err %v", c.Label, err)
+	}
+	if _, rest, _ := parseTest(t, "--keepalive", "maybe"); strings.Join(rest, ",") != "maybe" {
+		t.Fatalf("rest %v", rest)
+	}
+}
+
+// -h shows each flag's type as its placeholder, never a word from its help.
+func TestHelpPlaceholders(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	var b strings.Builder
+	fs.SetOutput(&b)
+	BindFlags(fs)
+	fs.PrintDefaults()
+	out := b.String()
+	allowed := map[string]bool{"string": true, "int": true, "number": true, "duration": true, "list": true}
+	re := regexp.MustCompile(`(?m)^  -(\S+)(?: (.*))?$`)
+	n := 0
+	for _, m := range re.FindAllStringSubmatch(out, -1) {
+		n++
+		if k := keyByName(m[1]); k != nil && k.Type == "bool" {
+			if m[2] != "" {
+				t.Errorf("-%s is a switch, shown as -%s %s", m[1], m[1], m[2])
+			}
+			continue
+		}
+		if !allowed[m[2]] {
+			t.Errorf("-%s shown with placeholder %q", m[1], m[2])
+		}
+	}
+	if n < len(configKeys) || strings.Contains(out, "-label 2 instances") || strings.Contains(out, "`") {
+		t.Fatalf("%d flags in\n%s", n, out)
+	}
+}
