@@ -342,6 +342,7 @@ cleanup:
 		"uaa.client_id":                 "credhub_perf",
 		"uaa.client_secret":             "uaa-secret",
 		"uaa.ca_cert_file":              jobDir + "/config/uaa-ca.crt",
+		"uaa.allow_plaintext_secret":    false,
 		"cleanup.mode":                  "database",
 		"cleanup.database.type":         "mysql",
 		"cleanup.database.host":         "10.0.16.5",
@@ -362,6 +363,26 @@ cleanup:
 	}
 }
 
+// UAA over http:// renders only with the key that says what it does, and
+// the run then sees that key (it warns and records it in meta.json).
+func TestTemplatesUAAPlaintextAllowed(t *testing.T) {
+	dir, err := renderJob(t, "credhub-perf", `
+credhub:
+  url: https://10.0.0.9:8844
+  uaa:
+    url: http://uaa.test.internal:8080
+    client_id: credhub_perf
+    client_secret: uaa-secret
+    allow_plaintext_secret: true
+`, instanceSpec{})
+	if err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	cfg := renderedConfig(t, dir)
+	assertEqual(t, "uaa.url", get(t, cfg, "uaa.url"), "http://uaa.test.internal:8080")
+	assertEqual(t, "uaa.allow_plaintext_secret", get(t, cfg, "uaa.allow_plaintext_secret"), true)
+}
+
 func TestTemplatesRequiredAndInvalid(t *testing.T) {
 	cases := []struct {
 		name, props, wantInError string
@@ -371,6 +392,8 @@ func TestTemplatesRequiredAndInvalid(t *testing.T) {
 		{"no credential", `credhub: {url: "https://x:8844"}`, "credhub.client_cert: is required unless credhub.uaa.client_id is set"},
 		{"certificate without key", `credhub: {url: "https://x:8844", client_cert: {certificate: C}}`, "credhub.client_cert: needs both certificate and private_key"},
 		{"uaa without secret", `credhub: {url: "https://x:8844", uaa: {url: "https://u", client_id: c}}`, "credhub.uaa.client_secret: is required"},
+		{"uaa over http", `credhub: {url: "https://x:8844", uaa: {url: "http://u:8080", client_id: c, client_secret: s}}`, "credhub.uaa.url: 'http://u:8080' is plain http"},
+		{"uaa plaintext not a bool", `credhub: {url: "https://x:8844", uaa: {url: "http://u:8080", client_id: c, client_secret: s, allow_plaintext_secret: "yes"}}`, "credhub.uaa.allow_plaintext_secret: 'yes' must be true or false"},
 		{"unknown scenario", minimalProps("scenarios: [get, delete]"), "scenarios: 'delete' is not one of"},
 		{"custom without path", minimalProps("scenarios: [custom]"), "custom.path: is required"},
 		{"bad duration", minimalProps("steps: {duration: 30 seconds}"), "steps.duration: '30 seconds' is not a duration"},

@@ -150,7 +150,7 @@ func parse(args []string, getenv func(string) string) (*config, error) {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
 		}
-		return nil, usageError{err.Error()}
+		return nil, usagef("%v ('hey -h' lists the options)", err)
 	}
 	if fs.NArg() < 1 {
 		return nil, usagef("no URL given: hey [options...] <url>")
@@ -277,6 +277,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		fmt.Fprintf(stderr, "hey: %v\n", err)
 		return 2
+	}
+	if cfg.opts.TLS.Insecure {
+		fmt.Fprintln(stderr, "hey: warning: -insecure: the server's certificate is not verified; use it against test systems only")
 	}
 	runtime.GOMAXPROCS(cfg.cpus)
 	engine, err := load.New(cfg.opts, cfg.tmpl)

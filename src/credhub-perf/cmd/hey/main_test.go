@@ -46,7 +46,7 @@ func TestUsageErrors(t *testing.T) {
 		{nil, []string{"-t", "-1", srv.URL}, "-t cannot be negative"},
 		{nil, []string{"-o", "json", srv.URL}, "invalid output type"},
 		{nil, []string{"-H", "nocolon", srv.URL}, "could not parse header"},
-		{nil, []string{"-bogus", srv.URL}, "flag provided but not defined"},
+		{nil, []string{"-bogus", srv.URL}, "flag provided but not defined: -bogus ('hey -h' lists the options)"},
 		{nil, []string{"localhost:1234/x"}, "no scheme"},
 		{nil, []string{"https://"}, "no host"},
 		{nil, []string{"-cert", p.ClientCert, "-key", q.ClientKey, srv.URL}, "do not match"},
@@ -135,5 +135,19 @@ func TestHelp(t *testing.T) {
 	code, out, _ := heyRun(t, nil, "-help")
 	if code != 0 || !strings.Contains(out, "-disable-keepalive") || !strings.Contains(out, "-cacert") {
 		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+// -insecure works, and says once that it does not verify the server.
+func TestInsecureWarns(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), true, false)
+	code, out, errs := heyRun(t, nil, "-n", "4", "-c", "2", "-insecure", "-cert", p.ClientCert, "-key", p.ClientKey, srv.URL)
+	if code != 0 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "hey: warning: -insecure") || !strings.Contains(out, "[200]\t4 responses") {
+		t.Fatalf("exit %d\nstderr %q\n%s", code, errs, out)
+	}
+	code, _, errs = heyRun(t, nil, "-n", "4", "-c", "2", "-cacert", p.CAFile, "-cert", p.ClientCert, "-key", p.ClientKey, srv.URL)
+	if code != 0 || errs != "" {
+		t.Fatalf("without -insecure: exit %d, stderr %q", code, errs)
 	}
 }
