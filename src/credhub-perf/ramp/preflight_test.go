@@ -1,9 +1,12 @@
 package ramp
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/credhub-perf/credhub-perf/load/loadtest"
@@ -84,5 +87,41 @@ func TestInsecureModeWarnedAndRecorded(t *testing.T) {
 		} else if warnings != 0 || !strings.Contains(string(raw), `"insecure": []`) {
 			t.Fatalf("secure run: warnings %d, meta.json:\n%s", warnings, raw)
 		}
+	}
+}
+
+// A run against a UAA over plain http, allowed by the key: the token is
+// fetched, the run warns once and records the mode.
+func TestUAAOverHTTPAllowedRunRecordsIt(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	var tokens atomic.Int64
+	uaa := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		if r.URL.Path != "/oauth/token" || r.PostForm.Get("client_secret") != "plain-secret" {
+			writeJSON(w, 401, map[string]string{"error": "unauthorized"})
+			return
+		}
+		tokens.Add(1)
+		writeJSON(w, 200, map[string]any{"access_token": "tok", "expires_in": 3600})
+	}))
+	defer uaa.Close()
+	srv := loadtest.NewMTLSServer(t, p, newFake(), false, false)
+	c := fakeConfig(t, p, srv.URL)
+	c.Target.ClientCertFile, c.Target.ClientKeyFile = "", ""
+	c.Steps = StepsConfig{MinConcurrency: 1, MaxConcurrency: 1, Step: 1, Requests: 20}
+	c.UAA = UAAConfig{URL: uaa.URL, ClientID: "perf", ClientSecret: "plain-secret", AllowPlaintextSecret: true}
+	code, out, log := execute(t, c, false)
+	if code != 0 || tokens.Load() == 0 {
+		t.Fatalf("exit %d, %d tokens\n%s\n%s", code, tokens.Load(), out, log)
+	}
+	meta, err := results.ReadMeta(runDirs(t, c.OutputDir)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(log, "warning: insecure mode uaa.allow_plaintext_secret") != 1 || strings.Join(meta.Insecure, ",") != "uaa.allow_plaintext_secret" || meta.Auth != "uaa" {
+		t.Fatalf("meta.insecure %v auth %s\n%s", meta.Insecure, meta.Auth, log)
+	}
+	if strings.Contains(log+out, "plain-secret") {
+		t.Fatal("the secret reached the log")
 	}
 }
