@@ -69,8 +69,8 @@ func Cleanup(ctx context.Context, o CleanupOptions) int {
 		return fail(ExitUsage, "give the run id (--run-id ID, the run_id of meta.json) or a run directory")
 	case !runIDPattern.MatchString(runID):
 		return fail(ExitUsage, "run id %q may only hold letters, digits, '.', '_' and '-' (at most 64, not starting with a symbol)", runID)
-	case strings.EqualFold(runID, rendezvousDir):
-		return fail(ExitUsage, "run id %q is reserved for tester.rendezvous credentials, not a run", runID)
+	case strings.EqualFold(runID, rendezvousDir), strings.EqualFold(runID, preflightDir):
+		return fail(ExitUsage, "run id %q is reserved for the %s credentials of runs, not a run", runID, strings.ToLower(runID))
 	}
 	var errs []error
 	for _, err := range c.Validate(false) {

@@ -35,6 +35,7 @@ func TestCleanupRefusesBadRunDirs(t *testing.T) {
 		{"", nil, "give the run id"},
 		{"../x", nil, "may only hold"},
 		{"Rendezvous", nil, "reserved"},
+		{"preflight", nil, "reserved"},
 		{"", []string{dir("")}, "not a run directory"},
 		{"", []string{dir("\x00{not json")}, "meta.json"},
 		{"", []string{dir(`{"run_id": 5}`)}, "meta.json"},

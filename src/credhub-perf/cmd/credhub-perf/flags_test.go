@@ -9,7 +9,7 @@ import (
 // An unknown flag is one line naming it and saying how to get help; -h
 // still lists every flag.
 func TestUnknownFlagOneLine(t *testing.T) {
-	for _, args := range [][]string{{"run", "--bogus"}, {"capacity", "-steps.maxconcurrency", "3"}, {"summary", "--nope", "dir"}, {"cleanup", "--frobnicate"}} {
+	for _, args := range [][]string{{"run", "--bogus"}, {"capacity", "-steps.maxconcurrency", "3"}, {"summary", "--nope", "dir"}, {"cleanup", "--frobnicate"}, {"collect", "--bogus", "x.tgz"}} {
 		var out, errb bytes.Buffer
 		code := Main(args, &out, &errb)
 		lines := strings.Split(strings.TrimRight(errb.String(), "\n"), "\n")

@@ -196,11 +196,8 @@ func collectCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("credhub-perf collect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("out", "", "directory that receives the run directories (created if missing)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code := parseFlags(fs, args, stderr); code >= 0 {
+		return code
 	}
 	if *out == "" || fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "usage: credhub-perf collect --out DIR TARBALL... (the .tgz files of bosh run-errand --download-logs, one per tester)")
