@@ -26,10 +26,10 @@ func TestSteadyStepIsSteady(t *testing.T) {
 	flagged := 0
 	for seed := uint64(0); seed < 1000; seed++ {
 		s := NewSteadiness()
-		closedLoop(s, seed, 4, 1.5, func(float64) float64 { return 0.005 })
+		closedLoop(s, seed, 4, 3, func(float64) float64 { return 0.005 })
 		v := s.Verdict()
 		if !v.Judged {
-			t.Fatalf("seed %d: a 1.5 s step of ~1200 requests not judged", seed)
+			t.Fatalf("seed %d: a 3 s step of ~2400 requests not judged", seed)
 		}
 		if !v.Steady() {
 			flagged++
@@ -79,7 +79,8 @@ func TestShortStepNotJudged(t *testing.T) {
 	if v := s.Verdict(); v.Judged || !v.Steady() {
 		t.Fatalf("30 requests judged: %+v", v)
 	}
-	// 1,000 requests, but within 100 ms: a hiccup, not a trend.
+	// 1,000 requests, but within 100 ms: a hiccup, not a trend. (Steps
+	// under 2 s are not judged at all.)
 	s = NewSteadiness()
 	for i := 0; i < 1000; i++ {
 		s.add(time.Duration(i)*100*time.Microsecond, time.Duration(1+i)*time.Millisecond)
