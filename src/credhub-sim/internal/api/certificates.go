@@ -146,19 +146,9 @@ func (s *Server) handleCertificateVersions(w http.ResponseWriter, r *http.Reques
 	if strings.EqualFold(r.URL.Query().Get("current"), "true") {
 		limit = 1
 	}
-	vs, err := s.store.Versions(r.Context(), name, limit)
-	if err != nil {
-		s.fail(w, r, err)
+	views, ok := s.versionViews(w, r, name, limit)
+	if !ok {
 		return
-	}
-	views := make([]json.RawMessage, 0, len(vs))
-	for _, v := range vs {
-		view, err := credentialView(v)
-		if err != nil {
-			s.internalError(w, r, err)
-			return
-		}
-		views = append(views, view)
 	}
 	writeJSON(w, http.StatusOK, views)
 }

@@ -464,21 +464,31 @@ func (s *Server) getByName(w http.ResponseWriter, r *http.Request, actor string,
 		writeError(w, http.StatusNotFound, msgInvalidAccess)
 		return
 	}
+	views, ok := s.versionViews(w, r, name, limit)
+	if !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": views})
+}
+
+// versionViews reads name's newest limit versions (0 = all) as API views;
+// false means it answered the request with the error.
+func (s *Server) versionViews(w http.ResponseWriter, r *http.Request, name string, limit int) ([]json.RawMessage, bool) {
 	vs, err := s.store.Versions(r.Context(), name, limit)
 	if err != nil {
 		s.fail(w, r, err)
-		return
+		return nil, false
 	}
 	views := make([]json.RawMessage, 0, len(vs))
 	for _, v := range vs {
 		view, err := credentialView(v)
 		if err != nil {
 			s.internalError(w, r, err)
-			return
+			return nil, false
 		}
 		views = append(views, view)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": views})
+	return views, true
 }
 
 func first(v []string) string {
