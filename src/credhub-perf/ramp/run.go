@@ -341,28 +341,27 @@ func (r *runner) tlsMode() string {
 }
 
 // runDir creates the scenario's run directory. Testers of one run that
-// share an output directory (one machine) share the run directory too; the
-// second one reports joined = true.
-func (r *runner) runDir(scenario string) (dir string, joined bool, err error) {
+// share an output directory (one machine) share the run directory too.
+func (r *runner) runDir(scenario string) (string, error) {
 	name := r.stamp + "-" + scenario
 	if l := dirLabel(r.c.Label); l != "" {
 		name += "-" + l
 	}
 	if err := os.MkdirAll(r.c.OutputDir, 0o755); err != nil {
-		return "", false, fmt.Errorf("output_dir: %w", err)
+		return "", fmt.Errorf("output_dir: %w", err)
 	}
-	dir = filepath.Join(r.c.OutputDir, name)
+	dir := filepath.Join(r.c.OutputDir, name)
 	for i := 2; ; i++ {
 		err := os.Mkdir(dir, 0o755)
 		if err == nil {
-			return dir, false, nil
+			return dir, nil
 		}
 		if !errors.Is(err, os.ErrExist) {
-			return "", false, fmt.Errorf("run directory: %w", err)
+			return "", fmt.Errorf("run directory: %w", err)
 		}
 		if r.c.Tester.Count > 1 {
 			if _, err := os.Stat(filepath.Join(dir, r.resultsName())); errors.Is(err, os.ErrNotExist) {
-				return dir, true, nil
+				return dir, nil
 			}
 		}
 		dir = filepath.Join(r.c.OutputDir, fmt.Sprintf("%s.%d", name, i))
@@ -438,7 +437,7 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 		return ExitUsage
 	}
 	plan := planSteps(c)
-	dir, _, err := r.runDir(scenario)
+	dir, err := r.runDir(scenario)
 	if err != nil {
 		r.log.Printf("error: %v", err)
 		return ExitFailed
