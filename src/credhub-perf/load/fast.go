@@ -121,7 +121,9 @@ func (w *worker) roundTrip(ctx context.Context, r *Result, req []byte, start tim
 	reused := c != nil && c.nc != nil
 	if !reused {
 		var err error
-		if c, err = w.dial(ctx, r, start); err != nil {
+		c, err = w.dial(ctx, r, start)
+		w.endDial()
+		if err != nil {
 			r.Err = errText(ctx, "dial", err)
 			return false
 		}
