@@ -90,24 +90,7 @@ func Cleanup(ctx context.Context, o CleanupOptions) int {
 		log.Printf("warning: insecure mode %s; use it against test systems only", strings.Join(modes, ", "))
 	}
 
-	var token *credhub.TokenSource
-	if c.UAA.URL != "" {
-		caFile := c.UAA.CACertFile
-		if caFile == "" {
-			caFile = c.Target.CACertFile
-		}
-		tc, _, err := credhub.TLSConfig(caFile, "", "", "", c.Target.InsecureSkipVerify)
-		if err != nil {
-			return fail(ExitUsage, "uaa: %v", err)
-		}
-		token = credhub.NewTokenSource(c.UAA.URL, c.UAA.ClientID, c.UAA.ClientSecret, tc)
-	}
-	api, err := credhub.New(credhub.Options{
-		URL: c.Target.URL, CACertFile: c.Target.CACertFile,
-		ClientCertFile: c.Target.ClientCertFile, ClientKeyFile: c.Target.ClientKeyFile,
-		ServerName: c.Target.ServerName, Insecure: c.Target.InsecureSkipVerify,
-		Timeout: c.Target.Timeout.D(), Token: token,
-	})
+	api, token, err := apiClient(c)
 	if err != nil {
 		return fail(ExitUsage, "%v", err)
 	}

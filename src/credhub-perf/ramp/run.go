@@ -66,6 +66,33 @@ type runner struct {
 	prevStart time.Time
 }
 
+// apiClient is the CredHub API client of a configuration, with its UAA
+// token source when uaa.url is set (nil otherwise).
+func apiClient(c Config) (*credhub.Client, *credhub.TokenSource, error) {
+	var token *credhub.TokenSource
+	if c.UAA.URL != "" {
+		caFile := c.UAA.CACertFile
+		if caFile == "" {
+			caFile = c.Target.CACertFile
+		}
+		tc, _, err := credhub.TLSConfig(caFile, "", "", "", c.Target.InsecureSkipVerify)
+		if err != nil {
+			return nil, nil, fmt.Errorf("uaa: %w", err)
+		}
+		token = credhub.NewTokenSource(c.UAA.URL, c.UAA.ClientID, c.UAA.ClientSecret, tc)
+	}
+	api, err := credhub.New(credhub.Options{
+		URL: c.Target.URL, CACertFile: c.Target.CACertFile,
+		ClientCertFile: c.Target.ClientCertFile, ClientKeyFile: c.Target.ClientKeyFile,
+		ServerName: c.Target.ServerName, Insecure: c.Target.InsecureSkipVerify,
+		Timeout: c.Target.Timeout.D(), Token: token,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return api, token, nil
+}
+
 // freshRunID names a run that starts at t: its stamp and a random suffix,
 // because two runs (or two tester deployments) started in the same second
 // must not share, and clean up, each other's credentials.
@@ -167,26 +194,11 @@ func (r *runner) setup(ctx context.Context) error {
 		}
 	}
 
-	if c.UAA.URL != "" {
-		caFile := c.UAA.CACertFile
-		if caFile == "" {
-			caFile = c.Target.CACertFile
-		}
-		tc, _, err := credhub.TLSConfig(caFile, "", "", "", c.Target.InsecureSkipVerify)
-		if err != nil {
-			return &SetupError{fmt.Errorf("uaa: %w", err)}
-		}
-		r.token = credhub.NewTokenSource(c.UAA.URL, c.UAA.ClientID, c.UAA.ClientSecret, tc)
-	}
-	api, err := credhub.New(credhub.Options{
-		URL: c.Target.URL, CACertFile: c.Target.CACertFile,
-		ClientCertFile: c.Target.ClientCertFile, ClientKeyFile: c.Target.ClientKeyFile,
-		ServerName: c.Target.ServerName, Insecure: c.Target.InsecureSkipVerify,
-		Timeout: c.Target.Timeout.D(), Token: r.token,
-	})
+	api, token, err := apiClient(c)
 	if err != nil {
 		return &SetupError{err}
 	}
+	r.token = token
 	r.api = api
 
 	// Reachability (TLS to CredHub with our CA), then authentication, both
