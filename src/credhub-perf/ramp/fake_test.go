@@ -170,6 +170,24 @@ func executeOn(t *testing.T, c Config, capacity bool, cpu func(time.Time) cpuloa
 	return code, out.String(), log.String()
 }
 
+// executeTesters runs the testers' configurations side by side and returns
+// their exit statuses and logs.
+func executeTesters(t *testing.T, cfgs []Config) ([]int, []string) {
+	t.Helper()
+	codes := make([]int, len(cfgs))
+	logs := make([]string, len(cfgs))
+	var wg sync.WaitGroup
+	for i := range cfgs {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			codes[i], _, logs[i] = execute(t, cfgs[i], false)
+		}(i)
+	}
+	wg.Wait()
+	return codes, logs
+}
+
 var cpuOrigin = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // machine returns CPU figures of a tester using share of its 2 cores, on
@@ -502,17 +520,7 @@ func TestLockstepScenarios(t *testing.T) {
 		c.Warmup.Run = warm.String()
 		cfgs[i] = c
 	}
-	codes := make([]int, 2)
-	logs := make([]string, 2)
-	var wg sync.WaitGroup
-	for i := range cfgs {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			codes[i], _, logs[i] = execute(t, cfgs[i], false)
-		}(i)
-	}
-	wg.Wait()
+	codes, logs := executeTesters(t, cfgs)
 	for i := range codes {
 		if codes[i] != 0 {
 			t.Fatalf("tester %d: exit %d\n%s", i, codes[i], logs[i])
@@ -695,17 +703,7 @@ func TestLockstepCleanupSlowerThanGap(t *testing.T) {
 		c.Tester = TesterConfig{Index: i, Count: 2, StartAt: start.Format(time.RFC3339Nano), ScenarioGap: Duration(gap), RendezvousTimeout: Duration(time.Minute)}
 		cfgs[i] = c
 	}
-	codes := make([]int, 2)
-	logs := make([]string, 2)
-	var wg sync.WaitGroup
-	for i := range cfgs {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			codes[i], _, logs[i] = execute(t, cfgs[i], false)
-		}(i)
-	}
-	wg.Wait()
+	codes, logs := executeTesters(t, cfgs)
 	for i := range codes {
 		if codes[i] != 0 {
 			t.Fatalf("tester %d: exit %d\ntester 0:\n%s\ntester 1:\n%s", i, codes[i], logs[0], logs[1])
