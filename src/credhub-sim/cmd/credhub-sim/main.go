@@ -24,6 +24,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/credhub-perf/credhub-sim/internal/api"
+	"github.com/credhub-perf/credhub-sim/internal/auth"
 	"github.com/credhub-perf/credhub-sim/internal/certgen"
 	"github.com/credhub-perf/credhub-sim/internal/store"
 )
@@ -333,7 +334,7 @@ func parsePermissions(specs []string) ([]api.Permission, error) {
 			return nil, fmt.Errorf("-permission %q: want \"PATH ACTOR[,ACTOR] OP[,OP]\"", spec)
 		}
 		p := api.Permission{Path: f[0], Actors: strings.Split(f[1], ","), Operations: strings.Split(f[2], ",")}
-		if _, err := api.ParseOperations(p.Operations); err != nil {
+		if _, err := auth.ParseOperations(p.Operations); err != nil {
 			return nil, fmt.Errorf("-permission %q: %w", spec, err)
 		}
 		out = append(out, p)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/credhub-perf/credhub-sim/internal/auth"
 	"github.com/credhub-perf/credhub-sim/internal/store"
 )
 
@@ -69,7 +70,7 @@ func (s *Server) handleCertificates(w http.ResponseWriter, r *http.Request, acto
 		if filter != "" && !strings.EqualFold(c.Name, filter) {
 			continue
 		}
-		ok, err := s.permitted(r, actor, c.Name, opRead)
+		ok, err := s.permitted(r, actor, c.Name, auth.OpRead)
 		if err != nil {
 			s.internalError(w, r, err)
 			return
@@ -116,7 +117,7 @@ func (s *Server) handleCertificates(w http.ResponseWriter, r *http.Request, acto
 
 // certificateByID resolves /api/v1/certificates/{id} (the credential's
 // uuid) to a certificate credential the actor may use for op.
-func (s *Server) certificateByID(r *http.Request, id, actor string, op operation) (string, error) {
+func (s *Server) certificateByID(r *http.Request, id, actor string, op auth.Operation) (string, error) {
 	c, err := s.store.CredentialByUUID(r.Context(), id)
 	if err != nil {
 		return "", err
@@ -137,7 +138,7 @@ func (s *Server) certificateByID(r *http.Request, id, actor string, op operation
 // handleCertificateVersions is GET /api/v1/certificates/{id}/versions: a
 // JSON array of certificate views, newest first (current=true: the newest).
 func (s *Server) handleCertificateVersions(w http.ResponseWriter, r *http.Request, id, actor string) {
-	name, err := s.certificateByID(r, id, actor, opRead)
+	name, err := s.certificateByID(r, id, actor, auth.OpRead)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -192,7 +193,7 @@ func (s *Server) handleCertificateRegenerate(w http.ResponseWriter, r *http.Requ
 		s.fail(w, r, err)
 		return
 	}
-	name, err := s.certificateByID(r, id, actor, opWrite)
+	name, err := s.certificateByID(r, id, actor, auth.OpWrite)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/credhub-perf/credhub-sim/internal/auth"
 	"github.com/credhub-perf/credhub-sim/internal/store"
 )
 
@@ -152,7 +153,7 @@ func (s *Server) handleSet(w http.ResponseWriter, r *http.Request, actor string)
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	if err := s.requirePermission(r, actor, nv.Name, opWrite); err != nil {
+	if err := s.requirePermission(r, actor, nv.Name, auth.OpWrite); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -454,7 +455,7 @@ func (s *Server) getByName(w http.ResponseWriter, r *http.Request, actor string,
 		limit = n
 	}
 	name = lookupName(name)
-	if err := s.requirePermission(r, actor, name, opRead); err != nil {
+	if err := s.requirePermission(r, actor, name, auth.OpRead); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -521,7 +522,7 @@ func (s *Server) find(w http.ResponseWriter, r *http.Request, actor string, quer
 	}
 	out := make([]findResult, 0, len(found))
 	for _, f := range found {
-		ok, err := s.permitted(r, actor, f.Name, opRead)
+		ok, err := s.permitted(r, actor, f.Name, auth.OpRead)
 		if err != nil {
 			s.internalError(w, r, err)
 			return
@@ -551,7 +552,7 @@ func (s *Server) handleGetByID(w http.ResponseWriter, r *http.Request, id, actor
 		s.fail(w, r, err)
 		return
 	}
-	if err := s.requirePermission(r, actor, v.Name, opRead); err != nil {
+	if err := s.requirePermission(r, actor, v.Name, auth.OpRead); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -565,7 +566,7 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, actor stri
 		return
 	}
 	name = lookupName(name)
-	if err := s.requirePermission(r, actor, name, opDelete); err != nil {
+	if err := s.requirePermission(r, actor, name, auth.OpDelete); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -613,7 +614,7 @@ func (s *Server) handleInterpolate(w http.ResponseWriter, r *http.Request, actor
 				}
 			}
 			name := strings.TrimSuffix(strings.TrimPrefix(ref, "(("), "))")
-			if err := s.requirePermission(r, actor, name, opRead); err != nil {
+			if err := s.requirePermission(r, actor, name, auth.OpRead); err != nil {
 				s.fail(w, r, err)
 				return
 			}

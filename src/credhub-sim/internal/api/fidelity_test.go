@@ -1,11 +1,8 @@
 package api
 
 import (
-	"crypto"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/sha256"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"net/http"
@@ -244,15 +241,11 @@ func largeValue(t *testing.T, kind string, want int) {
 // token times can be set without waiting.
 func signedToken(t *testing.T, s *Server, claims map[string]any) string {
 	t.Helper()
-	header, _ := json.Marshal(map[string]string{"alg": "RS256", "kid": s.keyID, "typ": "JWT"})
-	payload, _ := json.Marshal(claims)
-	in := b64.EncodeToString(header) + "." + b64.EncodeToString(payload)
-	d := sha256.Sum256([]byte(in))
-	sig, err := rsa.SignPKCS1v15(rand.Reader, s.signingKey, crypto.SHA256, d[:])
+	tok, err := s.tokens.Sign(claims)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return in + "." + b64.EncodeToString(sig)
+	return tok
 }
 
 func TestFidelityBearer(t *testing.T) {
@@ -283,7 +276,7 @@ func TestFidelityBearer(t *testing.T) {
 			`{"error":"invalid_token","error_description":"An error occurred while attempting to decode the Jwt: Malformed token"}`)
 		good := signedToken(t, h.srv, claims(time.Hour, both...))
 		parts := strings.Split(good, ".")
-		forged := parts[0] + "." + parts[1] + "." + b64.EncodeToString([]byte("forged signature"))
+		forged := parts[0] + "." + parts[1] + "." + base64.RawURLEncoding.EncodeToString([]byte("forged signature"))
 		h.expect(h.do(h.anon, "GET", "/version", nil, bearer(forged)...), 401,
 			`{"error":"invalid_token","error_description":"An error occurred while attempting to decode the Jwt: Signed JWT rejected: Invalid signature"}`)
 		c := claims(time.Hour, both...)

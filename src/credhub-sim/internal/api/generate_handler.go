@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/credhub-perf/credhub-sim/internal/auth"
 	"github.com/credhub-perf/credhub-sim/internal/store"
 )
 
@@ -80,7 +81,7 @@ func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request, actor st
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	if err := s.requirePermission(r, actor, req.name, opWrite); err != nil {
+	if err := s.requirePermission(r, actor, req.name, auth.OpWrite); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -345,7 +346,7 @@ func (s *Server) regenerate(w http.ResponseWriter, r *http.Request, actor string
 		s.writeMu.Lock()
 		defer s.writeMu.Unlock()
 	}
-	if err := s.requirePermission(r, actor, name, opWrite); err != nil {
+	if err := s.requirePermission(r, actor, name, auth.OpWrite); err != nil {
 		s.fail(w, r, err)
 		return
 	}

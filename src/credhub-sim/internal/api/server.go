@@ -6,7 +6,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -19,6 +18,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/credhub-perf/credhub-sim/internal/auth"
+	"github.com/credhub-perf/credhub-sim/internal/capacity"
 	"github.com/credhub-perf/credhub-sim/internal/store"
 )
 
@@ -62,8 +63,6 @@ const (
 	msgMissingCertParams      = "At least one subject value, such as common name or organization, must be defined to generate the certificate. Please update and retry your request."
 	msgMissingSigningCA       = "You must specify a signing CA or indicate self-signing when generating a certificate. Please update and retry your request."
 	msgCAAndSelfSign          = "The parameters 'ca' and 'self-sign' cannot be used in combination. Please update and retry your request."
-	msgInvalidMTLSIdentity    = "The provided authentication mechanism does not provide a valid identity. Please contact your system administrator."
-	msgMTLSNotClientAuth      = "The provided certificate is not authorized to be used for client authentication."
 	msgCannotRegenCertificate = "The credential could not be regenerated because the certificate was statically set and is not self-signed or is invalid."
 	msgCannotRegenUser        = "The user could not be regenerated because the value was statically set. Only generated users may be regenerated."
 	msgMismatchedCertAndKey   = "The provided certificate does not match the private key."
@@ -75,16 +74,17 @@ const (
 	msgCertificateTooLong     = "The provided certificate value is too long. Certificate lengths must be less than 7000 characters."
 )
 
-// Spring Security's resource-server texts (CredHub 2.15 validates bearer
-// tokens with NimbusJwtDecoder and answers with its OAuth2Error).
+// Texts shared with package auth, under the names the handlers use.
 const (
-	msgJWTDecode          = "An error occurred while attempting to decode the Jwt: "
-	msgJWTMalformed       = msgJWTDecode + "Malformed token"
-	msgJWTBadSignature    = msgJWTDecode + "Signed JWT rejected: Invalid signature"
-	msgJWTBadIssuer       = msgJWTDecode + "The iss claim is not valid"
-	msgFullAuthentication = "Full authentication is required to access this resource"
-	insufficientScopeAuth = `Bearer error="insufficient_scope", error_description="The request requires higher privileges than provided by the access token.", error_uri="https://tools.ietf.org/html/rfc6750#section-3.1"`
+	msgInvalidMTLSIdentity = auth.MsgInvalidMTLSIdentity
+	msgMTLSNotClientAuth   = auth.MsgMTLSNotClientAuth
+	msgJWTMalformed        = auth.MsgJWTMalformed
+	msgJWTBadSignature     = auth.MsgJWTBadSignature
+	msgJWTBadIssuer        = auth.MsgJWTBadIssuer
 )
+
+// DefaultClockSkew is CredHub's 60 s allowance past a token's exp.
+const DefaultClockSkew = auth.DefaultClockSkew
 
 // CredHub has no size limit of its own on a value: the database column sets
 // it (MySQL's BLOB holds 64 KiB, PostgreSQL's bytea far more), and a value
@@ -96,10 +96,7 @@ const (
 )
 
 // UAAClient is one client the token endpoint accepts.
-type UAAClient struct {
-	ID, Secret string
-	Scopes     []string
-}
+type UAAClient = auth.Client
 
 // Permission seeds one permission row, like credhub.authorization.permissions.
 type Permission struct {
@@ -113,7 +110,7 @@ type Config struct {
 	Store     *store.Store
 	ClientCAs *x509.CertPool
 
-	// Capacity model (see capacity): Workers instances of Cores cores
+	// Capacity model (see package capacity): Workers instances of Cores cores
 	// each; a request holds a core for ServiceTime (fixed, or exponential
 	// with that mean), a write (set, generate, regenerate) holds a core
 	// and its instance's write lock for WriteServiceTime (0: ServiceTime).
@@ -124,7 +121,7 @@ type Config struct {
 	WriteServiceTime time.Duration
 	ServiceDist      string
 	// A freshly started JVM: service times start WarmupFactor times longer
-	// and fall to normal over WarmupTime (see warmup). Factor <= 1: none.
+	// and fall to normal over WarmupTime (see capacity.Model). Factor <= 1: none.
 	WarmupTime   time.Duration
 	WarmupFactor float64
 	// Fault injection.
@@ -154,7 +151,7 @@ type Server struct {
 	cfg      Config
 	store    *store.Store
 	log      *log.Logger
-	capacity *capacity
+	capacity *capacity.Model
 
 	// writeMu serialises set and generate: CredHub's controller methods are
 	// @Synchronized on a singleton, so one instance writes one at a time.
@@ -163,8 +160,7 @@ type Server struct {
 	urlMu     sync.RWMutex
 	publicURL string
 
-	signingKey *rsa.PrivateKey
-	keyID      string
+	tokens *auth.Authority
 }
 
 // New validates cfg and builds a Server.
@@ -199,15 +195,15 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Cores == 0 {
 		cfg.Cores = 1
 	}
-	capa, err := newCapacity(cfg.Workers, cfg.Cores, cfg.ServiceTime, cfg.WriteServiceTime, cfg.ServiceDist)
+	capa, err := capacity.New(cfg.Workers, cfg.Cores, cfg.ServiceTime, cfg.WriteServiceTime, cfg.ServiceDist)
 	if err != nil {
 		return nil, err
 	}
-	if err := capa.setWarmup(time.Now(), cfg.WarmupTime, cfg.WarmupFactor); err != nil {
+	if err := capa.SetWarmup(time.Now(), cfg.WarmupTime, cfg.WarmupFactor); err != nil {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, capacity: capa}
-	if err := s.initSigningKey(); err != nil {
+	if s.tokens, err = auth.NewAuthority(cfg.TokenTTL, cfg.TokenClockSkew); err != nil {
 		return nil, err
 	}
 	if cfg.ACLs {
@@ -421,7 +417,7 @@ func (s *Server) served(w http.ResponseWriter, r *http.Request, write bool, h ht
 		return
 	}
 	rec := &bufferedResponse{header: http.Header{}}
-	ok := s.capacity.serve(r.Context(), write, func() { h(rec, r) })
+	ok := s.capacity.Serve(r.Context(), write, func() { h(rec, r) })
 	if !ok {
 		return
 	}

@@ -56,3 +56,21 @@ func (s *Store) PermissionsFor(ctx context.Context, actor string) ([]PermissionR
 	}
 	return out, nil
 }
+
+// Has tells whether the row allows the operation named op (read, write,
+// delete, read_acl, write_acl).
+func (p PermissionRow) Has(op string) bool {
+	switch op {
+	case "read":
+		return p.Read
+	case "write":
+		return p.Write
+	case "delete":
+		return p.Delete
+	case "read_acl":
+		return p.ReadACL
+	case "write_acl":
+		return p.WriteACL
+	}
+	return false
+}

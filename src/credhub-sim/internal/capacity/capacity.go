@@ -1,4 +1,7 @@
-package api
+// Package capacity models how many requests K CredHub instances of a
+// known speed serve at once, so that credhub-sim saturates where a real
+// deployment would.
+package capacity
 
 import (
 	"context"
@@ -9,7 +12,7 @@ import (
 	"time"
 )
 
-// capacity emulates K CredHub instances of a known speed, each with N
+// Model emulates K CredHub instances of a known speed, each with N
 // cores and one write lock. Real CredHub (Spring Boot on Tomcat) serves
 // reads on many threads at once, bounded by its CPUs, while set and
 // generate are @Synchronized on the singleton controller, so one JVM
@@ -36,7 +39,7 @@ import (
 // got them, so under saturation the timer overshoot of one sleep (or real
 // work longer than a short draw) is paid back by the next, and the
 // plateaus hold even on a busy machine.
-type capacity struct {
+type Model struct {
 	readMean, writeMean time.Duration
 	exp                 bool
 	warm                warmup
@@ -65,9 +68,9 @@ type waiter struct {
 	core  *core
 }
 
-// newCapacity builds the model: workers instances (0 = unlimited) of cores
+// New builds the model: workers instances (0 = unlimited) of cores
 // cores each; writeMean 0 means writes take readMean too.
-func newCapacity(workers, cores int, readMean, writeMean time.Duration, dist string) (*capacity, error) {
+func New(workers, cores int, readMean, writeMean time.Duration, dist string) (*Model, error) {
 	if workers < 0 {
 		return nil, fmt.Errorf("-workers %d must be 0 (unlimited) or more", workers)
 	}
@@ -86,7 +89,7 @@ func newCapacity(workers, cores int, readMean, writeMean time.Duration, dist str
 	if writeMean == 0 {
 		writeMean = readMean
 	}
-	c := &capacity{readMean: readMean, writeMean: writeMean}
+	c := &Model{readMean: readMean, writeMean: writeMean}
 	switch dist {
 	case "", "fixed":
 	case "exponential", "exp":
@@ -105,7 +108,7 @@ func newCapacity(workers, cores int, readMean, writeMean time.Duration, dist str
 }
 
 // sample draws one request's service time at time now.
-func (c *capacity) sample(write bool, now time.Time) time.Duration {
+func (c *Model) sample(write bool, now time.Time) time.Duration {
 	mean := c.readMean
 	if write {
 		mean = c.writeMean
@@ -136,8 +139,8 @@ type warmup struct {
 	factor0  float64 // K; <= 1 means no warm-up
 }
 
-// setWarmup starts the warm-up curve at start.
-func (c *capacity) setWarmup(start time.Time, d time.Duration, k float64) error {
+// SetWarmup starts the warm-up curve at start.
+func (c *Model) SetWarmup(start time.Time, d time.Duration, k float64) error {
 	switch {
 	case k == 0 && d == 0:
 		return nil
@@ -171,7 +174,7 @@ func (w warmup) factor(now time.Time) float64 {
 
 // pick returns the instance that can take a request now, or nil; c.mu is
 // held.
-func (c *capacity) pick(write bool) *instance {
+func (c *Model) pick(write bool) *instance {
 	var best *instance
 	for _, in := range c.instances {
 		if len(in.free) == 0 || (write && in.locked) {
@@ -185,7 +188,7 @@ func (c *capacity) pick(write bool) *instance {
 }
 
 // grant hands w a core of in (and its lock, for a write); c.mu is held.
-func (c *capacity) grant(w *waiter, in *instance) {
+func (c *Model) grant(w *waiter, in *instance) {
 	w.inst = in
 	w.core = in.free[len(in.free)-1]
 	in.free = in.free[:len(in.free)-1]
@@ -197,7 +200,7 @@ func (c *capacity) grant(w *waiter, in *instance) {
 
 // acquire waits in the queue until w holds a core; false means ctx ended
 // first and w holds nothing.
-func (c *capacity) acquire(ctx context.Context, w *waiter) bool {
+func (c *Model) acquire(ctx context.Context, w *waiter) bool {
 	c.mu.Lock()
 	// Every waiter already queued was offered all free capacity when it
 	// arrived or when capacity was freed, so none of them can use what is
@@ -231,7 +234,7 @@ func (c *capacity) acquire(ctx context.Context, w *waiter) bool {
 	return false
 }
 
-func (c *capacity) release(w *waiter) {
+func (c *Model) release(w *waiter) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.releaseLocked(w)
@@ -239,7 +242,7 @@ func (c *capacity) release(w *waiter) {
 
 // releaseLocked frees w's core (and lock) and offers the capacity to the
 // queue in arrival order; c.mu is held.
-func (c *capacity) releaseLocked(w *waiter) {
+func (c *Model) releaseLocked(w *waiter) {
 	w.inst.free = append(w.inst.free, w.core)
 	if w.write {
 		w.inst.locked = false
@@ -260,7 +263,7 @@ func (c *capacity) releaseLocked(w *waiter) {
 	c.queue = kept
 }
 
-func (c *capacity) anyFree() bool {
+func (c *Model) anyFree() bool {
 	for _, in := range c.instances {
 		if len(in.free) > 0 {
 			return true
@@ -269,10 +272,10 @@ func (c *capacity) anyFree() bool {
 	return false
 }
 
-// serve runs fn within the model; false means the client went away while
+// Serve runs fn within the model; false means the client went away while
 // queued or in service, and nothing should be written. write marks the
 // requests CredHub serialises per instance (set, generate, regenerate).
-func (c *capacity) serve(ctx context.Context, write bool, fn func()) bool {
+func (c *Model) Serve(ctx context.Context, write bool, fn func()) bool {
 	arrival := time.Now()
 	start := arrival
 	var w *waiter
