@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -107,8 +108,13 @@ func TestFidelityRegenerate(t *testing.T) {
 
 	t.Run("row 13: regenerate: true accepts type", func(t *testing.T) {
 		h.t = t
+		before := h.do(h.client, "GET", "/api/v1/data?name=/regen/pw&current=true", nil).json(t)["data"].([]any)[0].(map[string]any)
 		r := post("/api/v1/data", map[string]any{"name": "/regen/pw", "type": "password", "regenerate": true})
 		h.expect(r, 200, "")
+		v := r.json(t)
+		if v["type"] != "password" || v["name"] != "/regen/pw" || v["id"] == before["id"] || v["value"] == before["value"] || v["value"] == "" {
+			t.Fatalf("regenerate with type: %s, want a new password version of /regen/pw", r.body)
+		}
 	})
 }
 
@@ -259,7 +265,7 @@ func TestFidelityBearer(t *testing.T) {
 
 	t.Run("row 14: 60 s clock skew on expiry", func(t *testing.T) {
 		h.t = t
-		h.expect(h.do(h.anon, "GET", "/version", nil, bearer(signedToken(t, h.srv, claims(-30*time.Second, both...)))...), 200, "")
+		h.expect(h.do(h.anon, "GET", "/version", nil, bearer(signedToken(t, h.srv, claims(-30*time.Second, both...)))...), 200, `{"version":"`+Version+`"}`)
 		h.expect(h.do(h.anon, "GET", "/version", nil, bearer(signedToken(t, h.srv, claims(-90*time.Second, both...)))...), 401,
 			`{"error":"access_token_expired","error_description":"Access token expired"}`)
 	})
@@ -307,8 +313,9 @@ func TestFidelityMTLSOnly(t *testing.T) {
 		}
 	}
 	h.expect(h.do(h.clientWith("badou"), "GET", "/version", nil), 401, errBody(msgInvalidMTLSIdentity))
-	h.expect(h.do(h.client, "GET", "/version", nil), 200, "")
-	h.expect(h.do(h.anon, "GET", "/info", nil), 200, "")
+	h.expect(h.do(h.client, "GET", "/version", nil), 200, `{"version":"`+Version+`"}`)
+	// /info needs no identity, as in CredHub.
+	h.expect(h.do(h.anon, "GET", "/info", nil), 200, `{"auth-server":{"url":"`+h.url+`"},"app":{"name":"CredHub"}}`)
 }
 
 // Row 20: POST /api/v1/regenerate is not synchronised in CredHub: it runs
@@ -327,6 +334,9 @@ func TestFidelityRegenerateNotSynchronised(t *testing.T) {
 	select {
 	case r := <-done:
 		h.expect(r, 200, "")
+		if v := r.json(t); v["name"] != "/sync/pw" || v["type"] != "password" || v["value"] == "" {
+			t.Fatalf("regenerate during a held write lock: %s", r.body)
+		}
 	case <-time.After(20 * time.Second):
 		unlock()
 		t.Fatal("POST /api/v1/regenerate waited for the write lock")
@@ -342,9 +352,13 @@ func TestFidelityHTTP11ByDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 || resp.ProtoMajor != 1 {
-		t.Fatalf("default server: %d over %s, want HTTP/1.1", resp.StatusCode, resp.Proto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || resp.ProtoMajor != 1 || string(body) != `{"version":"`+Version+`"}` {
+		t.Fatalf("default server: %d over %s: %s, want HTTP/1.1 and the version", resp.StatusCode, resp.Proto, body)
 	}
 }
 
@@ -512,10 +526,9 @@ func TestFidelityCertificatesEndpoints(t *testing.T) {
 func TestFidelityNotServed(t *testing.T) {
 	h := newHarness(t, dbURL(t, "sqlite-memory"), nil)
 	for _, c := range []struct{ method, path string }{
-		{"GET", "/api/v2/permissions?path=/x&actor=a"},
-		{"POST", "/api/v2/permissions"},
 		{"GET", "/api/v1/permissions?credential_name=/x"},
-		{"POST", "/api/v1/bulk-regenerate"},
+		{"POST", "/api/v1/permissions"},
+		{"DELETE", "/api/v1/permissions?credential_name=/x&actor=a"},
 		{"POST", "/api/v1/certificates/00000000-0000-4000-8000-000000000000/versions"},
 		{"PUT", "/api/v1/certificates/00000000-0000-4000-8000-000000000000/update_transitional_version"},
 	} {

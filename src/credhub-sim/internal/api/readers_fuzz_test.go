@@ -1,13 +1,16 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
+	"net/http/httptest"
 	"testing"
 )
 
 // FuzzRequestReaders feeds hostile bytes to the readers issue 14 added or
 // changed (JSON objects, metadata, certificate parameters, alternative
-// names, set values; bearer tokens are fuzzed in package auth): an error is fine, a panic is not. The
+// names, set values, permission and bulk-regenerate bodies; bearer tokens
+// are fuzzed in package auth): an error is fine, a panic is not. The
 // seeds run in every go test; go test -fuzz FuzzRequestReaders explores.
 func FuzzRequestReaders(f *testing.F) {
 	for _, seed := range []string{
@@ -17,11 +20,19 @@ func FuzzRequestReaders(f *testing.F) {
 		`{"certificate":"-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n","private_key":"-----BEGIN PRIVATE KEY-----\nAA\n-----END PRIVATE KEY-----\n"}`,
 		`{"ca":"x","ca_name":"y"}`, "\xff\xfe", `{"alternative_names":[1,2]}`,
 		"a.b.c", "e30.e30.", "..", "eyJhbGciOiJub25lIn0.eyJleHAiOjF9.",
+		`{"path":"/a/*","actor":"x","operations":["read","write_acl"]}`, `{"path":1,"actor":true,"operations":[null]}`,
+		`{"operations":"read"}`, `{"path":"//","actor":"","operations":[]}`, `{"signed_by":["x"]}`,
 	} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		decodeObject(data)    //nolint:errcheck // only panics matter
+		decodeObject(data) //nolint:errcheck // only panics matter
+		req := httptest.NewRequest("POST", "/api/v2/permissions", bytes.NewReader(data))
+		req.Header.Set("Content-Type", "application/json")
+		if p, err := decodePermissionRequest(req, "path", "actor", "operations"); err == nil {
+			p.validate() //nolint:errcheck
+		}
+		jacksonString(data)   //nolint:errcheck
 		metadataOf(data)      //nolint:errcheck
 		parseCertParams(data) //nolint:errcheck
 		validAlternativeName(string(data))

@@ -375,6 +375,15 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		default:
 			w.WriteHeader(http.StatusNotFound)
 		}
+	case path == "/api/v1/bulk-regenerate":
+		s.only(w, r, http.MethodPost, func(w http.ResponseWriter, r *http.Request) {
+			s.served(w, r, false, func(w http.ResponseWriter, r *http.Request) { s.handleBulkRegenerate(w, r, actor) })
+		})
+	case path == "/api/v2/permissions":
+		s.served(w, r, false, func(w http.ResponseWriter, r *http.Request) { s.handlePermissions(w, r, actor) })
+	case strings.HasPrefix(path, "/api/v2/permissions/") && !strings.Contains(path[len("/api/v2/permissions/"):], "/"):
+		id := path[len("/api/v2/permissions/"):]
+		s.served(w, r, false, func(w http.ResponseWriter, r *http.Request) { s.handlePermission(w, r, id, actor) })
 	case path == "/api/v1/interpolate":
 		s.only(w, r, http.MethodPost, func(w http.ResponseWriter, r *http.Request) {
 			s.served(w, r, false, func(w http.ResponseWriter, r *http.Request) { s.handleInterpolate(w, r, actor) })

@@ -41,13 +41,16 @@ func ParseOperations(ops []string) (store.PermissionRow, error) {
 	return p, nil
 }
 
-// Covers tells whether a permission path applies to a credential name:
-// the name itself, or a "/prefix/*" wildcard covering it.
+// Covers tells whether a permission path applies to a credential name, as
+// CredHub's PermissionDataService.hasPermission looks rows up: the name
+// itself, or "P/*" for every P/ that begins the name. So "/a/*" covers
+// "/a/b" and "/a/b/c"; "/*" covers every name; "/a*" only "/a*".
 func Covers(path, name string) bool {
-	if strings.HasSuffix(path, "*") {
-		return strings.HasPrefix(name, strings.TrimSuffix(path, "*"))
+	if path == name {
+		return true
 	}
-	return path == name
+	prefix, wild := strings.CutSuffix(path, "/*")
+	return wild && strings.HasPrefix(name, prefix+"/")
 }
 
 // Allows applies CredHub's ACL rule to one actor's rows: some row covering

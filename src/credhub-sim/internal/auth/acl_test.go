@@ -28,9 +28,29 @@ func TestAllows(t *testing.T) {
 		{"/ops/key", OpWriteACL, true},
 		{"/ops/key", OpRead, false},
 		{"/ops/key2", OpDelete, false}, // no wildcard, no prefix match
+		{"/team/a/b", OpRead, true},    // a wildcard covers every depth
 	} {
 		if got := Allows(rows, tc.name, tc.op); got != tc.want {
 			t.Errorf("Allows(%s, %s) = %v, want %v", tc.name, tc.op, got, tc.want)
+		}
+	}
+}
+
+// Only a "/*" ending is a wildcard, as in CredHub's lookup.
+func TestCoversWildcardsOnlyAtSlashStar(t *testing.T) {
+	for _, tc := range []struct {
+		path, name string
+		want       bool
+	}{
+		{"/*", "/anything/at/all", true},
+		{"/a*", "/ab", false},
+		{"/a*", "/a*", true},
+		{"/a/*", "/a/*", true},
+		{"/a/*", "/a", false},
+		{"/a/*/c", "/a/b/c", false},
+	} {
+		if got := Covers(tc.path, tc.name); got != tc.want {
+			t.Errorf("Covers(%q, %q) = %v, want %v", tc.path, tc.name, got, tc.want)
 		}
 	}
 }

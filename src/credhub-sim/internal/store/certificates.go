@@ -59,3 +59,26 @@ func (s *Store) CredentialByUUID(ctx context.Context, id string) (CredentialRef,
 	}
 	return c, nil
 }
+
+// CertificatesSignedBy lists the names of the certificate credentials any
+// of whose versions names caName as its CA, as CredHub's bulk regenerate
+// finds them: ca_name compared with LIKE, case-insensitively.
+func (s *Store) CertificatesSignedBy(ctx context.Context, caName string) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, s.rebind(`SELECT DISTINCT c.name FROM credential c
+		JOIN credential_version cv ON cv.credential_uuid = c.uuid
+		JOIN certificate_credential cc ON cc.uuid = cv.uuid
+		WHERE LOWER(cc.ca_name) LIKE LOWER(?)`), caName)
+	if err != nil {
+		return nil, fmt.Errorf("listing certificates signed by %s: %w", caName, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, fmt.Errorf("listing certificates signed by %s: %w", caName, err)
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
