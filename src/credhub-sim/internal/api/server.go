@@ -1,6 +1,8 @@
-// Package api serves CredHub's HTTP API (the subset a load test and the
-// credhub CLI use) over mutual TLS, with a UAA-like token endpoint, a
-// capacity model for calibration and fault injection.
+// Package api serves CredHub's HTTP API (what a load test and the credhub
+// CLI use) over mutual TLS, with a UAA-like token endpoint and fault
+// injection. Who may call is decided by package auth, how long a request
+// takes under load by package capacity; this package writes CredHub's
+// answers.
 package api
 
 import (
