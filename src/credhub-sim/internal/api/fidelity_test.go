@@ -215,7 +215,11 @@ func TestFidelitySetAndGet(t *testing.T) {
 		h.t = t
 		h.set("/f/v0", "value", "v")
 		h.expect(h.do(h.client, "GET", "/api/v1/data?name=/f/v0&versions=0", nil), 404, errBody(msgInvalidAccess))
-		h.expect(h.do(h.client, "GET", "/api/v1/data?name=/f/v0&versions=1", nil), 200, "")
+		r := h.do(h.client, "GET", "/api/v1/data?name=/f/v0&versions=1", nil)
+		h.expect(r, 200, "")
+		if d := r.json(t)["data"].([]any); len(d) != 1 || d[0].(map[string]any)["value"] != "v" {
+			t.Fatalf("versions=1: %s", r.body)
+		}
 	})
 }
 
@@ -508,6 +512,7 @@ func TestFidelityCertificatesEndpoints(t *testing.T) {
 		t.Fatalf("versions: %v %s", err, r.body)
 	}
 	r = h.do(h.client, "GET", "/api/v1/certificates/"+leaf.ID+"/versions?current=true", nil)
+	h.expect(r, 200, "")
 	if err := json.Unmarshal(r.body, &versions); err != nil || len(versions) != 1 {
 		t.Fatalf("current version: %v %s", err, r.body)
 	}
