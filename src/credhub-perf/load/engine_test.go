@@ -565,3 +565,22 @@ func TestServerClosesIdleConnections(t *testing.T) {
 		}
 	}
 }
+
+// TestPortableSocketPath runs the lean client's tests on the path macOS and
+// Windows take (no sockConn, no raw system calls): the same framing,
+// phases, failures and handshakes as the Linux fast path.
+func TestPortableSocketPath(t *testing.T) {
+	defer load.UseRawSock(false)()
+	for _, tc := range []struct {
+		name string
+		f    func(*testing.T)
+	}{
+		{"KeepAliveOffOneHandshakePerRequest", TestKeepAliveOffOneHandshakePerRequest},
+		{"FailuresRecorded", TestFailuresRecorded},
+		{"PhasesWithinLatency", TestPhasesWithinLatency},
+		{"ResponseFraming", TestResponseFraming},
+		{"ServerClosesIdleConnections", TestServerClosesIdleConnections},
+	} {
+		t.Run(tc.name, tc.f)
+	}
+}
