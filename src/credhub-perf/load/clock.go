@@ -17,6 +17,30 @@ type Clock interface {
 	SleepUntil(ctx context.Context, t time.Time) bool
 }
 
+// System is the system clock, the default wherever a Clock is taken
+// (ramp's runs, their warm-up, rendezvous and waits between testers). An
+// engine given System treats it as nil: it keeps the precise open-loop
+// pacer and one clock reading per request for its Start and phases.
+var System Clock = systemClock{}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+func (systemClock) SleepUntil(ctx context.Context, t time.Time) bool {
+	var timer *time.Timer
+	ok := sleepUntil(ctx, &timer, t)
+	if timer != nil {
+		timer.Stop()
+	}
+	return ok
+}
+
+// Sleep waits d on clock c; false when ctx ended first.
+func Sleep(ctx context.Context, c Clock, d time.Duration) bool {
+	return c.SleepUntil(ctx, c.Now().Add(d))
+}
+
 // sleepUntil waits for t on the system clock with a Go timer, which can
 // wake up to about a millisecond late: good enough for a step's start and
 // hey -q pacing, not for open-loop sends (see waker).

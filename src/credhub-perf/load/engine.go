@@ -59,6 +59,9 @@ type Engine struct {
 // New validates opts and t (certificates, CA bundle, URL, templates) and
 // builds an Engine. Every error is one line naming the problem.
 func New(opts ClientOptions, t Template) (*Engine, error) {
+	if opts.Clock == System {
+		opts.Clock = nil // the system clock's fast paths (see now, begin)
+	}
 	e := &Engine{opts: opts}
 	e.method = strings.ToUpper(strings.TrimSpace(t.Method))
 	if e.method == "" {
@@ -238,6 +241,9 @@ type worker struct {
 	loc  []byte        // Location of a redirect
 	areq *http.Request // handed to ClientOptions.Authorize, reused
 	res  Result        // the request in progress (not on the stack: it escapes)
+	// end: in a closed-loop step with a duration, no request stamped at
+	// or after it is sent (zero: no end).
+	end time.Time
 	fc   *fconn
 	mu   sync.Mutex // guards fc.nc against a concurrent abort
 	dead bool
@@ -279,13 +285,20 @@ func (w *worker) closeConn() {
 	w.mu.Unlock()
 }
 
-func (w *worker) do(ctx context.Context, r *Result) {
+// do sends one request into r; false when it was not sent because its
+// stamp fell at or after the step's end (pastEnd).
+func (w *worker) do(ctx context.Context, r *Result) bool {
 	if w.e.fast {
-		w.doFast(ctx, r)
-	} else {
-		w.doStd(ctx, r)
+		return w.doFast(ctx, r)
 	}
+	return w.doStd(ctx, r)
 }
+
+// pastEnd checks the step's end against the request's own start stamp,
+// taken just before it is sent: checked against an earlier clock reading,
+// a worker preempted between the check and the stamp sent (and recorded)
+// a request after the end.
+func (w *worker) pastEnd(at time.Time) bool { return !w.end.IsZero() && !at.Before(w.end) }
 
 // Run sends one step's requests and records every request issued (failures
 // included) to sink. It returns when the step is done, when ctx is cancelled
@@ -424,6 +437,7 @@ func (w *worker) closedLoop(ctx context.Context, s Step, start, end time.Time, c
 		interval = time.Duration(float64(time.Second) / s.QPS)
 	}
 	next := start
+	w.end = end
 	for k := 0; count == 0 || k < count; k++ {
 		if interval > 0 {
 			if !end.IsZero() && !next.Before(end) {
@@ -437,11 +451,10 @@ func (w *worker) closedLoop(ctx context.Context, s Step, start, end time.Time, c
 		if ctx.Err() != nil {
 			return
 		}
-		if !end.IsZero() && !w.e.now().Before(end) {
+		w.res = Result{}
+		if !w.do(ctx, &w.res) {
 			return
 		}
-		w.res = Result{}
-		w.do(ctx, &w.res)
 		ch <- w.res
 	}
 }

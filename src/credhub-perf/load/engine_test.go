@@ -584,3 +584,33 @@ func TestPortableSocketPath(t *testing.T) {
 		t.Run(tc.name, tc.f)
 	}
 }
+
+// TestClosedLoopNothingSentAfterEnd: on a clock that each answered request
+// moves 1 ms, and each Authorize call too (a token fetched while the step
+// runs), four workers race for the end of a 50 ms step; none sends a
+// request stamped at or after the end: the end is checked on the request's
+// own stamp, taken after Authorize, not on an earlier reading of the clock.
+func TestClosedLoopNothingSentAfterEnd(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	clk := loadtest.NewSimClock(start, 1)
+	srv := loadtest.NewMTLSServer(t, p, clk.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), nil), true, false)
+	for _, force := range []bool{false, true} {
+		opts := mtlsOpts(p, true)
+		opts.ForceNetHTTP = force
+		opts.Clock = clk
+		opts.Authorize = func(*http.Request) error { clk.Advance(time.Millisecond); return nil }
+		stepStart := clk.Now()
+		end := stepStart.Add(50 * time.Millisecond)
+		res := run(t, opts, load.Template{URL: srv.URL}, load.Step{Concurrency: 4, Duration: 50 * time.Millisecond})
+		// Each request moves the clock 2 ms: 25 of them reach the end.
+		if len(res) < 25 {
+			t.Fatalf("net/http %v: %d requests in a 50 ms step of 2 ms requests", force, len(res))
+		}
+		for _, r := range res {
+			if r.Err != "" || r.Start.Before(stepStart) || !r.Start.Before(end) {
+				t.Fatalf("net/http %v: request at %v of a step [0, 50ms): %+v", force, r.Start.Sub(stepStart), r)
+			}
+		}
+	}
+}

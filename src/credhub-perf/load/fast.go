@@ -94,14 +94,17 @@ func (w *worker) request(seq uint64) ([]byte, error) {
 	return w.buf, nil
 }
 
-func (w *worker) doFast(ctx context.Context, r *Result) {
+func (w *worker) doFast(ctx context.Context, r *Result) bool {
 	e := w.e
 	req, err := w.request(e.seq.Add(1))
 	start, at := e.begin()
+	if w.pastEnd(at) {
+		return false
+	}
 	r.Start = at
 	if err != nil {
 		r.Err = "authorize: " + err.Error()
-		return
+		return true
 	}
 	for attempt := 0; ; attempt++ {
 		retry := w.roundTrip(ctx, r, req, start, attempt == 0)
@@ -110,6 +113,7 @@ func (w *worker) doFast(ctx context.Context, r *Result) {
 		}
 	}
 	r.Latency = e.since(start, at)
+	return true
 }
 
 // roundTrip sends req once. It returns true when a reused connection turned

@@ -40,7 +40,7 @@ func (e *Engine) newHTTPClient() *http.Client {
 	return c
 }
 
-func (w *worker) doStd(ctx context.Context, r *Result) {
+func (w *worker) doStd(ctx context.Context, r *Result) bool {
 	e := w.e
 	seq := e.seq.Add(1)
 	w.tmp = e.target.render(w.tmp[:0], seq, w.rng)
@@ -54,7 +54,7 @@ func (w *worker) doStd(ctx context.Context, r *Result) {
 	if err != nil {
 		r.Start = e.now()
 		r.Err = "request: " + err.Error()
-		return
+		return !w.pastEnd(r.Start)
 	}
 	if len(w.body) == 0 && e.needsLen {
 		req.ContentLength = 0
@@ -72,7 +72,7 @@ func (w *worker) doStd(ctx context.Context, r *Result) {
 		if err := e.opts.Authorize(req); err != nil {
 			r.Start = e.now()
 			r.Err = "authorize: " + err.Error()
-			return
+			return !w.pastEnd(r.Start)
 		}
 	}
 
@@ -93,6 +93,9 @@ func (w *worker) doStd(ctx context.Context, r *Result) {
 	}
 	req = req.WithContext(httptrace.WithClientTrace(ctx, trace))
 	start, at := e.begin()
+	if w.pastEnd(at) {
+		return false
+	}
 	r.Start = at
 	resp, err := e.hc.Do(req)
 	if err == nil {
@@ -135,6 +138,7 @@ func (w *worker) doStd(ctx context.Context, r *Result) {
 	r.ReqWrite = tr.span(&tr.gotConn, &tr.wrote, 0)
 	r.RespDelay = tr.span(&tr.wrote, &tr.firstByte, 0)
 	r.RespRead = tr.span(&tr.firstByte, nil, endNS)
+	return true
 }
 
 type stdTrace struct {

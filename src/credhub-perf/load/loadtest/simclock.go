@@ -1,0 +1,144 @@
+package loadtest
+
+import (
+	"context"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+)
+
+// SimClock is a load.Clock for tests of whole runs (seed, warm-up, steps,
+// rendezvous) against a fake target: simulated time, moved by the run
+// itself and never by the machine's speed.
+//
+//   - Each request the target serves through Handler takes its service
+//     time: the clock moves on by it as the request is answered.
+//   - When every actor (a goroutine that runs a tester: NewSimClock's
+//     count, Join and Leave) sleeps on the clock, nothing else can happen
+//     before the earliest wake-up, so the clock jumps there.
+//
+// A served request never carries the clock past a sleeper's deadline: the
+// sleeper wakes at its deadline exactly. So a run of several hours of
+// schedule takes as long as its requests do, and what a test checks on
+// the clock (a step's slot, a warm-up's windows, a rendezvous timeout)
+// holds exactly, however slow or busy the machine.
+type SimClock struct {
+	mu       sync.Mutex
+	now      time.Time
+	actors   int
+	sleepers []*simSleeper
+}
+
+type simSleeper struct {
+	at   time.Time
+	wake chan struct{}
+}
+
+// NewSimClock returns a clock reading start, with actors actors.
+func NewSimClock(start time.Time, actors int) *SimClock {
+	return &SimClock{now: start, actors: actors}
+}
+
+// Now is the simulated time.
+func (c *SimClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// SleepUntil returns once the clock reads t (true) or ctx ends (false).
+func (c *SimClock) SleepUntil(ctx context.Context, t time.Time) bool {
+	c.mu.Lock()
+	if !t.After(c.now) {
+		c.mu.Unlock()
+		return ctx.Err() == nil
+	}
+	s := &simSleeper{at: t, wake: make(chan struct{})}
+	c.sleepers = append(c.sleepers, s)
+	c.jumpIfIdle()
+	c.mu.Unlock()
+	select {
+	case <-s.wake:
+		return ctx.Err() == nil
+	case <-ctx.Done():
+		c.mu.Lock()
+		for i, o := range c.sleepers {
+			if o == s {
+				c.sleepers = append(c.sleepers[:i], c.sleepers[i+1:]...)
+				break
+			}
+		}
+		c.mu.Unlock()
+		return false
+	}
+}
+
+// Advance moves the clock on by d, or to the earliest sleeper's deadline
+// when that comes first, and wakes whoever is due.
+func (c *SimClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	to := c.now.Add(d)
+	c.sortSleepers()
+	if len(c.sleepers) > 0 && c.sleepers[0].at.Before(to) {
+		to = c.sleepers[0].at
+	}
+	c.set(to)
+}
+
+// Join adds an actor (a tester started later); Leave removes one (a
+// tester that finished), which may leave every other actor asleep.
+func (c *SimClock) Join() {
+	c.mu.Lock()
+	c.actors++
+	c.mu.Unlock()
+}
+
+func (c *SimClock) Leave() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.actors--
+	c.jumpIfIdle()
+}
+
+// Handler serves h and moves the clock on by service(r) for each request
+// as it is answered; nil service is 1 ms a request.
+func (c *SimClock) Handler(h http.Handler, service func(*http.Request) time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r)
+		d := time.Millisecond
+		if service != nil {
+			d = service(r)
+		}
+		c.Advance(d)
+	})
+}
+
+// jumpIfIdle: every actor asleep, so time runs to the earliest wake-up.
+// Called with c.mu held.
+func (c *SimClock) jumpIfIdle() {
+	if len(c.sleepers) == 0 || len(c.sleepers) < c.actors {
+		return
+	}
+	c.sortSleepers()
+	c.set(c.sleepers[0].at)
+}
+
+func (c *SimClock) sortSleepers() {
+	sort.SliceStable(c.sleepers, func(i, j int) bool { return c.sleepers[i].at.Before(c.sleepers[j].at) })
+}
+
+// set moves the clock to t (never back) and wakes the sleepers due.
+func (c *SimClock) set(t time.Time) {
+	if t.After(c.now) {
+		c.now = t
+	}
+	c.sortSleepers()
+	n := 0
+	for n < len(c.sleepers) && !c.sleepers[n].at.After(c.now) {
+		close(c.sleepers[n].wake)
+		n++
+	}
+	c.sleepers = c.sleepers[n:]
+}
