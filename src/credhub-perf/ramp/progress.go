@@ -62,6 +62,7 @@ type progressSink struct {
 	total    int
 	st       load.Step
 	eta      func(time.Duration, int64, float64) time.Duration
+	clock    load.Clock // of the step's schedule: elapsed time and ETA
 	began    time.Time
 	lastCalc time.Time
 	lastLog  time.Time
@@ -74,9 +75,9 @@ type progressSink struct {
 	wg     sync.WaitGroup
 }
 
-func newProgressSink(l *logger, stats *results.Stats, step, total int, st load.Step, eta func(time.Duration, int64, float64) time.Duration) *progressSink {
-	p := &progressSink{log: l, stats: stats, step: step, total: total, st: st, eta: eta, quit: make(chan struct{})}
-	p.began = time.Now()
+func newProgressSink(l *logger, clock load.Clock, stats *results.Stats, step, total int, st load.Step, eta func(time.Duration, int64, float64) time.Duration) *progressSink {
+	p := &progressSink{log: l, clock: clock, stats: stats, step: step, total: total, st: st, eta: eta, quit: make(chan struct{})}
+	p.began = clock.Now()
 	if !st.StartAt.IsZero() && st.StartAt.After(p.began) {
 		p.began = st.StartAt
 	}
@@ -105,7 +106,7 @@ func (p *progressSink) line() string {
 	p.mu.Lock()
 	done, errs, p95 := p.done, p.errors, p.p95
 	p.mu.Unlock()
-	el := time.Since(p.began)
+	el := p.clock.Now().Sub(p.began)
 	rate := 0.0
 	if el > 0 {
 		rate = float64(done) / el.Seconds()
@@ -126,7 +127,10 @@ func (p *progressSink) loop() {
 		select {
 		case <-p.quit:
 			return
-		case now := <-t.C:
+		case <-t.C:
+			// The ticker only redraws; what the line says is on the
+			// run's clock.
+			now := p.clock.Now()
 			if now.Before(p.began) {
 				continue
 			}

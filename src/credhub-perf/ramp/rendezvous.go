@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/credhub-perf/credhub-perf/credhub"
+	"github.com/credhub-perf/credhub-perf/load"
 )
 
 // Testers started by one `bosh run-errand` come up tens of seconds apart,
@@ -49,7 +50,7 @@ func (r *runner) rendezvousWindow() time.Duration {
 // publishRendezvous is tester 0's side: step 0 at now + start_delay (whole
 // seconds, as tester.start_at would be written by hand), a fresh run id.
 func (r *runner) publishRendezvous(ctx context.Context) (rendezvousValue, error) {
-	now := r.o.Now().UTC()
+	now := r.o.Clock.Now().UTC()
 	start := now.Add(r.c.Tester.StartDelay.D())
 	if t := start.Truncate(time.Second); t.Before(start) {
 		start = t.Add(time.Second)
@@ -108,7 +109,7 @@ func (r *runner) awaitRendezvous(ctx context.Context, began time.Time) (rendezvo
 	r.log.Printf("rendezvous: waiting up to %s for tester 0 to publish step 0's time as %s", limit, name)
 	var lastProblem, lastIgnored string
 	for {
-		pctx, cancel := context.WithTimeout(ctx, min(10*time.Second, max(time.Second, deadline.Sub(r.o.Now()))))
+		pctx, cancel := context.WithTimeout(ctx, min(10*time.Second, max(time.Second, deadline.Sub(r.o.Clock.Now()))))
 		raw, err := r.api.GetJSON(pctx, name)
 		cancel()
 		switch {
@@ -118,7 +119,7 @@ func (r *runner) awaitRendezvous(ctx context.Context, began time.Time) (rendezvo
 				lastProblem = fmt.Sprintf("ignored a value that is not the rendezvous JSON (%v)", jerr)
 				break
 			}
-			if _, why := r.acceptRendezvous(v, began, r.o.Now()); why != "" {
+			if _, why := r.acceptRendezvous(v, began, r.o.Clock.Now()); why != "" {
 				lastProblem = "ignored a value: " + why
 				if why != lastIgnored {
 					r.log.Printf("rendezvous: ignoring the value of %s: %s; waiting for tester 0's", name, why)
@@ -139,13 +140,11 @@ func (r *runner) awaitRendezvous(ctx context.Context, began time.Time) (rendezvo
 			// the deadline, then report it.
 			lastProblem = err.Error()
 		}
-		if !r.o.Now().Before(deadline) {
+		if !r.o.Clock.Now().Before(deadline) {
 			return rendezvousValue{}, fmt.Errorf("tester.rendezvous: tester 0 did not publish step 0's time as %s within %s (tester.rendezvous_timeout; last: %s): is tester 0 running against the same CredHub with the same tester.rendezvous? Its log says why it stopped", name, limit, lastProblem)
 		}
-		select {
-		case <-ctx.Done():
+		if !load.Sleep(ctx, r.o.Clock, min(rendezvousPoll, max(deadline.Sub(r.o.Clock.Now()), time.Millisecond))) {
 			return rendezvousValue{}, fmt.Errorf("tester.rendezvous: interrupted while waiting for tester 0: %w", ctx.Err())
-		case <-time.After(min(rendezvousPoll, max(deadline.Sub(r.o.Now()), time.Millisecond))):
 		}
 	}
 }
@@ -202,7 +201,7 @@ func (s *scenarioState) agreeScenarioStart(ctx context.Context) error {
 	}
 	name := scenarioStartName(s.names)
 	if r.tester0() {
-		now := r.o.Now()
+		now := r.o.Clock.Now()
 		start := s.start
 		if earliest := now.Add(scenarioLead); earliest.After(start) {
 			start = earliest
@@ -255,13 +254,11 @@ func (s *scenarioState) agreeScenarioStart(ctx context.Context) error {
 		default:
 			lastProblem = err.Error()
 		}
-		if !r.o.Now().Before(deadline) {
+		if !r.o.Clock.Now().Before(deadline) {
 			return fmt.Errorf("scenario %s: tester 0 did not publish its start as %s within %s of the scheduled start (tester.rendezvous_timeout; last: %s): tester 0's log says why it stopped", s.scenario, name, limit, lastProblem)
 		}
-		select {
-		case <-ctx.Done():
+		if !load.Sleep(ctx, r.o.Clock, scenarioPoll) {
 			return ctx.Err()
-		case <-time.After(scenarioPoll):
 		}
 	}
 }

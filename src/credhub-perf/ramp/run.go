@@ -36,8 +36,13 @@ type Options struct {
 	Log      io.Writer // log lines and the live progress line
 	TTY      bool      // Log is a terminal: draw a live progress line
 	Version  string
-	// Now is the clock (tests may pin the run id); nil = time.Now.
-	Now func() time.Time
+	// Clock is the time source of the run's schedule: step slots, warm-up
+	// windows, the rendezvous and every wait between testers, and the
+	// Start and Latency of each request; nil is the system clock. Tests
+	// pass one they move (load/loadtest.SimClock) so timing logic runs
+	// without sleeps. Phase timings and CPU figures stay on the system
+	// clock.
+	Clock load.Clock
 	// CPU reads the tester's CPU figures (tests may give a quiet or a
 	// saturated machine); nil = cpuload.Take.
 	CPU func(now time.Time) cpuload.Sample
@@ -108,8 +113,8 @@ const stampLayout = "20060102T150405Z"
 // Execute runs every configured scenario and returns the exit status. All
 // problems are reported on o.Log.
 func Execute(ctx context.Context, o Options) int {
-	if o.Now == nil {
-		o.Now = time.Now
+	if o.Clock == nil {
+		o.Clock = load.System
 	}
 	if o.CPU == nil {
 		o.CPU = cpuload.Take
@@ -177,7 +182,7 @@ func (r *runner) setup(ctx context.Context) error {
 	}
 	c := r.c
 	r.host, _ = os.Hostname()
-	began := r.o.Now().UTC()
+	began := r.o.Clock.Now().UTC()
 	rendezvous := c.Tester.Rendezvous != "" && c.Tester.Count > 1 && c.Tester.StartAt == ""
 	r.runID = c.Tester.RunID
 	switch {
@@ -242,7 +247,7 @@ func (r *runner) setup(ctx context.Context) error {
 		return &SetupError{rerr}
 	}
 	r.runID = v.RunID
-	return r.applyStartAt(v.StartAt, r.o.Now().UTC())
+	return r.applyStartAt(v.StartAt, r.o.Clock.Now().UTC())
 }
 
 func (r *runner) tester0() bool { return r.c.Tester.Index == 0 }
@@ -334,6 +339,7 @@ func (r *runner) clientOptions() load.ClientOptions {
 		KeepAlive: r.c.Keepalive,
 		HTTP2:     r.c.Target.HTTP2,
 		Timeout:   r.c.Target.Timeout.D(),
+		Clock:     r.o.Clock,
 	}
 	if r.token != nil {
 		o.Authorize = r.token.Authorize
@@ -394,7 +400,7 @@ func (r *runner) newMeta(scenario string, n credhub.Names, planned int) *results
 		Tester: c.Tester.Index, Testers: c.Tester.Count, Mode: "closed", Keepalive: c.Keepalive,
 		TLS: r.tlsMode(), Seed: results.Seed{Credentials: c.Seed.Credentials, Bytes: c.Seed.Bytes},
 		Cleanup: c.Cleanup.Mode, SLO: results.MetaSLO{Percentile: c.SLO.Percentile, LatencyS: c.SLO.Latency.D().Seconds()},
-		StartedAt: r.o.Now().UTC().Format(time.RFC3339Nano), Host: r.host,
+		StartedAt: r.o.Clock.Now().UTC().Format(time.RFC3339Nano), Host: r.host,
 		RunID: r.runID, Command: "run", Auth: "mtls", StartAt: c.Tester.StartAt,
 		WarmupS: c.Steps.Warmup.D().Seconds(), PlannedSteps: planned,
 		Abort:  results.Abort{MaxErrorRate: c.Abort.MaxErrorRate, MaxLatencyS: c.Abort.MaxLatency.D().Seconds(), Percentile: c.Abort.Percentile, ConsecutiveSteps: c.Abort.ConsecutiveSteps},
@@ -531,7 +537,7 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 		meta.CleanupStatus = "skipped"
 	}
 
-	meta.EndedAt = r.o.Now().UTC().Format(time.RFC3339Nano)
+	meta.EndedAt = r.o.Clock.Now().UTC().Format(time.RFC3339Nano)
 	status := ExitOK
 	switch {
 	case errors.Is(runErr, errSetup):

@@ -65,7 +65,7 @@ func (s *scenarioState) execute(ctx context.Context) error {
 	}
 	if !s.start.IsZero() {
 		s.meta.ScenarioStartAt = s.start.UTC().Format(time.RFC3339Nano)
-		if late := time.Since(s.start); late > 0 {
+		if late := r.o.Clock.Now().Sub(s.start); late > 0 {
 			r.log.Printf("warning: ready %s after the scheduled start %s; this tester starts late", late.Round(time.Millisecond), s.start.Format(time.RFC3339))
 		}
 	}
@@ -74,7 +74,7 @@ func (s *scenarioState) execute(ctx context.Context) error {
 	}
 	s.runStart = s.stepStart(0)
 	if s.runStart.IsZero() {
-		s.runStart = time.Now()
+		s.runStart = r.o.Clock.Now()
 	}
 	if r.o.Capacity {
 		return s.capacity(ctx)
@@ -114,7 +114,7 @@ func (s *scenarioState) prepareSeed(ctx context.Context) error {
 		return nil
 	}
 	if r.tester0() {
-		t0 := time.Now()
+		t0 := r.o.Clock.Now()
 		r.log.Printf("seeding %d JSON credentials of about %d bytes under %s", c.Seed.Credentials, c.Seed.Bytes, s.names.Prefix()+"/seed/")
 		s.seeded = true // from the first write on, cleanup has work to do
 		err := credhub.SeedAll(ctx, r.api, s.names, c.Seed.Credentials, c.Seed.Bytes, 4, func(done int) {
@@ -130,12 +130,12 @@ func (s *scenarioState) prepareSeed(ctx context.Context) error {
 		if err := credhub.VerifySeed(ctx, r.api, s.names, c.Seed.Credentials); err != nil {
 			return err
 		}
-		r.log.Printf("seeded and verified %d credentials in %s", c.Seed.Credentials, time.Since(t0).Round(time.Millisecond))
+		r.log.Printf("seeded and verified %d credentials in %s", c.Seed.Credentials, r.o.Clock.Now().Sub(t0).Round(time.Millisecond))
 		return nil
 	}
 	// Other testers: tester 0 seeds; wait until the last seeded name reads
 	// back, at most until one scenario gap past the start.
-	deadline := time.Now().Add(10 * time.Minute)
+	deadline := r.o.Clock.Now().Add(10 * time.Minute)
 	if !s.start.IsZero() {
 		deadline = s.start.Add(c.Tester.ScenarioGap.D() + 30*time.Second)
 		if s.index > 0 {
@@ -153,13 +153,11 @@ func (s *scenarioState) prepareSeed(ctx context.Context) error {
 		if !credhub.IsNotFound(err) {
 			return fmt.Errorf("waiting for tester 0's seed: %w", err)
 		}
-		if time.Now().After(deadline) {
+		if r.o.Clock.Now().After(deadline) {
 			return fmt.Errorf("tester 0's seed (%s) did not appear by %s: is tester 0 running with the same tester.start_at / run id?", last, deadline.Format(time.RFC3339))
 		}
-		select {
-		case <-ctx.Done():
+		if !load.Sleep(ctx, r.o.Clock, 500*time.Millisecond) {
 			return ctx.Err()
-		case <-time.After(500 * time.Millisecond):
 		}
 	}
 }
@@ -192,14 +190,14 @@ func (s *scenarioState) runStep(ctx context.Context, i, total int, st load.Step)
 		}
 	}
 	st.StartAt = begin
-	ready := time.Now()
+	ready := r.o.Clock.Now()
 	stats := results.NewStats()
 	steady := results.NewSteadiness()
-	prog := newProgressSink(r.log, stats, i, total, st, s.eta(i, total))
+	prog := newProgressSink(r.log, r.o.Clock, stats, i, total, st, s.eta(i, total))
 	s.sentAny = true
-	before := r.o.CPU(r.o.Now())
+	before := r.o.CPU(r.o.Clock.Now())
 	err := s.engine.Run(ctx, st, load.Multi(s.csv, microseconds{stats}, microseconds{steady}, prog))
-	usage := cpuload.Between(before, r.o.CPU(r.o.Now()))
+	usage := cpuload.Between(before, r.o.CPU(r.o.Clock.Now()))
 	prog.stop()
 	// Rows are flushed after every step, and on failure, so a run that dies
 	// later keeps everything measured so far.
@@ -361,12 +359,8 @@ func (s *scenarioState) stopSignal(ctx context.Context, i int) string {
 		// Look shortly before the step starts: late enough to see a signal
 		// tester 0 wrote right after the step before the previous one.
 		lead := min(500*time.Millisecond, s.r.slot()/4)
-		if d := time.Until(at) - lead; d > 0 {
-			select {
-			case <-ctx.Done():
-				return ""
-			case <-time.After(d):
-			}
+		if !s.r.o.Clock.SleepUntil(ctx, at.Add(-lead)) {
+			return ""
 		}
 	}
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -389,12 +383,9 @@ func (s *scenarioState) waitForOtherTesters(ctx context.Context) {
 		end = s.stepStart(min(s.lastStep+2, len(s.plan)))
 	}
 	end = end.Add(cleanupWait(s.r.c.Target.Timeout.D()))
-	if d := time.Until(end); d > 0 {
+	if d := end.Sub(s.r.o.Clock.Now()); d > 0 {
 		s.r.log.Printf("waiting %s for the other testers to finish before cleaning up", d.Round(time.Second))
-		select {
-		case <-ctx.Done():
-		case <-time.After(d):
-		}
+		s.r.o.Clock.SleepUntil(ctx, end)
 	}
 }
 

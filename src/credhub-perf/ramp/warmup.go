@@ -98,11 +98,11 @@ func (s *scenarioState) warmup(ctx context.Context) error {
 	what := loadLabel(base)
 	r.log.Printf("warm-up: %s, %s", what, map[string]string{WarmupFixed: "for " + limit.String(), WarmupAuto: "until steady, at most " + limit.String()}[mode])
 	var judge warmupJudge
-	began := r.o.Now()
+	began := r.o.Clock.Now()
 	for {
-		elapsed := r.o.Now().Sub(began)
+		elapsed := r.o.Clock.Now().Sub(began)
 		if lockstep {
-			elapsed = r.o.Now().Sub(s.start)
+			elapsed = r.o.Clock.Now().Sub(s.start)
 		}
 		left := limit - elapsed
 		if left <= 0 || ctx.Err() != nil {
@@ -125,10 +125,10 @@ func (s *scenarioState) warmup(ctx context.Context) error {
 			return fmt.Errorf("warm-up: no request got a response from %s (%s): the target is down or unreachable", r.c.Target.URL, topError(snap))
 		}
 		steady := judge.add(warmupWindowStats{requests: snap.Requests, throughput: snap.Throughput, p50: snap.P50})
-		r.log.Progress(fmt.Sprintf("warm-up: %s in, %.1f req/s, p50 %s (windows agreeing: %d/%d)", r.o.Now().Sub(began).Round(time.Second), snap.Throughput, fmtMS(snap.P50), min(judge.streak, warmupAgreed), warmupAgreed))
+		r.log.Progress(fmt.Sprintf("warm-up: %s in, %.1f req/s, p50 %s (windows agreeing: %d/%d)", r.o.Clock.Now().Sub(began).Round(time.Second), snap.Throughput, fmtMS(snap.P50), min(judge.streak, warmupAgreed), warmupAgreed))
 		if mode == WarmupAuto && steady && !w.Steady {
 			w.Steady = true
-			w.Reason = fmt.Sprintf("steady after %s: throughput and p50 of %d consecutive %s windows agreed", r.o.Now().Sub(began).Round(time.Second), warmupAgreed+1, warmupWindow)
+			w.Reason = fmt.Sprintf("steady after %s: throughput and p50 of %d consecutive %s windows agreed", r.o.Clock.Now().Sub(began).Round(time.Second), warmupAgreed+1, warmupWindow)
 			if !lockstep {
 				break
 			}
@@ -136,7 +136,7 @@ func (s *scenarioState) warmup(ctx context.Context) error {
 		}
 	}
 	r.log.Finish()
-	w.DurationS = math.Round(r.o.Now().Sub(began).Seconds()*1000) / 1000
+	w.DurationS = math.Round(r.o.Clock.Now().Sub(began).Seconds()*1000) / 1000
 	switch {
 	case ctx.Err() != nil:
 		w.Reason = "interrupted"
