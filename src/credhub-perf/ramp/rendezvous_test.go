@@ -1,6 +1,7 @@
 package ramp
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -18,8 +19,8 @@ const testRendezvous = "credhub-perf-testers"
 
 // putStale leaves what a previous run's tester 0 would have left behind had
 // it died before deleting its rendezvous credential.
-func putStale(f *fakeCredHub, name string, age time.Duration) {
-	written := time.Now().Add(-age).UTC()
+func putStale(f *fakeCredHub, name string, now time.Time, age time.Duration) {
+	written := now.Add(-age).UTC()
 	v, _ := json.Marshal(rendezvousValue{
 		StartAt:   written.Add(30 * time.Second).Format(time.RFC3339),
 		RunID:     written.Format(stampLayout) + "-stale0",
@@ -55,9 +56,11 @@ func TestRendezvousTestersStartedApart(t *testing.T) {
 			p := loadtest.NewPKI(t, loadtest.ECDSA)
 			fake := newFake()
 			if tc.stale {
-				putStale(fake, testRendezvous, time.Hour)
+				putStale(fake, testRendezvous, simStart, time.Hour)
 			}
-			srv := loadtest.NewMTLSServer(t, p, fake, true, false)
+			// Actors: the first tester, and this test until it starts
+			// the second one.
+			clk, srv := simFake(t, p, fake, 2)
 			const slot, gap = time.Second, 2500 * time.Millisecond
 			cfgs := make([]Config, 2)
 			for i := range cfgs {
@@ -74,13 +77,13 @@ func TestRendezvousTestersStartedApart(t *testing.T) {
 			var wg sync.WaitGroup
 			for _, i := range []int{tc.first, 1 - tc.first} {
 				if i != tc.first {
-					time.Sleep(gap)
+					clk.SleepUntil(context.Background(), simStart.Add(gap))
 				}
 				wg.Add(1)
-				started[i] = time.Now()
+				started[i] = clk.Now()
 				go func(i int) {
 					defer wg.Done()
-					codes[i], _, logs[i] = execute(t, cfgs[i], false)
+					codes[i], logs[i] = executeSim(t, clk, cfgs[i])
 				}(i)
 			}
 			wg.Wait()
@@ -135,34 +138,17 @@ func TestRendezvousTestersStartedApart(t *testing.T) {
 			if err != nil {
 				t.Fatalf("meta.json start_at %q: %v", metas[0].StartAt, err)
 			}
-			// Tester 0 chose its own start + start_delay, rounded up to a
+			// Tester 0 chose its own start (after its pre-flight requests,
+			// a few ms of simulated time) + start_delay, rounded up to a
 			// whole second.
-			if d := start.Sub(started[0]); d < 4*time.Second || d > 9*time.Second {
-				t.Errorf("step 0 at %s is %s after tester 0 started; want start_delay (4s) plus setup", metas[0].StartAt, d)
+			if want := started[0].Add(4 * time.Second).Truncate(time.Second).Add(time.Second); !start.Equal(want) {
+				t.Errorf("step 0 at %s; tester 0 started at %s: want %s, start_delay (4s) later rounded up to a second", metas[0].StartAt, started[0].Format(time.RFC3339Nano), want.Format(time.RFC3339))
 			}
 
-			// Lockstep: each tester's step j starts in slot j, never before.
-			const late = 300 * time.Millisecond
+			// Lockstep: each tester sends step j's requests in slot j.
 			for i := range cfgs {
 				dir := filepath.Join(cfgs[i].OutputDir, names[i])
-				first := map[int]time.Time{}
-				if _, err := results.ReadCSV(filepath.Join(dir, fmt.Sprintf("results-%d.csv", i)), func(r *results.Row) error {
-					if _, ok := first[r.Segment]; !ok {
-						first[r.Segment] = r.Start
-					}
-					return nil
-				}); err != nil {
-					t.Fatal(err)
-				}
-				if len(first) != 2 {
-					t.Fatalf("tester %d ran %d steps, want 2\n%s", i, len(first), logs[i])
-				}
-				for j := 0; j < 2; j++ {
-					want := start.Add(time.Duration(j) * slot)
-					if d := first[j].Sub(want); d < 0 || d > late {
-						t.Errorf("tester %d step %d started %v after its slot (want 0..%v)", i, j, d, late)
-					}
-				}
+				checkSlots(t, filepath.Join(dir, fmt.Sprintf("results-%d.csv", i)), start, slot, 2, logs[i])
 			}
 		})
 	}
@@ -174,15 +160,14 @@ func TestRendezvousTestersStartedApart(t *testing.T) {
 func TestRendezvousWithoutTesterZeroTimesOut(t *testing.T) {
 	p := loadtest.NewPKI(t, loadtest.ECDSA)
 	fake := newFake()
-	putStale(fake, testRendezvous, time.Hour)
-	srv := loadtest.NewMTLSServer(t, p, fake, true, false)
+	putStale(fake, testRendezvous, simStart, time.Hour)
+	clk, srv := simFake(t, p, fake, 1)
 	c := fakeConfig(t, p, srv.URL)
 	c.Steps = StepsConfig{MinConcurrency: 1, MaxConcurrency: 2, Step: 1, Duration: Duration(time.Second)}
 	c.Tester = TesterConfig{Index: 1, Count: 2, Rendezvous: testRendezvous, StartDelay: Duration(time.Second),
 		RendezvousTimeout: Duration(1500 * time.Millisecond), ScenarioGap: Duration(time.Minute)}
-	t0 := time.Now()
-	code, _, log := execute(t, c, false)
-	took := time.Since(t0)
+	code, log := executeSim(t, clk, c)
+	gaveUp := clk.Now()
 	if code != ExitUsage {
 		t.Fatalf("exit %d, want %d\n%s", code, ExitUsage, log)
 	}
@@ -197,8 +182,11 @@ func TestRendezvousWithoutTesterZeroTimesOut(t *testing.T) {
 			t.Errorf("error line lacks %q:\n%s", want, log)
 		}
 	}
-	if took < 1500*time.Millisecond || took > 15*time.Second {
-		t.Errorf("gave up after %s; want about tester.rendezvous_timeout (1.5s)", took)
+	// It polls every second and last at the deadline, began + 1.5 s
+	// (began: before the pre-flight requests), and gives up after that
+	// poll: on the simulated clock, within one 1 ms request of it.
+	if !strings.Contains(log, "waiting up to 1.5s") || gaveUp.Before(simStart.Add(1500*time.Millisecond)) || gaveUp.After(simStart.Add(1600*time.Millisecond)) {
+		t.Errorf("gave up %s after the tester started; want the first poll at or after tester.rendezvous_timeout (1.5s)\n%s", gaveUp.Sub(simStart), log)
 	}
 	if d := runDirs(t, c.OutputDir); len(d) != 0 {
 		t.Errorf("a run directory was created: %v", d)
