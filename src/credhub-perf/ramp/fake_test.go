@@ -388,12 +388,12 @@ func TestMain(m *testing.M) {
 func TestOpenLoopRatesAndWarmup(t *testing.T) {
 	p := loadtest.NewPKI(t, loadtest.ECDSA)
 	fake := newFake()
-	srv := loadtest.NewMTLSServer(t, p, fake, true, false)
+	clk, srv := simFake(t, p, fake, 1)
 	c := fakeConfig(t, p, srv.URL)
 	c.Steps = StepsConfig{MaxConcurrency: 8, Rates: []float64{100, 200}, Duration: Duration(time.Second), Warmup: Duration(300 * time.Millisecond)}
-	code, out, log := execute(t, c, false)
+	code, log := executeSim(t, clk, c)
 	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out, log)
+		t.Fatalf("exit %d\n%s", code, log)
 	}
 	dir := runDirs(t, c.OutputDir)[0]
 	var rates []float64
@@ -407,9 +407,10 @@ func TestOpenLoopRatesAndWarmup(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	// 100 + 200 scheduled requests measured; the warm-ups (30 + 60) were
-	// sent but are not in the CSV.
-	if rows < 280 || rows > 301 || len(rates) != 2 || rates[0] != 100 || rates[1] != 200 {
+	// 100 + 200 scheduled requests measured, every one sent on the
+	// simulated clock; the warm-ups (30 + 60) were sent but are not in the
+	// CSV.
+	if rows != 300 || len(rates) != 2 || rates[0] != 100 || rates[1] != 200 {
 		t.Fatalf("rows %d rates %v", rows, rates)
 	}
 	meta, _ := results.ReadMeta(dir)
@@ -418,7 +419,7 @@ func TestOpenLoopRatesAndWarmup(t *testing.T) {
 	}
 	// Load requests the target saw: measured ones plus the warm-up.
 	seen := fake.requests.Load()
-	if seen < int64(rows)+80 {
+	if seen < int64(rows)+90 {
 		t.Fatalf("the target saw %d requests, the CSV has %d: no warm-up was sent", seen, rows)
 	}
 }
