@@ -243,7 +243,7 @@ type worker struct {
 	res  Result        // the request in progress (not on the stack: it escapes)
 	// end: in a closed-loop step with a duration, no request stamped at
 	// or after it is sent (zero: no end).
-	end time.Time
+	end  time.Time
 	fc   *fconn
 	mu   sync.Mutex // guards fc.nc against a concurrent abort
 	dead bool
