@@ -49,10 +49,13 @@ func (c *SimClock) Now() time.Time {
 
 // SleepUntil returns once the clock reads t (true) or ctx ends (false).
 func (c *SimClock) SleepUntil(ctx context.Context, t time.Time) bool {
+	if ctx.Err() != nil {
+		return false // and no jump for a sleep that never starts
+	}
 	c.mu.Lock()
 	if !t.After(c.now) {
 		c.mu.Unlock()
-		return ctx.Err() == nil
+		return true
 	}
 	s := &simSleeper{at: t, wake: make(chan struct{})}
 	c.sleepers = append(c.sleepers, s)
