@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/credhub-perf/credhub-perf/credhub"
+	"github.com/credhub-perf/credhub-perf/load"
 	"github.com/credhub-perf/credhub-perf/results"
 )
 
@@ -23,7 +24,7 @@ type CleanupOptions struct {
 	RunDirs []string
 	Stdout  io.Writer
 	Log     io.Writer
-	Now     func() time.Time
+	Clock   load.Clock // stamps the cleanup in meta.json; nil = the system clock
 }
 
 // metaFile is one meta.json (or a tester's meta-<i>.json) of a run directory.
@@ -38,8 +39,8 @@ type metaFile struct {
 // gone is not an error, so it can be repeated. With run directories it also
 // marks a run left `running` as interrupted and records the cleanup.
 func Cleanup(ctx context.Context, o CleanupOptions) int {
-	if o.Now == nil {
-		o.Now = time.Now
+	if o.Clock == nil {
+		o.Clock = load.System
 	}
 	log := &logger{w: o.Log}
 	fail := func(code int, format string, a ...any) int {
@@ -137,7 +138,7 @@ func Cleanup(ctx context.Context, o CleanupOptions) int {
 	}
 	fmt.Fprintf(o.Stdout, "cleanup: removed %d credentials under %s/\n", total, run.Prefix())
 
-	now := o.Now().UTC().Format(time.RFC3339)
+	now := o.Clock.Now().UTC().Format(time.RFC3339)
 	for _, m := range metas {
 		changed := false
 		if m.meta.Status == "running" {
