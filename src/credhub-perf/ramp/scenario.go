@@ -195,9 +195,11 @@ func (s *scenarioState) runStep(ctx context.Context, i, total int, st load.Step)
 	steady := results.NewSteadiness()
 	prog := newProgressSink(r.log, r.o.Clock, stats, i, total, st, s.eta(i, total))
 	s.sentAny = true
-	before := r.o.CPU(r.o.Clock.Now())
+	// CPU shares are CPU time over real elapsed time: the system clock,
+	// whatever clock schedules the run.
+	before := r.o.CPU(time.Now())
 	err := s.engine.Run(ctx, st, load.Multi(s.csv, microseconds{stats}, microseconds{steady}, prog))
-	usage := cpuload.Between(before, r.o.CPU(r.o.Clock.Now()))
+	usage := cpuload.Between(before, r.o.CPU(time.Now()))
 	prog.stop()
 	// Rows are flushed after every step, and on failure, so a run that dies
 	// later keeps everything measured so far.
