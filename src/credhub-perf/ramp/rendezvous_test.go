@@ -201,7 +201,7 @@ func TestRendezvousWithoutTesterZeroTimesOut(t *testing.T) {
 func TestRendezvousDeletedWhenRunFails(t *testing.T) {
 	p := loadtest.NewPKI(t, loadtest.ECDSA)
 	fake := newFake()
-	srv := loadtest.NewMTLSServer(t, p, fake, true, false)
+	clk, srv := simFake(t, p, fake, 1)
 	c := fakeConfig(t, p, srv.URL)
 	c.Target.Timeout = Duration(time.Second)
 	c.Steps = StepsConfig{MinConcurrency: 1, MaxConcurrency: 2, Step: 1, Duration: Duration(500 * time.Millisecond)}
@@ -212,7 +212,7 @@ func TestRendezvousDeletedWhenRunFails(t *testing.T) {
 	// output_dir no longer serves: it is refused before CredHub is contacted).
 	c.Scenarios = []string{"custom"}
 	c.Custom.Path = "/api/v1/data?name={{nope}}"
-	code, _, log := execute(t, c, false)
+	code, log := executeSim(t, clk, c)
 	if code == 0 {
 		t.Fatalf("the run should fail (unknown template placeholder)\n%s", log)
 	}
