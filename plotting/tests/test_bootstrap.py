@@ -48,19 +48,39 @@ def test_capacity_intervals_cover_the_truth():
     """Seeded coverage on steps with load and latency correlated over about a second.
 
     The truth is the capacity the estimator converges to: the SLO crossing
-    of the steps' true throughput and true p95. With this seed: 87 %
-    (docs/design.md gives the figures and why it is a little under 95 %).
+    of the steps' true throughput and true p95. 400 repetitions: a method
+    that covers 95 % lands within 3 binomial standard errors,
+    3 sqrt(0.95 * 0.05 / 400) = 3.3 points, with probability 99.7 %; the
+    seeds are fixed, so the figure is the same on every run (92.25 % here:
+    docs/design.md says where the remaining shortfall comes from). The plain
+    percentile interval, before studentize(), covered 87 % on the same data.
     """
     rng = np.random.default_rng(20261124)
     rates, medians, p = synth.ramp_for(150.0, 0.025)
     truth = synth.crossing(rates, p, 0.025)
-    hits, m = 0, 150
+    hits, m = 0, 400
     for i in range(m):
         lat, off, err, st = synth.steps(rng, rates, medians, duration=15.0)
         cap, _ = bootstrap.run_replicates(lat, off, err, st, 95, 0.025, 0.01, knee_reps=0, seed=i)
         lo, hi = bootstrap.interval(cap)
         hits += lo <= truth <= hi
-    assert 0.85 <= hits / m <= 0.99, hits / m
+    tolerance = 3 * np.sqrt(0.95 * 0.05 / m)
+    assert abs(hits / m - 0.95) <= tolerance, hits / m
+
+
+def test_t_quantile_known_values():
+    # Student t 97.5 % points from the tables
+    for df, want in [(2, 4.303), (3, 3.182), (6, 2.447), (10, 2.228), (30, 2.042), (1e9, 1.960)]:
+        assert bootstrap.t_quantile(df) == pytest.approx(want, rel=0.01)
+
+
+def test_studentize_widens_about_the_point_and_keeps_nan():
+    reps = np.array([90.0, 100.0, 110.0, np.nan])
+    out = bootstrap.studentize(reps, 100.0, 6)
+    assert out[1] == 100.0 and np.isnan(out[3])
+    assert out[2] - 100 == pytest.approx(10 * 2.4468 / 1.95996, rel=1e-3)
+    assert bootstrap.studentize(reps, float("nan"), 6) is reps
+    assert bootstrap.degrees_of_freedom(3.0) == 6.0 and bootstrap.degrees_of_freedom(1.0) == 2.0
 
 
 def test_knee_replicates_bracket_the_knee():
