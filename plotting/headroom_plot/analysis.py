@@ -256,9 +256,14 @@ def max_throughput_at_slo(x: np.ndarray, p: np.ndarray, ok: np.ndarray, bound: f
     own throughput; between a step that meets it and the next one that does
     not, the crossing is interpolated linearly in (throughput, latency).
     Steps over the error-rate limit (ok False) never count and are never
-    interpolated into.  None when no step meets the bound.
+    interpolated into.  None when no step meets the bound ("never met"), or
+    when no step counts at all ("no usable step": every one over the error
+    limit, or left out by the caller as tester-bound or unsteady), which is
+    not a statement about the SLO.
     """
     best, how = None, "never met"
+    if len(x) and not np.any(ok):
+        return None, "no usable step"
     if len(x) and not any(ok[i] and p[i] > bound for i in range(len(x))) and any(ok):
         # never crossed: the SLO would hold further out, this is only a floor
         return float(max(x[i] for i in range(len(x)) if ok[i])), "lower bound"
@@ -287,6 +292,7 @@ class CapacityRow:
     efficiency: float | None   # vs the smallest instance count measured
     labels: list[str] = field(default_factory=list)
     lower_bound: bool = False  # the SLO was never crossed: capacity is at least max_tput
+    unusable: bool = False     # no run of the group had a step that counts: nothing known about the SLO
     # 95 % intervals and the bootstrap replicates behind them (headroom_plot.study fills these in)
     max_tput_ci: tuple | None = None
     knee_ci: tuple | None = None
@@ -310,7 +316,8 @@ def capacity_table(rows: list[dict]) -> list[CapacityRow]:
                                max_tput=float(np.median(vals)) if vals else None,
                                knee=float(np.median(knees)) if knees else None, efficiency=None,
                                labels=[r["label"] for r in rs],
-                               lower_bound=any(r.get("how") == "lower bound" for r in rs)))
+                               lower_bound=any(r.get("how") == "lower bound" for r in rs),
+                               unusable=all(r.get("how") == "no usable step" for r in rs)))
     out.sort(key=lambda c: (c.scenario, c.instances is None, c.instances or 0, c.group))
     for scen in {c.scenario for c in out}:
         counted = [c for c in out if c.scenario == scen and c.instances and c.max_tput]

@@ -355,7 +355,8 @@ def overlay(runs: list[Run], opts: Options, out_dir: str, formats: list[str], sc
         ys = np.array([s.slo_s for s in r.steps]) * 1000
         p50 = np.array([s.p50_s for s in r.steps]) * 1000
         allv += list(ys) + list(p50)
-        cap = f"max {r.max_tput:,.0f} req/s within SLO" if r.max_tput is not None else "SLO never met"
+        cap = (f"max {r.max_tput:,.0f} req/s within SLO" if r.max_tput is not None else
+               "no usable step" if r.max_tput_how == "no usable step" else "SLO never met")
         ax.plot(xs, ys, "-o", color=c, lw=2, ms=5, label=f"{r.legend()}: p{pct:g}; {cap}")
         ax.plot(xs, p50, ":", color=c, lw=1.2, alpha=0.8)
         bad = np.array([s.error_rate > opts.max_error_rate for s in r.steps])

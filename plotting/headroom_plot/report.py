@@ -106,7 +106,8 @@ def capacity(table: list[CapacityRow], scenario: str) -> tuple[list[str], list[l
     for c in rows_s:
         rows.append([c.group if c.instances is not None else f"? (label {c.group})", str(c.runs),
                      ("\u2265 " + _num(c.max_tput) + " (SLO not crossed)" if c.lower_bound else _num(c.max_tput))
-                     if c.max_tput is not None else "SLO never met",
+                     if c.max_tput is not None else
+                     ("no usable step (see Warnings)" if c.unusable else "SLO never met"),
                      _interval(c.max_tput_ci),
                      _num(c.knee) if c.knee is not None else "not reached",
                      _interval(c.knee_ci),

@@ -158,6 +158,12 @@ def test_max_throughput_at_slo_interpolates():
     assert max_throughput_at_slo(x, np.array([0.05, 0.08, 0.09]), ok, 0.09) == (300.0, "lower bound")
     assert max_throughput_at_slo(np.array([100.0, 300, 200]), np.array([0.05, 0.08, 0.3]), ok, 0.1)[0] == 300.0
     assert max_throughput_at_slo(x, p, ok, 0.010) == (None, "never met")
+    # every step tester-bound or failing: nothing is known about the SLO, and the report says so
+    assert max_throughput_at_slo(x, p, np.zeros(3, bool), 0.400) == (None, "no usable step")
+    rows = [{"scenario": "get", "instances": 2, "label": "a", "max_tput": None, "how": "no usable step", "knee": None}]
+    assert capacity_table(rows)[0].unusable
+    rows.append({"scenario": "get", "instances": 2, "label": "b", "max_tput": None, "how": "never met", "knee": None})
+    assert not capacity_table(rows)[0].unusable
     # a step over the error limit neither counts nor is interpolated into
     assert max_throughput_at_slo(x, p, np.array([True, False, True]), 0.100) == (100.0, "measured")
     # overload: throughput falls while latency rises; the best measured step stands
