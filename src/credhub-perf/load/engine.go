@@ -311,6 +311,15 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 	if sink == nil {
 		sink = Discard
 	}
+	// Open loop over the lean client: workers share keep-alive
+	// connections (most recently used first) so a light step keeps few of
+	// them open. One is dialled before the step's clock starts.
+	var pool *connPool
+	if s.Rate > 0 && e.fast && e.opts.KeepAlive {
+		pool = newConnPool(maxDials(), e.opts.Clock)
+		defer pool.closeAll()
+		pool.warm(ctx, e)
+	}
 	start := s.StartAt
 	if start.IsZero() {
 		start = e.now()
@@ -364,13 +373,7 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 	var wg sync.WaitGroup
 	if s.Rate > 0 {
 		// Open loop: one pacer hands each request to an idle worker at its
-		// scheduled time; workers share keep-alive connections (most
-		// recently used first) so a light step keeps few of them open.
-		var pool *connPool
-		if e.fast && e.opts.KeepAlive {
-			pool = newConnPool(maxDials())
-			defer pool.closeAll()
-		}
+		// scheduled time.
 		jobs := make(chan time.Time)
 		for _, w := range workers {
 			wg.Add(1)
@@ -491,9 +494,13 @@ func (w *worker) openLoop(ctx context.Context, jobs <-chan time.Time, pool *conn
 		if pool != nil {
 			w.borrow(ctx, pool)
 		}
+		dialled := w.dialDone != nil
 		w.do(ctx, r)
 		w.endDial()
 		if pool != nil {
+			if dialled && r.DNSDial > 0 && r.Err == "" {
+				pool.noteDial(r.DNSDial)
+			}
 			w.giveBack(pool)
 		}
 		if lag := r.Start.Sub(sched); lag > 0 {
@@ -511,31 +518,94 @@ func (w *worker) openLoop(ctx context.Context, jobs <-chan time.Time, pool *conn
 // one retry covers), so a step opens about as many connections as it has
 // requests in flight, at most Concurrency.
 //
-// A request that finds none idle takes whichever comes first: a connection
-// another request gives back, or one of a few dial tokens. Without the
-// tokens every request due at the start of a step dialled its own: 256
-// mutual-TLS handshakes at once, 0.4 s of CPU on a 2-core tester, during
-// which the requests due waited (sched-lag p99 0.4 s at 3,100 req/s).
+// A request that finds none idle while others are in flight first waits
+// for one of them to give its connection back, for about as long as a dial
+// takes (the last dials' time: patience); only then does it also compete
+// for one of a few dial tokens, and it takes whichever comes first.
+// Dialling at once instead fed on itself: each mutual-TLS handshake is CPU
+// on the tester's core, so every dial delayed the requests due meanwhile,
+// which found no idle connection and dialled in turn (a step at 10 % of
+// the null server's capacity opened 44 to 239 connections for 1 or 2 in
+// flight, its first 0.1-1 s of requests late by up to 0.7 s). The tokens
+// alone bounded the handshakes in flight, not their number.
 type connPool struct {
+	clk     Clock // nil: the system clock
 	mu      sync.Mutex
 	idle    []*fconn
+	lent    int           // requests holding a connection or dialling one
+	dialEst time.Duration // patience: recent dials' time, 0 before the first
 	handoff chan *fconn   // to a request waiting for a connection
 	dials   chan struct{} // tokens: handshakes in flight
 }
 
-func newConnPool(dials int) *connPool {
-	return &connPool{handoff: make(chan *fconn), dials: make(chan struct{}, dials)}
+// firstPatience is the wait for a connection given back before any dial
+// of the step has been timed: about one mutual-TLS handshake with an
+// RSA-2048 key on an idle tester.
+const firstPatience = 2 * time.Millisecond
+
+func newConnPool(dials int, clk Clock) *connPool {
+	return &connPool{clk: clk, handoff: make(chan *fconn), dials: make(chan struct{}, dials)}
+}
+
+// warm dials one connection into the pool before the step's clock starts
+// (it is one of the step's handshakes): the step's first requests find it
+// instead of each dialling after firstPatience while the first handshake
+// (which also verifies the server's chain, once per engine) is still under
+// way, and its time is the patience from the first request on. A failed
+// dial is left to the requests, which record the error.
+func (p *connPool) warm(ctx context.Context, e *Engine) {
+	w := &worker{e: e}
+	var r Result
+	c, err := w.dial(ctx, &r, time.Now())
+	if err != nil {
+		return
+	}
+	p.noteDial(r.DNSDial)
+	p.mu.Lock()
+	p.idle = append(p.idle, c)
+	p.mu.Unlock()
 }
 
 // maxDials: handshakes are CPU-bound, so more in flight than the tester
 // has cores only delays them all.
 func maxDials() int { return max(2*runtime.GOMAXPROCS(0), 4) }
 
+// noteDial folds a dial's time into the patience (mean of about the last
+// four dials: one slow handshake does not make every wait long).
+func (p *connPool) noteDial(d time.Duration) {
+	p.mu.Lock()
+	if p.dialEst == 0 {
+		p.dialEst = d
+	} else {
+		p.dialEst += (d - p.dialEst) / 4
+	}
+	p.mu.Unlock()
+}
+
 // acquire returns an idle or freed connection, or nil with a function to
 // call once the request's own dial has ended (nil too when ctx ended).
+// Every acquire is paired with a release.
 func (p *connPool) acquire(ctx context.Context) (*fconn, func()) {
-	if c := p.get(); c != nil {
+	p.mu.Lock()
+	busy := p.lent
+	p.lent++
+	if n := len(p.idle); n > 0 {
+		c := p.idle[n-1]
+		p.idle[n-1] = nil
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
 		return c, nil
+	}
+	patience := p.dialEst
+	p.mu.Unlock()
+	if patience == 0 {
+		patience = firstPatience
+	}
+	if busy > 0 {
+		// A connection will come back; no other can be had this soon.
+		if c := p.waitHandoff(ctx, patience); c != nil || ctx.Err() != nil {
+			return c, nil
+		}
 	}
 	select {
 	case c := <-p.handoff:
@@ -547,20 +617,45 @@ func (p *connPool) acquire(ctx context.Context) (*fconn, func()) {
 	}
 }
 
-func (p *connPool) get() *fconn {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := len(p.idle)
-	if n == 0 {
+// waitHandoff waits up to d for a connection given back.
+func (p *connPool) waitHandoff(ctx context.Context, d time.Duration) *fconn {
+	if p.clk == nil {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case c := <-p.handoff:
+			return c
+		case <-t.C:
+		case <-ctx.Done():
+		}
 		return nil
 	}
-	c := p.idle[n-1]
-	p.idle[n-1] = nil
-	p.idle = p.idle[:n-1]
-	return c
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	expired := make(chan struct{})
+	deadline := p.clk.Now().Add(d)
+	go func() {
+		p.clk.SleepUntil(wctx, deadline)
+		close(expired)
+	}()
+	select {
+	case c := <-p.handoff:
+		return c
+	case <-expired:
+	case <-ctx.Done():
+	}
+	return nil
 }
 
-func (p *connPool) put(c *fconn) {
+// release ends a request's loan: c, if still open, goes to a waiting
+// request or back to the pool.
+func (p *connPool) release(c *fconn) {
+	p.mu.Lock()
+	p.lent--
+	p.mu.Unlock()
+	if c == nil || c.nc == nil {
+		return
+	}
 	select {
 	case p.handoff <- c: // a request is waiting for one
 		return
@@ -590,15 +685,13 @@ func (w *worker) borrow(ctx context.Context, p *connPool) {
 	w.mu.Unlock()
 }
 
-// giveBack returns a still-open connection to the pool.
+// giveBack ends the worker's loan, returning a still-open connection.
 func (w *worker) giveBack(p *connPool) {
 	w.mu.Lock()
 	c := w.fc
 	w.fc = nil
 	w.mu.Unlock()
-	if c != nil && c.nc != nil {
-		p.put(c)
-	}
+	p.release(c)
 }
 
 // now and sleepUntil read the engine's clock (the system clock when nil).

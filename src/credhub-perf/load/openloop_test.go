@@ -181,7 +181,8 @@ func TestOpenLoopPacedOnClock(t *testing.T) {
 }
 
 // TestOpenLoopConnectionsFollowInFlight: a second connection is opened only
-// while the first is busy, and afterwards both are reused.
+// while the first is busy, after waiting for it about as long as a dial
+// takes, and afterwards both are reused.
 func TestOpenLoopConnectionsFollowInFlight(t *testing.T) {
 	p := loadtest.NewPKI(t, loadtest.ECDSA)
 	var conns, reqs atomic.Int64
@@ -199,20 +200,40 @@ func TestOpenLoopConnectionsFollowInFlight(t *testing.T) {
 	clk := loadtest.NewFakeClock(start)
 	results, done := clockRun(t, clk, mtlsOpts(p, true), srv.URL, load.Step{Concurrency: 64, Rate: 10, Requests: 10})
 	// Request 0 left at once and is held at the server; request 1 is due
-	// while it is in flight.
+	// while it is in flight, and waits for its connection first (the
+	// pool's patience, 2 ms before any dial has been timed; the pacer
+	// meanwhile sleeps until request 2).
 	recv(t, arrived, "request 0 at the server")
-	clk.Set(recv(t, clk.Sleeping, "pacer sleep"))
-	if r := recv(t, results, "result"); !r.Start.Equal(start.Add(100*time.Millisecond)) || r.Err != "" {
-		t.Fatalf("first result should be request 1: %+v", r)
+	due1 := start.Add(100 * time.Millisecond)
+	if got := recv(t, clk.Sleeping, "pacer sleep"); !got.Equal(due1) {
+		t.Fatalf("pacer slept until %v, want %v", got.Sub(start), due1.Sub(start))
+	}
+	clk.Set(due1)
+	patience, due2 := due1.Add(2*time.Millisecond), start.Add(200*time.Millisecond)
+	a, b := recv(t, clk.Sleeping, "sleep"), recv(t, clk.Sleeping, "sleep")
+	if a.After(b) {
+		a, b = b, a
+	}
+	if !a.Equal(patience) || !b.Equal(due2) {
+		t.Fatalf("sleeps until %v and %v, want the patience until %v and the pacer until %v",
+			a.Sub(start), b.Sub(start), patience.Sub(start), due2.Sub(start))
+	}
+	clk.Set(patience)
+	if r := recv(t, results, "result"); !r.Start.Equal(due1) || r.SchedLag != 2*time.Millisecond || r.Err != "" {
+		t.Fatalf("first result should be request 1, 2 ms late: %+v", r)
 	}
 	open()
 	if r := recv(t, results, "result"); !r.Start.Equal(start) || r.Err != "" {
 		t.Fatalf("second result should be request 0: %+v", r)
 	}
 	for i := 2; i < 10; i++ {
-		clk.Set(recv(t, clk.Sleeping, "pacer sleep"))
-		if r := recv(t, results, "result"); r.Err != "" {
-			t.Fatalf("request %d failed: %+v", i, r)
+		if i == 2 {
+			clk.Set(due2)
+		} else {
+			clk.Set(recv(t, clk.Sleeping, "pacer sleep"))
+		}
+		if r := recv(t, results, "result"); r.Err != "" || r.SchedLag != 0 {
+			t.Fatalf("request %d failed or was late: %+v", i, r)
 		}
 	}
 	if err := recv(t, done, "end of step"); err != nil {

@@ -2,81 +2,138 @@ package load
 
 import (
 	"context"
+	"runtime"
 	"testing"
+	"time"
+
+	"github.com/credhub-perf/credhub-perf/load/loadtest"
 )
+
+// open is an fconn the pool takes for an open connection (release drops
+// closed ones); its socket is never used.
+func open() *fconn { return &fconn{nc: (*sockConn)(nil)} }
 
 // TestConnPoolMostRecentlyUsedFirst: the connection returned last is lent
 // first, so a light load keeps reusing the same few warm connections.
 func TestConnPoolMostRecentlyUsedFirst(t *testing.T) {
-	p := newConnPool(1)
-	if p.get() != nil {
-		t.Fatal("an empty pool lent a connection")
+	p := newConnPool(1, nil)
+	ctx := context.Background()
+	a, b, c := open(), open(), open()
+	for range 3 {
+		p.lent++ // three loans, given back in turn
 	}
-	a, b, c := &fconn{}, &fconn{}, &fconn{}
-	p.put(a)
-	p.put(b)
-	p.put(c)
-	for i, want := range []*fconn{c, b, a, nil} {
-		if got := p.get(); got != want {
-			t.Fatalf("get %d: got %p, want %p", i, got, want)
+	p.release(a)
+	p.release(b)
+	p.release(c)
+	for i, want := range []*fconn{c, b, a} {
+		if got, _ := p.acquire(ctx); got != want {
+			t.Fatalf("acquire %d: got %p, want %p", i, got, want)
 		}
 	}
-	p.put(a)
-	p.put(b)
-	if got := p.get(); got != b {
-		t.Fatalf("after putting a then b, got %p, want b %p", got, b)
+	p.release(a)
+	p.release(b)
+	if got, _ := p.acquire(ctx); got != b {
+		t.Fatalf("after giving back a then b, got %p, want b %p", got, b)
+	}
+	p.release(&fconn{}) // closed: dropped, not lent again
+	if got, done := p.acquire(ctx); got != a || done != nil {
+		t.Fatalf("got %p, want a %p (the closed one dropped)", got, a)
 	}
 }
 
-// A request that finds no idle connection waits for whichever comes first:
-// a connection given back, or a dial token; tokens bound the handshakes in
-// flight, and one given back lets the next request dial.
-func TestConnPoolHandoffAndDialTokens(t *testing.T) {
-	p := newConnPool(1)
+// TestConnPoolPatience: a request that finds no idle connection dials at
+// once when none is in flight; when one is, it waits for it to be given
+// back for as long as a dial takes (on the pool's clock) before it takes a
+// dial token; a connection given back meanwhile is handed over.
+func TestConnPoolPatience(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	clk := loadtest.NewFakeClock(now)
+	p := newConnPool(1, clk)
 	ctx := context.Background()
 	c, done := p.acquire(ctx)
 	if c != nil || done == nil {
-		t.Fatalf("empty pool: got %p, token %v; want a dial token", c, done != nil)
+		t.Fatalf("nothing in flight: got %p, token %v; want a dial token at once", c, done != nil)
 	}
-	// The only token is taken: the next request waits, and takes the
-	// connection given back rather than dialling.
-	got := make(chan *fconn)
-	go func() {
-		c, d := p.acquire(ctx)
-		if d != nil {
-			t.Error("took a dial token while none was free")
-		}
-		got <- c
-	}()
-	a := &fconn{}
-	for {
-		// put hands over only to a waiting request; retry until it waits.
-		select {
-		case c := <-got:
-			if c != a {
-				t.Fatalf("waiting request got %p, want the freed %p", c, a)
-			}
-			goto handed
-		default:
-		}
-		p.put(a)
-		if x := p.get(); x != nil && x != a {
-			t.Fatalf("pool lent %p", x)
-		} else if x == a {
-			continue // nobody waited yet: take it back and try again
-		}
-	}
-handed:
 	done()
-	c, done = p.acquire(ctx)
-	if c != nil || done == nil {
-		t.Fatal("a token given back was not lent again")
+	type loan struct {
+		c    *fconn
+		done func()
 	}
+	got := make(chan loan)
+	wait := func() {
+		go func() {
+			c, d := p.acquire(ctx)
+			got <- loan{c, d}
+		}()
+	}
+
+	// Before any dial is timed the patience is firstPatience; a
+	// connection given back within it is handed over, no token taken.
+	wait()
+	if d := recv(t, clk.Sleeping); !d.Equal(now.Add(firstPatience)) {
+		t.Fatalf("waited until %v, want %v", d.Sub(now), firstPatience)
+	}
+	a := open()
+	p.release(a)
+	if l := recv(t, got); l.c != a || l.done != nil {
+		t.Fatalf("got %p, token %v; want the freed %p", l.c, l.done != nil, a)
+	}
+
+	// Dials timed: the patience follows them. No connection comes back
+	// within it: the request takes a dial token.
+	p.noteDial(4 * time.Millisecond)
+	p.noteDial(8 * time.Millisecond) // mean of about the last four: 5 ms
+	wait()
+	if d := recv(t, clk.Sleeping); !d.Equal(now.Add(5 * time.Millisecond)) {
+		t.Fatalf("waited until %v, want 5ms", d.Sub(now))
+	}
+	clk.Set(now.Add(5 * time.Millisecond))
+	l := recv(t, got)
+	if l.c != nil || l.done == nil {
+		t.Fatalf("after the patience: got %p, token %v; want a dial token", l.c, l.done != nil)
+	}
+
+	// The only token is out: the next request, past its patience, still
+	// takes the connection given back rather than dialling.
+	wait()
+	clk.Set(recv(t, clk.Sleeping))
+	b := open()
+	for {
+		// release hands over only to a request already waiting; until
+		// this one waits, b lands in the pool: take it back and retry.
+		p.release(b)
+		p.mu.Lock()
+		n := len(p.idle)
+		if n > 0 {
+			p.idle = p.idle[:n-1]
+			p.lent++
+		}
+		p.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		runtime.Gosched()
+	}
+	if l := recv(t, got); l.c != b || l.done != nil {
+		t.Fatalf("got %p, token %v; want the freed %p", l.c, l.done != nil, b)
+	}
+	l.done()
 	// With no token and no connection, a cancelled request gives up.
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	if c, d := p.acquire(cctx); c != nil || d != nil {
 		t.Fatal("a cancelled request got a connection or a token")
 	}
-	done()
 }
+
+func recv[T any](t *testing.T, c <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-c:
+		return v
+	case <-time.After(30 * time.Second): // a hang guard, not a tolerance
+		t.Fatal("nothing received within 30 s")
+		panic("unreachable")
+	}
+}
+
