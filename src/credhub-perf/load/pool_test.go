@@ -136,4 +136,3 @@ func recv[T any](t *testing.T, c <-chan T) T {
 		panic("unreachable")
 	}
 }
-
