@@ -498,8 +498,12 @@ func (w *worker) openLoop(ctx context.Context, jobs <-chan time.Time, pool *conn
 		w.do(ctx, r)
 		w.endDial()
 		if pool != nil {
-			if dialled && r.DNSDial > 0 && r.Err == "" {
-				pool.noteDial(r.DNSDial)
+			if r.Err == "" {
+				if dialled {
+					pool.noteDial(r.DNSDial)
+				} else {
+					pool.noteLatency(r.Latency)
+				}
 			}
 			w.giveBack(pool)
 		}
@@ -521,7 +525,10 @@ func (w *worker) openLoop(ctx context.Context, jobs <-chan time.Time, pool *conn
 // A request that finds none idle while others are in flight first waits
 // for one of them to give its connection back, for about as long as a dial
 // takes (the last dials' time: patience); only then does it also compete
-// for one of a few dial tokens, and it takes whichever comes first.
+// for one of a few dial tokens, and it takes whichever comes first. It
+// does not wait when the requests in flight are not expected back within
+// the patience (recent latency on a warm connection / requests in flight:
+// a slow server, where the pool must grow anyway).
 // Dialling at once instead fed on itself: each mutual-TLS handshake is CPU
 // on the tester's core, so every dial delayed the requests due meanwhile,
 // which found no idle connection and dialled in turn (a step at 10 % of
@@ -534,6 +541,7 @@ type connPool struct {
 	idle    []*fconn
 	lent    int           // requests holding a connection or dialling one
 	dialEst time.Duration // patience: recent dials' time, 0 before the first
+	latEst  time.Duration // recent latency on a warm connection
 	handoff chan *fconn   // to a request waiting for a connection
 	dials   chan struct{} // tokens: handshakes in flight
 }
@@ -582,6 +590,18 @@ func (p *connPool) noteDial(d time.Duration) {
 	p.mu.Unlock()
 }
 
+// noteLatency folds a warm request's latency (sched-lag excluded) into
+// latEst, as noteDial does.
+func (p *connPool) noteLatency(d time.Duration) {
+	p.mu.Lock()
+	if p.latEst == 0 {
+		p.latEst = d
+	} else {
+		p.latEst += (d - p.latEst) / 4
+	}
+	p.mu.Unlock()
+}
+
 // acquire returns an idle or freed connection, or nil with a function to
 // call once the request's own dial has ended (nil too when ctx ended).
 // Every acquire is paired with a release.
@@ -596,12 +616,12 @@ func (p *connPool) acquire(ctx context.Context) (*fconn, func()) {
 		p.mu.Unlock()
 		return c, nil
 	}
-	patience := p.dialEst
+	patience, back := p.dialEst, p.latEst
 	p.mu.Unlock()
 	if patience == 0 {
 		patience = firstPatience
 	}
-	if busy > 0 {
+	if busy > 0 && back/time.Duration(busy) <= patience {
 		// A connection will come back; no other can be had this soon.
 		if c := p.waitHandoff(ctx, patience); c != nil || ctx.Err() != nil {
 			return c, nil

@@ -126,6 +126,39 @@ func TestConnPoolPatience(t *testing.T) {
 	}
 }
 
+// TestConnPoolNoPatienceForSlowRequests: when the requests in flight are
+// not expected back within a dial's time (recent latency / requests in
+// flight > patience: a slow server), waiting cannot pay and the request
+// takes a dial token at once; with enough of them in flight it waits.
+func TestConnPoolNoPatienceForSlowRequests(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	clk := loadtest.NewFakeClock(now)
+	p := newConnPool(8, clk)
+	ctx := context.Background()
+	p.noteDial(2 * time.Millisecond)
+	p.noteLatency(20 * time.Millisecond)
+	p.lent = 4 // 20 ms / 4 in flight = 5 ms > 2 ms
+	if c, done := p.acquire(ctx); c != nil || done == nil {
+		t.Fatalf("got %p, token %v; want a dial token at once", c, done != nil)
+	}
+	if n := len(clk.Sleeping); n != 0 {
+		t.Fatalf("%d waits, want none", n)
+	}
+	p.lent = 10 // 20 ms / 10 = 2 ms: one will be back within a dial's time
+	got := make(chan func())
+	go func() {
+		_, done := p.acquire(ctx)
+		got <- done
+	}()
+	if d := recv(t, clk.Sleeping); !d.Equal(now.Add(2 * time.Millisecond)) {
+		t.Fatalf("waited until %v, want 2ms", d.Sub(now))
+	}
+	clk.Set(now.Add(2 * time.Millisecond))
+	if done := recv(t, got); done == nil {
+		t.Fatal("no dial token after the patience")
+	}
+}
+
 func recv[T any](t *testing.T, c <-chan T) T {
 	t.Helper()
 	select {
