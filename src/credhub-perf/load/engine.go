@@ -250,6 +250,7 @@ type worker struct {
 	// dialDone gives back the open-loop pool's dial token this request
 	// holds (nil: none), once its dial has ended.
 	dialDone func()
+	onLoan   bool // an open-loop request holds the pool's connection or dial token
 }
 
 // endDial gives back a dial token, if the request holds one.
@@ -539,7 +540,7 @@ type connPool struct {
 	clk     Clock // nil: the system clock
 	mu      sync.Mutex
 	idle    []*fconn
-	lent    int           // requests holding a connection or dialling one
+	lent    int           // requests holding a connection or a dial token
 	dialEst time.Duration // patience: recent dials' time, 0 before the first
 	latEst  time.Duration // recent latency on a warm connection
 	handoff chan *fconn   // to a request waiting for a connection
@@ -604,15 +605,15 @@ func (p *connPool) noteLatency(d time.Duration) {
 
 // acquire returns an idle or freed connection, or nil with a function to
 // call once the request's own dial has ended (nil too when ctx ended).
-// Every acquire is paired with a release.
+// Every acquire that got one or the other is paired with a release.
 func (p *connPool) acquire(ctx context.Context) (*fconn, func()) {
 	p.mu.Lock()
 	busy := p.lent
-	p.lent++
 	if n := len(p.idle); n > 0 {
 		c := p.idle[n-1]
 		p.idle[n-1] = nil
 		p.idle = p.idle[:n-1]
+		p.lent++
 		p.mu.Unlock()
 		return c, nil
 	}
@@ -623,18 +624,32 @@ func (p *connPool) acquire(ctx context.Context) (*fconn, func()) {
 	}
 	if busy > 0 && back/time.Duration(busy) <= patience {
 		// A connection will come back; no other can be had this soon.
-		if c := p.waitHandoff(ctx, patience); c != nil || ctx.Err() != nil {
+		if c := p.waitHandoff(ctx, patience); c != nil {
+			p.lend()
 			return c, nil
+		}
+		if ctx.Err() != nil {
+			return nil, nil
 		}
 	}
 	select {
 	case c := <-p.handoff:
+		p.lend()
 		return c, nil
 	case p.dials <- struct{}{}:
+		p.lend()
 		return nil, func() { <-p.dials }
 	case <-ctx.Done():
 		return nil, nil
 	}
+}
+
+// lend counts a request that got a connection or a dial token: only those
+// are in flight (a waiting request gives nothing back).
+func (p *connPool) lend() {
+	p.mu.Lock()
+	p.lent++
+	p.mu.Unlock()
 }
 
 // waitHandoff waits up to d for a connection given back.
@@ -700,6 +715,7 @@ func (p *connPool) closeAll() {
 func (w *worker) borrow(ctx context.Context, p *connPool) {
 	c, done := p.acquire(ctx)
 	w.dialDone = done
+	w.onLoan = c != nil || done != nil
 	w.mu.Lock()
 	w.fc = c
 	w.mu.Unlock()
@@ -707,6 +723,10 @@ func (w *worker) borrow(ctx context.Context, p *connPool) {
 
 // giveBack ends the worker's loan, returning a still-open connection.
 func (w *worker) giveBack(p *connPool) {
+	if !w.onLoan {
+		return // ctx ended while it waited: nothing was lent
+	}
+	w.onLoan = false
 	w.mu.Lock()
 	c := w.fc
 	w.fc = nil
