@@ -569,6 +569,15 @@ func (p *connPool) warm(ctx context.Context, e *Engine) {
 	if err != nil {
 		return
 	}
+	if c.sc != nil {
+		// Send the held last handshake flight now rather than with the
+		// first request, so the server checks the client's certificate
+		// before the step instead of while its first requests are due.
+		if err := c.sc.flush(); err != nil {
+			_ = c.nc.Close()
+			return
+		}
+	}
 	p.noteDial(r.DNSDial)
 	p.mu.Lock()
 	p.idle = append(p.idle, c)
