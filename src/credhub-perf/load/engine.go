@@ -569,11 +569,12 @@ func (p *connPool) warm(ctx context.Context, e *Engine) {
 	if err != nil {
 		return
 	}
-	if c.sc != nil {
-		// Send the held last handshake flight now rather than with the
-		// first request, so the server checks the client's certificate
-		// before the step instead of while its first requests are due.
-		if err := c.sc.flush(); err != nil {
+	// Send the held last handshake flight now rather than with the first
+	// request, so the server checks the client's certificate before the
+	// step instead of while its first requests are due. (Only Linux's
+	// sockConn holds bytes: sock_linux.go.)
+	if f, ok := any(c.sc).(interface{ flush() error }); ok && c.sc != nil {
+		if err := f.flush(); err != nil {
 			_ = c.nc.Close()
 			return
 		}
