@@ -560,8 +560,10 @@ func newConnPool(dials int, clk Clock) *connPool {
 // (it is one of the step's handshakes): the step's first requests find it
 // instead of each dialling after firstPatience while the first handshake
 // (which also verifies the server's chain, once per engine) is still under
-// way, and its time is the patience from the first request on. A failed
-// dial is left to the requests, which record the error.
+// way. Its time is not the patience: the chain's verification made it
+// slower than the step's dials (an inflated patience made requests to a
+// slow server wait milliseconds). A failed dial is left to the requests,
+// which record the error.
 func (p *connPool) warm(ctx context.Context, e *Engine) {
 	w := &worker{e: e}
 	var r Result
@@ -579,7 +581,6 @@ func (p *connPool) warm(ctx context.Context, e *Engine) {
 			return
 		}
 	}
-	p.noteDial(r.DNSDial)
 	p.mu.Lock()
 	p.idle = append(p.idle, c)
 	p.mu.Unlock()

@@ -201,9 +201,9 @@ func TestOpenLoopConnectionsFollowInFlight(t *testing.T) {
 	results, done := clockRun(t, clk, mtlsOpts(p, true), srv.URL, load.Step{Concurrency: 64, Rate: 10, Requests: 10})
 	// Request 0 left at once on the connection dialled before the step and
 	// is held at the server; request 1 is due while it is in flight, and
-	// waits for its connection first (the pool's patience: the time that
-	// dial took on the system clock, under 100 ms; the pacer meanwhile
-	// sleeps until request 2).
+	// waits for its connection first (the pool's patience: 2 ms while no
+	// dial of the step has been timed; the pacer meanwhile sleeps until
+	// request 2).
 	recv(t, arrived, "request 0 at the server")
 	due1 := start.Add(100 * time.Millisecond)
 	if got := recv(t, clk.Sleeping, "pacer sleep"); !got.Equal(due1) {
@@ -215,9 +215,9 @@ func TestOpenLoopConnectionsFollowInFlight(t *testing.T) {
 	if patience.After(b) {
 		patience, b = b, patience
 	}
-	if !patience.After(due1) || !patience.Before(due2) || !b.Equal(due2) {
-		t.Fatalf("sleeps until %v and %v, want the patience after %v and the pacer until %v",
-			patience.Sub(start), b.Sub(start), due1.Sub(start), due2.Sub(start))
+	if !patience.Equal(due1.Add(2*time.Millisecond)) || !b.Equal(due2) {
+		t.Fatalf("sleeps until %v and %v, want the patience until %v and the pacer until %v",
+			patience.Sub(start), b.Sub(start), due1.Add(2*time.Millisecond).Sub(start), due2.Sub(start))
 	}
 	clk.Set(patience)
 	if r := recv(t, results, "result"); !r.Start.Equal(due1) || r.SchedLag != patience.Sub(due1) || r.Err != "" {
