@@ -6,7 +6,6 @@ package credhub
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
@@ -15,10 +14,11 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/credhub-perf/credhub-perf/tlsclient"
 )
 
 // UserAgent is sent with every API call (not with the load itself).
@@ -26,13 +26,12 @@ const UserAgent = "credhub-perf-api"
 
 // Options configures a Client.
 type Options struct {
-	URL            string
-	CACertFile     string
-	ClientCertFile string
-	ClientKeyFile  string
-	ServerName     string
-	Insecure       bool
-	Timeout        time.Duration
+	URL string
+	// TLS is the same configuration the load engine is built from
+	// (tlsclient); FastRSA is ignored, as the API client makes few
+	// handshakes.
+	TLS     tlsclient.Options
+	Timeout time.Duration
 	// Token, when set, supplies a bearer token for every request.
 	Token *TokenSource
 }
@@ -43,35 +42,6 @@ type Client struct {
 	hc      *http.Client
 	token   *TokenSource
 	subject string // the client certificate's subject, for error messages
-}
-
-// TLSConfig builds the client TLS configuration from PEM files. Every
-// problem is one line naming the file.
-func TLSConfig(caFile, certFile, keyFile, serverName string, insecure bool) (*tls.Config, string, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: serverName, InsecureSkipVerify: insecure}
-	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
-		if err != nil {
-			return nil, "", fmt.Errorf("CA file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, "", fmt.Errorf("CA file %s holds no PEM certificate", caFile)
-		}
-		cfg.RootCAs = pool
-	}
-	subject := ""
-	if certFile != "" || keyFile != "" {
-		pair, err := tls.LoadX509KeyPair(certFile, keyFile)
-		if err != nil {
-			return nil, "", fmt.Errorf("client certificate %s / key %s: %w", certFile, keyFile, err)
-		}
-		if leaf, err := x509.ParseCertificate(pair.Certificate[0]); err == nil {
-			subject = leaf.Subject.String()
-		}
-		cfg.Certificates = []tls.Certificate{pair}
-	}
-	return cfg, subject, nil
 }
 
 // New builds a Client.
@@ -88,12 +58,14 @@ func New(o Options) (*Client, error) {
 	}
 	c := &Client{base: strings.TrimRight(o.URL, "/"), token: o.Token}
 	if u.Scheme == "https" {
-		cfg, subject, err := TLSConfig(o.CACertFile, o.ClientCertFile, o.ClientKeyFile, o.ServerName, o.Insecure)
+		to := o.TLS
+		to.FastRSA = false
+		built, err := tlsclient.Build(to)
 		if err != nil {
 			return nil, err
 		}
-		tr.TLSClientConfig = cfg
-		c.subject = subject
+		tr.TLSClientConfig = built.TLS
+		c.subject = built.Subject
 	}
 	timeout := o.Timeout
 	if timeout <= 0 {

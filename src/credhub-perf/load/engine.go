@@ -16,6 +16,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/credhub-perf/credhub-perf/rsasign"
+	"github.com/credhub-perf/credhub-perf/tlsclient"
 )
 
 // resultBuffer bounds the results in flight between workers and the
@@ -54,6 +57,9 @@ type Engine struct {
 	bodyless       bool // HEAD: responses carry no body
 	needsLen       bool // send Content-Length even when the body is empty
 	reqHeader      http.Header
+	// signer and signerNote: what signs the client's RSA handshake
+	// signatures, and why -fast-rsa was not honoured (tlsclient.Config).
+	signer, signerNote string
 }
 
 // New validates opts and t (certificates, CA bundle, URL, templates) and
@@ -137,18 +143,24 @@ func New(opts ClientOptions, t Template) (*Engine, error) {
 		e.hostHdr = e.opts.Host
 	}
 
+	e.signer = rsasign.StdName
 	if e.scheme == "https" {
-		if e.tlsConf, err = buildTLSConfig(opts.TLS); err != nil {
+		var built *tlsclient.Config
+		if e.tlsConf, built, err = buildTLSConfig(opts.TLS); err != nil {
 			return nil, err
 		}
 		if e.tlsConf.ServerName == "" {
 			e.tlsConf.ServerName = e.hostname
 		}
+		e.signer, e.signerNote = built.Signer, built.SignerNote
 	} else if opts.TLS.CertFile != "" || opts.TLS.KeyFile != "" || opts.TLS.CAFile != "" {
 		// Still validate the files: a typo should not pass silently.
-		if _, err := buildTLSConfig(opts.TLS); err != nil {
+		if _, _, err := buildTLSConfig(opts.TLS); err != nil {
 			return nil, err
 		}
+	}
+	if e.scheme != "https" && opts.TLS.FastRSA {
+		e.signerNote = "plain http: no TLS handshake to sign"
 	}
 	if opts.HTTP2 && e.scheme != "https" {
 		return nil, fmt.Errorf("HTTP/2 needs an https URL (cleartext h2c is not supported)")
@@ -175,6 +187,11 @@ func New(opts ClientOptions, t Template) (*Engine, error) {
 	}
 	return e, nil
 }
+
+// RSASigner names the code that signs this engine's client handshakes
+// (rsasign.StdName or rsasign.FastName) and, when TLSOptions.FastRSA was
+// asked for and not used, why; meta.json and hey report both.
+func (e *Engine) RSASigner() (name, note string) { return e.signer, e.signerNote }
 
 func (e *Engine) parseURL(raw string) error {
 	if raw == "" {

@@ -10,15 +10,6 @@ import (
 	"time"
 )
 
-// TLSOptions configures the client side of (mutual) TLS.
-type TLSOptions struct {
-	CertFile   string // client certificate (PEM); with KeyFile enables mTLS
-	KeyFile    string // client private key (PEM: RSA, ECDSA or Ed25519)
-	CAFile     string // server CA bundle (PEM); system roots when empty
-	ServerName string // overrides the name verified in the server certificate
-	Insecure   bool   // skip server verification; only on explicit request
-}
-
 // ClientOptions configures how requests are sent.
 type ClientOptions struct {
 	TLS                TLSOptions

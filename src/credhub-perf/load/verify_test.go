@@ -2,9 +2,6 @@ package load
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"net"
 	"strings"
@@ -13,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/credhub-perf/credhub-perf/internal/testpki"
 	"github.com/credhub-perf/credhub-perf/load/loadtest"
 )
 
@@ -154,10 +152,7 @@ func TestHostnameMismatchFails(t *testing.T) {
 func TestCachedChainWithoutItsKeyFails(t *testing.T) {
 	p := loadtest.NewPKI(t, loadtest.ECDSA)
 	real := handshakeServer(t, p.ServerPair, 0)
-	stolenKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
+	stolenKey := testpki.NewKey(t, testpki.ECDSA)
 	stolen := tls.Certificate{Certificate: p.ServerPair.Certificate, PrivateKey: stolenKey}
 	for _, tc := range []struct {
 		name string
@@ -222,14 +217,14 @@ func TestChangedRootsDropCache(t *testing.T) {
 }
 
 func TestInsecureVerifiesNothing(t *testing.T) {
-	cfg, err := buildTLSConfig(TLSOptions{Insecure: true})
+	cfg, _, err := buildTLSConfig(TLSOptions{Insecure: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !cfg.InsecureSkipVerify || cfg.VerifyConnection != nil || cfg.VerifyPeerCertificate != nil {
 		t.Fatal("-insecure must skip verification entirely")
 	}
-	cfg, err = buildTLSConfig(TLSOptions{})
+	cfg, _, err = buildTLSConfig(TLSOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -206,6 +206,7 @@ type TesterConfig struct {
 	RendezvousTimeout Duration `yaml:"rendezvous_timeout"`
 	RunID             string   `yaml:"run_id"`
 	ScenarioGap       Duration `yaml:"scenario_gap"`
+	FastRSA           bool     `yaml:"fast_rsa"`
 }
 
 // SaturationConfig bounds the tester's own resources: past them a step
@@ -358,6 +359,7 @@ var configKeys = []configKey{
 	{"tester.rendezvous_timeout", "duration", "10m0s", "", "With `tester.rendezvous`: how long testers other than 0 wait for tester 0's value before giving up (exit status 2, nothing sent). Several testers: also how long past its scheduled start the others wait for tester 0 to publish a later scenario's start (exit status 1).", setDuration(func(c *Config) *Duration { return &c.Tester.RendezvousTimeout })},
 	{"tester.scenario_gap", "duration", "1m0s", "", "Several testers: least pause between one scenario's last step and the next scenario's first, for tester 0's cleanup and seeding (it first waits 2 s + target.timeout, at most 10 s, for the others' requests in flight; the gap must exceed that by 1 s). When the cleanup and seeding take longer, the next scenario starts later: tester 0 publishes its start (at least 2 s ahead) as the credential `/credhub-perf/<run id>/<scenario>/control/start`, which the others wait for; meta.json's `scenario_start_at` records it.", setDuration(func(c *Config) *Duration { return &c.Tester.ScenarioGap })},
 	{"tester.run_id", "string", `""`, "run-id", "Run id shared by all testers (letters, digits, `-_.`); names the seeded credentials and the run directory. Empty = the `tester.start_at` time (yyyymmddThhmmssZ); with `tester.rendezvous`, tester 0's start_at plus a random suffix, published to the others; else the start time plus a random suffix. `rendezvous` is reserved.", setString(func(c *Config) *string { return &c.Tester.RunID })},
+	{"tester.fast_rsa", "bool", "false", "", "Sign this tester's TLS client handshakes (an RSA-2048 `target.client_key_file`) with the hand-written AVX-512 IFMA signer `rsasign` instead of Go's crypto/rsa. It saves tester CPU only with `keepalive: false`; on a CPU without IFMA, or with another key, crypto/rsa signs anyway. meta.json's `rsa_signer` records which one ran (docs/benchmarks.md: the trade-off).", setBool(func(c *Config) *bool { return &c.Tester.FastRSA })},
 	{"saturation.max_tester_cpu", "number", "0.8", "", "A step in which this tester's process used more than this share of the cores it may use (rusage CPU / wall / cores) is `tester_bound`: flagged, and not counted as capacity. 1 = never.", setFloat(func(c *Config) *float64 { return &c.Saturation.MaxTesterCPU })},
 	{"saturation.max_host_cpu", "number", "0.9", "", "Same for the busy share of the host CPUs this tester may run on (/proc/stat, whoever used them: a target on the same machine, a neighbour). 1 = never.", setFloat(func(c *Config) *float64 { return &c.Saturation.MaxHostCPU })},
 	{"saturation.max_steal", "number", "0.1", "", "Same for the share of those CPUs' time the hypervisor gave to other guests (steal). 1 = never.", setFloat(func(c *Config) *float64 { return &c.Saturation.MaxSteal })},

@@ -19,6 +19,8 @@ import (
 	"github.com/credhub-perf/credhub-perf/credhub"
 	"github.com/credhub-perf/credhub-perf/load"
 	"github.com/credhub-perf/credhub-perf/results"
+	"github.com/credhub-perf/credhub-perf/rsasign"
+	"github.com/credhub-perf/credhub-perf/tlsclient"
 )
 
 // Exit statuses of run and capacity.
@@ -80,22 +82,27 @@ func apiClient(c Config) (*credhub.Client, *credhub.TokenSource, error) {
 		if caFile == "" {
 			caFile = c.Target.CACertFile
 		}
-		tc, _, err := credhub.TLSConfig(caFile, "", "", "", c.Target.InsecureSkipVerify)
+		tc, err := tlsclient.Build(tlsclient.Options{CAFile: caFile, Insecure: c.Target.InsecureSkipVerify})
 		if err != nil {
 			return nil, nil, fmt.Errorf("uaa: %w", err)
 		}
-		token = credhub.NewTokenSource(c.UAA.URL, c.UAA.ClientID, c.UAA.ClientSecret, tc)
+		token = credhub.NewTokenSource(c.UAA.URL, c.UAA.ClientID, c.UAA.ClientSecret, tc.TLS)
 	}
-	api, err := credhub.New(credhub.Options{
-		URL: c.Target.URL, CACertFile: c.Target.CACertFile,
-		ClientCertFile: c.Target.ClientCertFile, ClientKeyFile: c.Target.ClientKeyFile,
-		ServerName: c.Target.ServerName, Insecure: c.Target.InsecureSkipVerify,
-		Timeout: c.Target.Timeout.D(), Token: token,
-	})
+	api, err := credhub.New(credhub.Options{URL: c.Target.URL, TLS: c.tlsOptions(), Timeout: c.Target.Timeout.D(), Token: token})
 	if err != nil {
 		return nil, nil, err
 	}
 	return api, token, nil
+}
+
+// tlsOptions is the one TLS client configuration of a run: the API client
+// and the load engine present the same identity to the same server.
+func (c Config) tlsOptions() tlsclient.Options {
+	return tlsclient.Options{
+		CertFile: c.Target.ClientCertFile, KeyFile: c.Target.ClientKeyFile,
+		CAFile: c.Target.CACertFile, ServerName: c.Target.ServerName, Insecure: c.Target.InsecureSkipVerify,
+		FastRSA: c.Tester.FastRSA,
+	}
 }
 
 // freshRunID names a run that starts at t: its stamp and a random suffix,
@@ -332,10 +339,7 @@ func (r *runner) template(scenario string, n credhub.Names) (load.Template, erro
 
 func (r *runner) clientOptions() load.ClientOptions {
 	o := load.ClientOptions{
-		TLS: load.TLSOptions{
-			CertFile: r.c.Target.ClientCertFile, KeyFile: r.c.Target.ClientKeyFile,
-			CAFile: r.c.Target.CACertFile, ServerName: r.c.Target.ServerName, Insecure: r.c.Target.InsecureSkipVerify,
-		},
+		TLS:       r.c.tlsOptions(),
 		KeepAlive: r.c.Keepalive,
 		HTTP2:     r.c.Target.HTTP2,
 		Timeout:   r.c.Target.Timeout.D(),
@@ -397,7 +401,7 @@ func (r *runner) newMeta(scenario string, n credhub.Names, planned int) *results
 	c := r.c
 	m := &results.Meta{
 		ToolVersion: r.o.Version, Scenario: scenario, TargetURL: c.Target.URL, Label: c.Label,
-		Tester: c.Tester.Index, Testers: c.Tester.Count, Mode: "closed", Keepalive: c.Keepalive,
+		Tester: c.Tester.Index, Testers: c.Tester.Count, Mode: "closed", Keepalive: c.Keepalive, FastRSA: c.Tester.FastRSA,
 		TLS: r.tlsMode(), Seed: results.Seed{Credentials: c.Seed.Credentials, Bytes: c.Seed.Bytes},
 		Cleanup: c.Cleanup.Mode, SLO: results.MetaSLO{Percentile: c.SLO.Percentile, LatencyS: c.SLO.Latency.D().Seconds()},
 		StartedAt: r.o.Clock.Now().UTC().Format(time.RFC3339Nano), Host: r.host,
@@ -461,6 +465,10 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 		return ExitFailed
 	}
 	meta := r.newMeta(scenario, n, len(plan))
+	meta.RSASigner, meta.RSASignerNote = engine.RSASigner()
+	if meta.RSASignerNote != "" && k == 0 {
+		r.log.Printf("tester.fast_rsa: %s signs instead of %s: %s", meta.RSASigner, rsasign.FastName, meta.RSASignerNote)
+	}
 	if r.o.Capacity {
 		meta.PlannedSteps = c.Capacity.MaxProbes
 	}

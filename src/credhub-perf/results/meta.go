@@ -130,6 +130,13 @@ type Meta struct {
 	// tester (lockstep only); later than the schedule when tester 0's
 	// cleanup and seeding took longer than tester.scenario_gap.
 	ScenarioStartAt string `json:"scenario_start_at,omitempty"`
+	// FastRSA is tester.fast_rsa; RSASigner names the code that signed the
+	// client's RSA handshake signatures ("crypto/rsa", also when no RSA key
+	// signs, or "rsasign-ifma"), and RSASignerNote why the fast signer was
+	// asked for and not used (no IFMA, not an RSA-2048 key).
+	FastRSA       bool   `json:"fast_rsa"`
+	RSASigner     string `json:"rsa_signer"`
+	RSASignerNote string `json:"rsa_signer_note,omitempty"`
 	// Insecure lists the configuration keys in force that weaken transport
 	// security (target.insecure_skip_verify, uaa.allow_plaintext_secret).
 	Insecure []string `json:"insecure"`

@@ -12,8 +12,10 @@
 // against the public exponent before returning it, so a fault can never
 // put a wrong signature (or a key-revealing one) on the wire.
 //
-// Keys it cannot handle (other sizes, multi-prime, CPUs without IFMA) are
-// signed by crypto/rsa unchanged: New returns the key itself.
+// It is opt-in (hey -fast-rsa, credhub-perf tester.fast_rsa): crypto/rsa
+// is the default. Keys it cannot handle (other sizes, multi-prime) and CPUs
+// without IFMA make New return an error, and the caller signs with
+// crypto/rsa (package tlsclient does, and says so in meta.json).
 package rsasign
 
 import (
@@ -26,7 +28,6 @@ import (
 	"io"
 	"math/big"
 	"math/bits"
-	"os"
 )
 
 // Signer is an RSA-2048 private key whose Sign uses the IFMA code.
@@ -38,28 +39,36 @@ type Signer struct {
 	qInvR  nat52 // qInv*R mod p
 }
 
-// Disabled reports whether CREDHUB_PERF_RSA=std asks for crypto/rsa, the
-// escape hatch if this code is ever suspected.
-func Disabled() bool { return os.Getenv("CREDHUB_PERF_RSA") == "std" }
+// Names of the two signers, as meta.json's rsa_signer records them.
+const (
+	// StdName is the standard library, the default.
+	StdName = "crypto/rsa"
+	// FastName is this package, used only when asked for (hey -fast-rsa,
+	// tester.fast_rsa) on a CPU and key it supports.
+	FastName = "rsasign-ifma"
+)
+
+// cpuHasIFMA is the CPU feature check; tests replace it to take the path
+// of a machine without (or with) IFMA whatever the machine running them.
+var cpuHasIFMA = hasIFMA
+
+// ErrNoIFMA is New's answer on a CPU without the instructions it needs.
+var ErrNoIFMA = errors.New("rsasign: this CPU has no AVX-512 IFMA (or the OS does not save its registers)")
 
 // Available reports whether this machine can use the fast path.
-func Available() bool { return !Disabled() && hasIFMA() }
+func Available() bool { return cpuHasIFMA() }
 
-// New returns a crypto.Signer for key: a *Signer when the fast path
-// applies (2048-bit modulus of two 1024-bit primes, a CPU with AVX-512
-// IFMA), otherwise key itself.
-func New(key *rsa.PrivateKey) crypto.Signer {
-	if !Available() {
-		return key
+// New returns a Signer for key, or an error saying why the fast path does
+// not apply (ErrNoIFMA, or a key that is not two-prime RSA-2048 with
+// exponent 65537); the caller then signs with key itself.
+func New(key *rsa.PrivateKey) (*Signer, error) {
+	if !cpuHasIFMA() {
+		return nil, ErrNoIFMA
 	}
-	s, err := newSigner(key)
-	if err != nil {
-		return key
-	}
-	return s
+	return newSigner(key)
 }
 
-var errUnsupported = errors.New("rsasign: key is not a two-prime RSA-2048 key")
+var errUnsupported = errors.New("rsasign: the key is not a two-prime RSA-2048 key with exponent 65537")
 
 func newSigner(key *rsa.PrivateKey) (*Signer, error) {
 	// checkPublic raises to 65537, the exponent every common tool uses.
@@ -176,7 +185,7 @@ func (s *Signer) rawSign(em []byte) ([]byte, error) {
 	// sig^e = em mod p and mod q means sig is right mod n; with the IFMA
 	// code this costs about 2% of the signature.
 	if !checkPublic(&out, &xR, &s.pr, &s.md) {
-		return nil, errors.New("rsasign: signature failed its own check and was not sent; set CREDHUB_PERF_RSA=std to sign with crypto/rsa")
+		return nil, errors.New("rsasign: signature failed its own check and was not sent; turn the fast signer off (hey without -fast-rsa, tester.fast_rsa: false) to sign with crypto/rsa")
 	}
 	sig := make([]byte, 2*words*8)
 	for i, w := range out {

@@ -8,37 +8,50 @@ import (
 	_ "crypto/sha1"
 	"crypto/sha256"
 	"crypto/sha512"
+	"errors"
+	"fmt"
 	"math/big"
 	mrand "math/rand"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/credhub-perf/credhub-perf/internal/testpki"
 )
 
 func needIFMA(t testing.TB) {
 	t.Helper()
 	if !hasIFMA() {
-		t.Skip("this CPU has no AVX-512 IFMA; New falls back to crypto/rsa (TestFallback)")
+		t.Skip("this CPU has no AVX-512 IFMA; New refuses and callers sign with crypto/rsa (TestFallback)")
 	}
 }
 
-var (
-	keysOnce sync.Once
-	keys     []*rsa.PrivateKey
-)
-
-// testKeys are generated per run, so every run tries new primes.
+// testKeys are the committed keys of internal/testpki, logged (path and
+// fingerprint) so that a failure can be reproduced with the same key.
 func testKeys(t testing.TB) []*rsa.PrivateKey {
-	keysOnce.Do(func() {
-		for i := 0; i < 3; i++ {
-			k, err := rsa.GenerateKey(rand.Reader, 2048)
-			if err != nil {
-				panic(err)
-			}
-			keys = append(keys, k)
-		}
-	})
+	t.Helper()
+	var keys []*rsa.PrivateKey
+	for i := 0; i < 3; i++ {
+		keys = append(keys, testpki.FixedRSAKey(t, fmt.Sprintf("rsa2048-%d", i)))
+	}
 	return keys
+}
+
+// withCPU runs the test as if the CPU check answered has.
+func withCPU(t *testing.T, has bool) {
+	t.Helper()
+	saved := cpuHasIFMA
+	cpuHasIFMA = func() bool { return has }
+	t.Cleanup(func() { cpuHasIFMA = saved })
+}
+
+// fastSigner is New on a CPU with IFMA.
+func fastSigner(t testing.TB, k *rsa.PrivateKey) *Signer {
+	t.Helper()
+	s, err := New(k)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return s
 }
 
 func TestAMMAgainstBig(t *testing.T) {
@@ -108,8 +121,9 @@ func TestRawSignAgainstBig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		rng := mrand.New(mrand.NewSource(3))
 		for trial := 0; trial < 30; trial++ {
-			m, _ := rand.Int(rand.Reader, k.N)
+			m := new(big.Int).Rand(rng, k.N)
 			switch trial {
 			case 0:
 				m.SetInt64(0)
@@ -137,10 +151,7 @@ func TestRawSignAgainstBig(t *testing.T) {
 func TestSignMatchesCryptoRSA(t *testing.T) {
 	needIFMA(t)
 	k := testKeys(t)[0]
-	signer := New(k)
-	if _, ok := signer.(*Signer); !ok {
-		t.Fatalf("New returned %T, want *Signer on an IFMA CPU", signer)
-	}
+	signer := fastSigner(t, k)
 	msg := []byte("credhub-perf")
 	for _, h := range []crypto.Hash{crypto.SHA1, crypto.SHA256, crypto.SHA384, crypto.SHA512} {
 		hh := h.New()
@@ -177,7 +188,7 @@ func TestSignMatchesCryptoRSA(t *testing.T) {
 func TestPSSSaltComesFromRand(t *testing.T) {
 	needIFMA(t)
 	k := testKeys(t)[0]
-	signer := New(k)
+	signer := fastSigner(t, k)
 	digest := sha256.Sum256([]byte("x"))
 	opts := &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash, Hash: crypto.SHA256}
 	a, err := signer.Sign(bytes.NewReader(bytes.Repeat([]byte{7}, 64)), digest[:], opts)
@@ -200,41 +211,66 @@ func TestPSSSaltComesFromRand(t *testing.T) {
 	}
 }
 
+// The fast path is chosen only on a CPU with IFMA and for a key it
+// supports; everything else is refused with the reason, so that the caller
+// signs with crypto/rsa. The CPU check is simulated, so this runs (both
+// ways) on every machine.
 func TestFallback(t *testing.T) {
 	k := testKeys(t)[0]
-	t.Setenv("CREDHUB_PERF_RSA", "std")
-	if got := New(k); got != crypto.Signer(k) {
-		t.Fatalf("CREDHUB_PERF_RSA=std: New returned %T, want the key itself", got)
+	small := testpki.FixedRSAKey(t, "rsa1024-0")
+	t.Run("no IFMA", func(t *testing.T) {
+		withCPU(t, false)
+		if Available() {
+			t.Fatal("Available on a CPU without IFMA")
+		}
+		if s, err := New(k); s != nil || !errors.Is(err, ErrNoIFMA) {
+			t.Fatalf("New = %v, %v; want nil, ErrNoIFMA", s, err)
+		}
+	})
+	t.Run("IFMA", func(t *testing.T) {
+		withCPU(t, true)
+		// Only the choice: newSigner's precomputation is plain Go, so this
+		// does not reach the assembly on a CPU that lacks it.
+		if s, err := New(k); s == nil || err != nil {
+			t.Fatalf("RSA-2048: New = %v, %v; want a Signer", s, err)
+		}
+		if s, err := New(small); s != nil || !errors.Is(err, errUnsupported) {
+			t.Fatalf("RSA-1024: New = %v, %v; want nil, errUnsupported", s, err)
+		}
+		three := *k
+		three.PublicKey.E = 3
+		if s, err := New(&three); s != nil || !errors.Is(err, errUnsupported) {
+			t.Fatalf("e = 3: New = %v, %v; want nil, errUnsupported", s, err)
+		}
+	})
+	if Available() != hasIFMA() {
+		t.Fatal("Available must be the CPU check")
 	}
-	t.Setenv("CREDHUB_PERF_RSA", "")
-	small, err := rsa.GenerateKey(rand.Reader, 1024)
+}
+
+// A hash the encoder does not know still signs, through crypto/rsa.
+func TestUnknownHashGoesToCryptoRSA(t *testing.T) {
+	needIFMA(t)
+	k := testKeys(t)[0]
+	d := sha512.Sum512_224([]byte("x"))
+	sig, err := fastSigner(t, k).Sign(rand.Reader, d[:], crypto.SHA512_224)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := New(small); got != crypto.Signer(small) {
-		t.Fatalf("RSA-1024: New returned %T, want the key itself", got)
-	}
-	// A hash the encoder does not know still signs, through crypto/rsa.
-	if hasIFMA() {
-		d := sha512.Sum512_224([]byte("x"))
-		sig, err := New(k).Sign(rand.Reader, d[:], crypto.SHA512_224)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := rsa.VerifyPKCS1v15(&k.PublicKey, crypto.SHA512_224, d[:], sig); err != nil {
-			t.Fatal(err)
-		}
+	if err := rsa.VerifyPKCS1v15(&k.PublicKey, crypto.SHA512_224, d[:], sig); err != nil {
+		t.Fatal(err)
 	}
 }
 
 func BenchmarkSign(b *testing.B) {
+	needIFMA(b)
 	k := testKeys(b)[0]
 	digest := sha256.Sum256([]byte("x"))
 	opts := &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash, Hash: crypto.SHA256}
 	for _, bc := range []struct {
 		name string
 		s    crypto.Signer
-	}{{"crypto-rsa", k}, {"rsasign", New(k)}} {
+	}{{"crypto-rsa", k}, {"rsasign", fastSigner(b, k)}} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -269,7 +305,7 @@ func TestCheckPublicRejectsWrongSignature(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, _ := rand.Int(rand.Reader, k.N)
+	m := new(big.Int).Rand(mrand.New(mrand.NewSource(4)), k.N)
 	var x, sig [2 * words]uint64
 	fillWords(x[:], m)
 	fillWords(sig[:], new(big.Int).Exp(m, k.D, k.N))
@@ -380,7 +416,7 @@ func TestFaultIsRefused(t *testing.T) {
 	s.pr[0].exp[3] ^= 1 << 7
 	digest := sha256.Sum256([]byte("x"))
 	sig, err := s.Sign(rand.Reader, digest[:], &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash, Hash: crypto.SHA256})
-	if err == nil || sig != nil || !strings.Contains(err.Error(), "CREDHUB_PERF_RSA=std") {
+	if err == nil || sig != nil || !strings.Contains(err.Error(), "tester.fast_rsa: false") {
 		t.Fatalf("sig %x, err %v", sig, err)
 	}
 }

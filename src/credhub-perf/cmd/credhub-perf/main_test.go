@@ -8,16 +8,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
-	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,7 +22,9 @@ import (
 	"time"
 
 	"github.com/credhub-perf/credhub-perf/credhub"
+	"github.com/credhub-perf/credhub-perf/internal/testpki"
 	"github.com/credhub-perf/credhub-perf/results"
+	"github.com/credhub-perf/credhub-perf/tlsclient"
 )
 
 var (
@@ -138,8 +134,8 @@ func (s *sim) kill() {
 
 // client is our API client with the sim's client certificate, for checks.
 func (s *sim) client(t *testing.T) *credhub.Client {
-	c, err := credhub.New(credhub.Options{URL: s.URL, CACertFile: filepath.Join(certDir, "ca.crt"),
-		ClientCertFile: filepath.Join(certDir, "client.crt"), ClientKeyFile: filepath.Join(certDir, "client.key"), Timeout: 10 * time.Second})
+	c, err := credhub.New(credhub.Options{URL: s.URL, TLS: tlsclient.Options{CAFile: filepath.Join(certDir, "ca.crt"),
+		CertFile: filepath.Join(certDir, "client.crt"), KeyFile: filepath.Join(certDir, "client.key")}, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -396,35 +392,9 @@ func TestTargetDownAtStart(t *testing.T) {
 // OU is not CredHub's app:<v4 uuid>.
 func badClientCert(t *testing.T) (certFile, keyFile string) {
 	t.Helper()
-	caPEM, _ := os.ReadFile(filepath.Join(certDir, "ca.crt"))
-	caKeyPEM, _ := os.ReadFile(filepath.Join(certDir, "ca.key"))
-	cb, _ := pem.Decode(caPEM)
-	ca, err := x509.ParseCertificate(cb.Bytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pair, err := tls.X509KeyPair(caPEM, caKeyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()),
-		Subject:      pkix.Name{CommonName: "wrong-client", OrganizationalUnit: []string{"app:not-a-uuid"}},
-		NotBefore:    time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, pair.PrivateKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	certFile, keyFile = filepath.Join(dir, "bad.crt"), filepath.Join(dir, "bad.key")
-	kb, _ := x509.MarshalECPrivateKey(key)
-	_ = os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
-	_ = os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
-	return
+	ca := testpki.LoadCA(t, filepath.Join(certDir, "ca.crt"), filepath.Join(certDir, "ca.key"))
+	leaf := ca.Issue(t, testpki.Spec{CommonName: "wrong-client", OU: []string{"app:not-a-uuid"}})
+	return leaf.Write(t, t.TempDir(), "bad")
 }
 
 func TestWrongClientCertificate(t *testing.T) {
@@ -784,42 +754,12 @@ func readOU(t *testing.T, path string) string {
 func TestIntermediateCAClientCertificate(t *testing.T) {
 	binaries(t)
 	s := startSim(t, "")
-	caPEM, _ := os.ReadFile(filepath.Join(certDir, "ca.crt"))
-	caKeyPEM, _ := os.ReadFile(filepath.Join(certDir, "ca.key"))
-	pair, err := tls.X509KeyPair(caPEM, caKeyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, _ := x509.ParseCertificate(pair.Certificate[0])
-	now := time.Now()
-	interKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	interDER, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
-		SerialNumber: big.NewInt(now.UnixNano()), Subject: pkix.Name{CommonName: "intermediate"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign,
-	}, root, &interKey.PublicKey, pair.PrivateKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inter, _ := x509.ParseCertificate(interDER)
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	leafDER, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
-		SerialNumber: big.NewInt(now.UnixNano() + 1),
-		Subject:      pkix.Name{CommonName: "chained-client", OrganizationalUnit: []string{"app:2f0e4f53-5e8b-4a47-9d3c-7d1f2f1b9a10"}},
-		NotBefore:    now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}, inter, &key.PublicKey, interKey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testpki.LoadCA(t, filepath.Join(certDir, "ca.crt"), filepath.Join(certDir, "ca.key"))
+	inter := root.Issue(t, testpki.Spec{CommonName: "intermediate", IsCA: true})
+	leaf := inter.AsCA().Issue(t, testpki.Spec{CommonName: "chained-client", OU: []string{"app:2f0e4f53-5e8b-4a47-9d3c-7d1f2f1b9a10"}})
 	dir := t.TempDir()
-	enc := func(der []byte) []byte { return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}) }
-	kb, _ := x509.MarshalECPrivateKey(key)
-	keyFile := filepath.Join(dir, "client.key")
-	chainFile, leafFile := filepath.Join(dir, "chain.crt"), filepath.Join(dir, "leaf.crt")
-	_ = os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
-	_ = os.WriteFile(chainFile, append(enc(leafDER), enc(interDER)...), 0o644)
-	_ = os.WriteFile(leafFile, enc(leafDER), 0o644)
+	chainFile, keyFile := leaf.Write(t, dir, "chain", inter)
+	leafFile := testpki.WriteCerts(t, filepath.Join(dir, "leaf.crt"), leaf.DER())
 	steps := "scenarios: [get]\nsteps: {min_concurrency: 2, max_concurrency: 2, requests: 50, duration: \"0\", warmup: \"0\"}\nkeepalive: false\n"
 
 	cfg := writeConfig(t, s.URL, steps)

@@ -79,8 +79,10 @@ Options:
 TLS:
   -cert        Client certificate (PEM) for mutual TLS. Default: $X509_USER_CERT.
   -key         Client private key (PEM, RSA or ECDSA). Default: $X509_USER_KEY.
-               RSA-2048 keys sign with AVX-512 IFMA where the CPU has it;
-               CREDHUB_PERF_RSA=std makes them use Go's crypto/rsa.
+  -fast-rsa    Sign the client's handshakes (an RSA-2048 -key) with the
+               hand-written AVX-512 IFMA signer instead of Go's crypto/rsa.
+               Saves CPU only with -disable-keepalive; without IFMA, or
+               with another key, crypto/rsa signs (said on stderr).
   -cacert      CA bundle (PEM) that signed the server certificate.
                Default: the system roots.
   -servername  Name to verify in the server certificate (and send as SNI).
@@ -147,6 +149,7 @@ func parse(args []string, getenv func(string) string) (*config, error) {
 		cacert      = fs.String("cacert", "", "")
 		serverName  = fs.String("servername", "", "")
 		insecure    = fs.Bool("insecure", false, "")
+		fastRSA     = fs.Bool("fast-rsa", false, "")
 	)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -243,7 +246,7 @@ func parse(args []string, getenv func(string) string) (*config, error) {
 	cfg.opts = load.ClientOptions{
 		TLS: load.TLSOptions{
 			CertFile: *cert, KeyFile: *key, CAFile: *cacert,
-			ServerName: *serverName, Insecure: *insecure,
+			ServerName: *serverName, Insecure: *insecure, FastRSA: *fastRSA,
 		},
 		KeepAlive:          !*noKeepAlive,
 		HTTP2:              *h2,
@@ -288,6 +291,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		fmt.Fprintf(stderr, "hey: %v\n", err)
 		return 2
+	}
+	if signer, note := engine.RSASigner(); note != "" {
+		fmt.Fprintf(stderr, "hey: -fast-rsa: %s signs instead: %s\n", signer, note)
 	}
 	tuneGC()
 	sum := summarySink{ok: results.NewStats(), all: results.NewStats()}

@@ -1,133 +1,37 @@
 // Package loadtest provides test fixtures for the load engine and the tools
-// built on it: a throwaway PKI (CA, server and client certificates, RSA or
-// ECDSA) and HTTPS servers that require client certificates and count TLS
-// handshakes.
+// built on it: a throwaway PKI (testpki's CA, server and client
+// certificates, RSA or ECDSA) and HTTPS servers that require client
+// certificates and count TLS handshakes.
 package loadtest
 
 import (
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/rsa"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"io"
 	"log"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
-	"time"
+
+	"github.com/credhub-perf/credhub-perf/internal/testpki"
 )
 
-// KeyType selects the key algorithm of generated certificates.
-type KeyType string
+// The PKI of these fixtures is testpki's, the one certificate maker of
+// the module's tests; loadtest keeps its names so callers need not change.
+type (
+	KeyType = testpki.KeyType
+	PKI     = testpki.PKI
+)
 
 // Key types.
 const (
-	RSA   KeyType = "rsa"
-	ECDSA KeyType = "ecdsa"
+	RSA   = testpki.RSA
+	ECDSA = testpki.ECDSA
 )
 
-// PKI is a CA with a server and a client certificate written to files.
-type PKI struct {
-	Dir                               string
-	CAFile, ServerCert, ServerKey     string
-	ClientCert, ClientKey, ClientName string
-	CAPool                            *x509.CertPool
-	ServerPair                        tls.Certificate
-}
-
-// NewPKI generates a CA, a server certificate for 127.0.0.1/localhost and a
-// client certificate with common name "perf-client", in t.TempDir().
-func NewPKI(t testing.TB, kt KeyType) *PKI {
-	t.Helper()
-	dir := t.TempDir()
-	p := &PKI{Dir: dir, ClientName: "perf-client"}
-	caKey := newKey(t, kt)
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "loadtest CA"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, caKey.Public(), caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caCert, _ := x509.ParseCertificate(caDER)
-	p.CAPool = x509.NewCertPool()
-	p.CAPool.AddCert(caCert)
-	p.CAFile = writePEM(t, dir, "ca.crt", "CERTIFICATE", caDER)
-
-	issue := func(name string, serial int64, usage x509.ExtKeyUsage, server bool) (string, string, tls.Certificate) {
-		key := newKey(t, kt)
-		tmpl := &x509.Certificate{
-			SerialNumber: big.NewInt(serial),
-			Subject:      pkix.Name{CommonName: name},
-			NotBefore:    time.Now().Add(-time.Hour),
-			NotAfter:     time.Now().Add(24 * time.Hour),
-			KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-			ExtKeyUsage:  []x509.ExtKeyUsage{usage},
-		}
-		if server {
-			tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1)}
-			tmpl.DNSNames = []string{"localhost", "credhub.test"}
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, key.Public(), caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cf := writePEM(t, dir, name+".crt", "CERTIFICATE", der)
-		kf := writePEM(t, dir, name+".key", "PRIVATE KEY", keyDER)
-		pair, err := tls.LoadX509KeyPair(cf, kf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return cf, kf, pair
-	}
-	p.ServerCert, p.ServerKey, p.ServerPair = issue("server", 2, x509.ExtKeyUsageServerAuth, true)
-	p.ClientCert, p.ClientKey, _ = issue(p.ClientName, 3, x509.ExtKeyUsageClientAuth, false)
-	return p
-}
-
-func newKey(t testing.TB, kt KeyType) crypto.Signer {
-	t.Helper()
-	var k crypto.Signer
-	var err error
-	if kt == RSA {
-		k, err = rsa.GenerateKey(rand.Reader, 2048)
-	} else {
-		k, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
-func writePEM(t testing.TB, dir, name, typ string, der []byte) string {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
+// NewPKI is testpki.NewPKI.
+func NewPKI(t testing.TB, kt KeyType) *PKI { return testpki.NewPKI(t, kt) }
 
 // Server is an HTTPS test server that requires and verifies client
 // certificates and counts full TLS handshakes.

@@ -1,0 +1,174 @@
+// Package tlsclient builds the client side of (mutual) TLS for both the
+// load engine (package load) and the CredHub API client (package
+// credhub), from one Options, so that the rules (TLS 1.2 at least, the
+// client identity, which files are required together, how a bad file is
+// reported) are written once.
+package tlsclient
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rsa"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/credhub-perf/credhub-perf/rsasign"
+)
+
+// Options configures the client side of (mutual) TLS.
+type Options struct {
+	CertFile   string // client certificate (PEM, leaf then intermediates); with KeyFile enables mTLS
+	KeyFile    string // client private key (PEM: RSA, ECDSA or Ed25519)
+	CAFile     string // server CA bundle (PEM); system roots when empty
+	ServerName string // overrides the name verified in the server certificate
+	Insecure   bool   // skip server verification; only on explicit request
+	// FastRSA signs the client's handshakes with rsasign (AVX-512 IFMA)
+	// instead of crypto/rsa, when the CPU and the key allow it. Off by
+	// default: see docs/benchmarks.md for what it buys and what it costs.
+	FastRSA bool
+}
+
+// Config is what Build made.
+type Config struct {
+	TLS *tls.Config
+	// Subject is the client certificate's subject ("" without one), for
+	// error messages about a refused identity.
+	Subject string
+	// Signer names the code that signs the client's RSA handshake
+	// signatures: rsasign.StdName (also when there is no RSA client key,
+	// as no fast code runs) or rsasign.FastName.
+	Signer string
+	// SignerNote says why FastRSA was asked for and not used; "" otherwise.
+	SignerNote string
+}
+
+// MinVersion is the oldest TLS version either client speaks; CredHub
+// itself accepts 1.2 and 1.3.
+const MinVersion = tls.VersionTLS12
+
+// Build checks every file up front so that a wrong path or a mismatched
+// pair is one clear error before any request is sent.
+func Build(o Options) (*Config, error) {
+	c := &Config{
+		TLS: &tls.Config{
+			MinVersion:         MinVersion,
+			ServerName:         o.ServerName,
+			InsecureSkipVerify: o.Insecure, //nolint:gosec // explicit opt-in only
+		},
+		Signer: rsasign.StdName,
+	}
+	switch {
+	case o.CertFile != "" && o.KeyFile == "":
+		return nil, fmt.Errorf("client certificate %s given without its key: pass the key file too (hey: -key or X509_USER_KEY; credhub-perf: target.client_key_file)", o.CertFile)
+	case o.CertFile == "" && o.KeyFile != "":
+		return nil, fmt.Errorf("client key %s given without its certificate: pass the certificate file too (hey: -cert or X509_USER_CERT; credhub-perf: target.client_cert_file)", o.KeyFile)
+	case o.CertFile != "":
+		cert, err := loadKeyPair(o.CertFile, o.KeyFile)
+		if err != nil {
+			return nil, err
+		}
+		c.Subject = cert.Leaf.Subject.String()
+		if o.FastRSA {
+			c.useFastSigner(&cert)
+		}
+		c.TLS.Certificates = []tls.Certificate{cert}
+	case o.FastRSA:
+		c.SignerNote = "no client certificate: nothing to sign"
+	}
+	if o.CAFile != "" {
+		pemBytes, err := os.ReadFile(o.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading CA file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pemBytes) {
+			return nil, fmt.Errorf("CA file %s contains no PEM certificates: pass the server's CA certificate bundle", o.CAFile)
+		}
+		c.TLS.RootCAs = pool
+	}
+	return c, nil
+}
+
+// useFastSigner puts rsasign in front of an RSA key when it can sign with
+// it; otherwise the key stays with crypto/rsa and the note says why.
+func (c *Config) useFastSigner(cert *tls.Certificate) {
+	var k *rsa.PrivateKey
+	switch key := cert.PrivateKey.(type) {
+	case *rsa.PrivateKey:
+		k = key
+	case *ecdsa.PrivateKey:
+		c.SignerNote = "the client key is ECDSA, not RSA: crypto/ecdsa signs"
+		return
+	case ed25519.PrivateKey:
+		c.SignerNote = "the client key is Ed25519, not RSA: crypto/ed25519 signs"
+		return
+	default:
+		c.SignerNote = fmt.Sprintf("the client key is %T, not RSA", key)
+		return
+	}
+	s, err := newFastSigner(k)
+	if err != nil {
+		c.SignerNote = strings.TrimPrefix(err.Error(), "rsasign: ")
+		return
+	}
+	cert.PrivateKey = s
+	c.Signer = rsasign.FastName
+}
+
+// newFastSigner is rsasign.New; tests replace it to take the fallback of a
+// CPU without IFMA on any machine.
+var newFastSigner = func(k *rsa.PrivateKey) (crypto.Signer, error) {
+	s, err := rsasign.New(k)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func loadKeyPair(certFile, keyFile string) (tls.Certificate, error) {
+	certPEM, err := os.ReadFile(certFile)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("reading client certificate: %w", err)
+	}
+	keyPEM, err := os.ReadFile(keyFile)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("reading client key: %w", err)
+	}
+	if !hasPEMBlock(certPEM, func(t string) bool { return t == "CERTIFICATE" }) {
+		return tls.Certificate{}, fmt.Errorf("client certificate %s contains no PEM certificate", certFile)
+	}
+	if !hasPEMBlock(keyPEM, func(t string) bool { return strings.HasSuffix(t, "PRIVATE KEY") }) {
+		return tls.Certificate{}, fmt.Errorf("client key %s contains no PEM private key", keyFile)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		if strings.Contains(err.Error(), "does not match") {
+			return tls.Certificate{}, fmt.Errorf("client certificate %s and key %s do not match: %w", certFile, keyFile, err)
+		}
+		return tls.Certificate{}, fmt.Errorf("client certificate %s / key %s: %w", certFile, keyFile, err)
+	}
+	leaf, err := x509.ParseCertificate(cert.Certificate[0])
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("parsing client certificate %s: %w", certFile, err)
+	}
+	cert.Leaf = leaf
+	return cert, nil
+}
+
+func hasPEMBlock(data []byte, want func(string) bool) bool {
+	for {
+		var b *pem.Block
+		b, data = pem.Decode(data)
+		if b == nil {
+			return false
+		}
+		if want(b.Type) {
+			return true
+		}
+	}
+}
