@@ -180,6 +180,7 @@ func TestTemplatesDefaults(t *testing.T) {
 		"output_dir":                "/var/vcap/sys/log/credhub-perf",
 		"tester.index":              0,
 		"tester.count":              1,
+		"tester.fast_rsa":           false,
 	}
 	for k, v := range want {
 		assertEqual(t, k, get(t, cfg, k), v)
@@ -267,6 +268,7 @@ saturation: {max_tester_cpu: 0.7, max_host_cpu: 1, max_steal: 0.2}
 seed: {credentials: 5000, bytes: 4096}
 slo: {percentile: 99.9, latency: 250ms, max_error_rate: 0.02}
 abort: {max_error_rate: 1, max_latency: "0", percentile: 95, consecutive_steps: 3}
+tester: {fast_rsa: true}
 `), instanceSpec{})
 	if err != nil {
 		t.Fatalf("render: %v", err)
@@ -304,6 +306,7 @@ abort: {max_error_rate: 1, max_latency: "0", percentile: 95, consecutive_steps: 
 		"abort.max_error_rate":      1,
 		"abort.max_latency":         "0",
 		"abort.consecutive_steps":   3,
+		"tester.fast_rsa":           true,
 	} {
 		assertEqual(t, k, get(t, cfg, k), v)
 	}
@@ -411,6 +414,7 @@ func TestTemplatesRequiredAndInvalid(t *testing.T) {
 		{"several testers by requests", minimalProps("tester: {count: 2}\nsteps: {duration: \"0\"}"), "steps.duration: must be > 0 with several testers"},
 		{"bad start_at", minimalProps("tester: {start_at: tomorrow}"), "tester.start_at: 'tomorrow' is not an RFC3339 time"},
 		{"bad warmup.run", minimalProps("warmup: {run: soon}"), "warmup.run: 'soon' is not auto, 0 (off) or a duration"},
+		{"fast_rsa not a bool", minimalProps("tester: {fast_rsa: \"yes\"}"), "tester.fast_rsa: 'yes' must be true or false"},
 		{"saturation bound above 1", minimalProps("saturation: {max_host_cpu: 1.5}"), "saturation.max_host_cpu: '1.5' must be a number between 0.01 and 1"},
 	}
 	for _, c := range cases {
