@@ -88,7 +88,7 @@ func apiClient(c Config) (*credhub.Client, *credhub.TokenSource, error) {
 		}
 		token = credhub.NewTokenSource(c.UAA.URL, c.UAA.ClientID, c.UAA.ClientSecret, tc.TLS)
 	}
-	api, err := credhub.New(credhub.Options{URL: c.Target.URL, TLS: c.tlsOptions(), Timeout: c.Target.Timeout.D(), Token: token})
+	api, err := credhub.New(credhub.Options{URL: c.Target.URL, TLS: tlsOptions(c), Timeout: c.Target.Timeout.D(), Token: token})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -97,7 +97,7 @@ func apiClient(c Config) (*credhub.Client, *credhub.TokenSource, error) {
 
 // tlsOptions is the one TLS client configuration of a run: the API client
 // and the load engine present the same identity to the same server.
-func (c Config) tlsOptions() tlsclient.Options {
+func tlsOptions(c Config) tlsclient.Options {
 	return tlsclient.Options{
 		CertFile: c.Target.ClientCertFile, KeyFile: c.Target.ClientKeyFile,
 		CAFile: c.Target.CACertFile, ServerName: c.Target.ServerName, Insecure: c.Target.InsecureSkipVerify,
@@ -339,7 +339,7 @@ func (r *runner) template(scenario string, n credhub.Names) (load.Template, erro
 
 func (r *runner) clientOptions() load.ClientOptions {
 	o := load.ClientOptions{
-		TLS:       r.c.tlsOptions(),
+		TLS:       tlsOptions(r.c),
 		KeepAlive: r.c.Keepalive,
 		HTTP2:     r.c.Target.HTTP2,
 		Timeout:   r.c.Target.Timeout.D(),
