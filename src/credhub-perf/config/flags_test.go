@@ -1,4 +1,4 @@
-package ramp
+package config
 
 import (
 	"flag"
@@ -16,7 +16,7 @@ func parseTest(t *testing.T, args ...string) (Config, []string, error) {
 	if err := ParseFlags(fs, args); err != nil {
 		return Config{}, nil, err
 	}
-	c := DefaultConfig()
+	c := Default()
 	if errs := o.Apply(&c); len(errs) > 0 {
 		return c, fs.Args(), errs[0]
 	}
@@ -67,7 +67,7 @@ func TestHelpPlaceholders(t *testing.T) {
 			t.Errorf("-%s shown with placeholder %q", m[1], m[2])
 		}
 	}
-	if n < len(configKeys) || strings.Contains(out, "-label 2 instances") || strings.Contains(out, "`") {
+	if n < len(Keys) || strings.Contains(out, "-label 2 instances") || strings.Contains(out, "`") {
 		t.Fatalf("%d flags in\n%s", n, out)
 	}
 }

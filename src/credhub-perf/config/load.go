@@ -1,13 +1,49 @@
-package ramp
+package config
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"math"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 )
+
+// LoadFile overlays the YAML (or JSON) file on c. Unknown keys are
+// errors so that a typo never silently falls back to a default.
+func LoadFile(c *Config, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config file: %w", err)
+	}
+	return LoadBytes(c, data, path)
+}
+
+// LoadBytes is LoadFile on bytes already read.
+func LoadBytes(c *Config, data []byte, name string) error {
+	lines, err := checkConfigShape(data)
+	if err != nil {
+		return fmt.Errorf("config file %s: %w", name, err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil // an empty file is all defaults
+		}
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			return fmt.Errorf("config file %s: %s", name, strings.Join(nameKeys(te.Errors, lines), "; "))
+		}
+		return fmt.Errorf("config file %s: %w", name, err)
+	}
+	return nil
+}
 
 // checkConfigShape walks a configuration document before it is decoded and
 // refuses, naming the key, a value of the wrong shape: a list or a mapping
@@ -21,7 +57,7 @@ func checkConfigShape(data []byte) (map[int]string, error) {
 	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
 		return lines, nil // the decoder reports syntax errors; empty is all defaults
 	}
-	root := deref(doc.Content[0])
+	root := derefNode(doc.Content[0])
 	if root.Kind != yaml.MappingNode {
 		if root.Tag == "!!null" {
 			return lines, nil
@@ -33,7 +69,7 @@ func checkConfigShape(data []byte) (map[int]string, error) {
 
 func walkConfig(m *yaml.Node, prefix string, lines map[int]string) error {
 	for i := 0; i+1 < len(m.Content); i += 2 {
-		keyNode, val := m.Content[i], deref(m.Content[i+1])
+		keyNode, val := m.Content[i], derefNode(m.Content[i+1])
 		path := prefix + keyNode.Value
 		lines[keyNode.Line] = path
 		markLines(val, path, lines)
@@ -54,8 +90,14 @@ func walkConfig(m *yaml.Node, prefix string, lines map[int]string) error {
 				return fmt.Errorf("%s: expected a %s (e.g. [a, b]), got %s (line %d)", path, k.Type, kindName(val), val.Line)
 			}
 			for _, item := range val.Content {
-				if item = deref(item); item.Kind != yaml.ScalarNode {
+				if item = derefNode(item); item.Kind != yaml.ScalarNode {
 					return fmt.Errorf("%s: expected a %s, got an item that is %s (line %d)", path, k.Type, kindName(item), item.Line)
+				}
+				if item.Tag == "!!null" {
+					return fmt.Errorf("%s: expected a %s, got an empty item (line %d)", path, k.Type, item.Line)
+				}
+				if err := scalarOK(strings.TrimPrefix(k.Type, "list of "), item); err != nil {
+					return fmt.Errorf("%s: %v (line %d)", path, err, item.Line)
 				}
 			}
 			continue
@@ -63,10 +105,8 @@ func walkConfig(m *yaml.Node, prefix string, lines map[int]string) error {
 		if val.Kind != yaml.ScalarNode {
 			return fmt.Errorf("%s: expected a single %s, got %s (line %d)", path, k.Type, kindName(val), val.Line)
 		}
-		if k.Type == "duration" {
-			if _, err := parseDuration(val.Value); err != nil {
-				return fmt.Errorf("%s: %v (line %d)", path, err, val.Line)
-			}
+		if err := scalarOK(k.Type, val); err != nil {
+			return fmt.Errorf("%s: %v (line %d)", path, err, val.Line)
 		}
 	}
 	return nil
@@ -83,7 +123,7 @@ func markLines(n *yaml.Node, path string, lines map[int]string) {
 	}
 }
 
-func deref(n *yaml.Node) *yaml.Node {
+func derefNode(n *yaml.Node) *yaml.Node {
 	for n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias
 	}
@@ -102,15 +142,6 @@ func kindName(n *yaml.Node) string {
 	return "something else"
 }
 
-func keyByName(name string) *configKey {
-	for i := range configKeys {
-		if configKeys[i].Name == name {
-			return &configKeys[i]
-		}
-	}
-	return nil
-}
-
 var yamlLineErr = regexp.MustCompile(`^line (\d+): (.*)$`)
 
 // nameKeys rewrites the decoder's "line N: ..." errors as "KEY: ... (line N)".
@@ -126,4 +157,31 @@ func nameKeys(errs []string, lines map[int]string) []string {
 		}
 	}
 	return out
+}
+
+// scalarOK refuses a single value that is not of the key's type, in the
+// words a flag of that type uses (and the BOSH template, which checks the
+// same types on the properties before it writes them).
+func scalarOK(typ string, n *yaml.Node) error {
+	switch typ {
+	case "int":
+		var v int
+		if n.Tag != "!!int" || n.Decode(&v) != nil {
+			return fmt.Errorf("%q is not an integer", n.Value)
+		}
+	case "number":
+		var f float64
+		if (n.Tag != "!!int" && n.Tag != "!!float") || n.Decode(&f) != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("%q is not a number", n.Value)
+		}
+	case "bool":
+		if n.Tag != "!!bool" {
+			return fmt.Errorf("%q is not true or false", n.Value)
+		}
+	case "duration":
+		if _, err := parseDuration(n.Value); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,9 +1,8 @@
-package ramp
+package config
 
 import (
 	"flag"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -11,12 +10,12 @@ import (
 // flagValue records a flag's raw value; it is applied after the config
 // file so that flags override the file whatever their position.
 type flagValue struct {
-	key   *configKey
+	key   *Key
 	calls *[]flagCall
 }
 
 type flagCall struct {
-	key   *configKey
+	key   *Key
 	value string
 }
 
@@ -41,8 +40,8 @@ type Overrides struct {
 // its alias when it has one) on fs.
 func BindFlags(fs *flag.FlagSet) *Overrides {
 	o := &Overrides{}
-	for i := range configKeys {
-		k := &configKeys[i]
+	for i := range Keys {
+		k := &Keys[i]
 		var v flag.Value = flagValue{k, &o.calls}
 		if k.Type == "bool" {
 			v = boolFlagValue{flagValue{k, &o.calls}}
@@ -84,16 +83,6 @@ func (o *Overrides) Apply(c *Config) []error {
 		}
 	}
 	return errs
-}
-
-// KeyNames returns every configuration key, sorted.
-func KeyNames() []string {
-	var out []string
-	for _, k := range configKeys {
-		out = append(out, k.Name)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // placeholder names a flag's value in -h output.

@@ -1,4 +1,4 @@
-package ramp
+package config
 
 import (
 	"strings"
@@ -32,8 +32,8 @@ func TestConfigWrongTypesNameTheKey(t *testing.T) {
 		{"tester: {scenario_gap: [1m]}\n", "tester.scenario_gap"},
 		{"base: &d [30s]\nsteps: {duration: *d}\n", "steps.duration"},
 	} {
-		c := DefaultConfig()
-		err := LoadConfigBytes(&c, []byte(tc.doc), "c.yml")
+		c := Default()
+		err := LoadBytes(&c, []byte(tc.doc), "c.yml")
 		if err == nil {
 			t.Errorf("%q: accepted (steps.duration %s, abort.max_latency %s)", tc.doc, c.Steps.Duration, c.Abort.MaxLatency)
 			continue
@@ -45,9 +45,9 @@ func TestConfigWrongTypesNameTheKey(t *testing.T) {
 }
 
 func TestConfigRightTypesStillRead(t *testing.T) {
-	c := DefaultConfig()
+	c := Default()
 	doc := "steps: {duration: 30, warmup: 1.5s, rates: [10, 20.5]}\nabort: {max_latency: ~}\nscenarios: [get, set]\nkeepalive: false\n"
-	if err := LoadConfigBytes(&c, []byte(doc), "c.yml"); err != nil {
+	if err := LoadBytes(&c, []byte(doc), "c.yml"); err != nil {
 		t.Fatal(err)
 	}
 	if c.Steps.Duration.String() != "30s" || c.Steps.Warmup.String() != "1.5s" || len(c.Steps.Rates) != 2 ||
@@ -55,18 +55,18 @@ func TestConfigRightTypesStillRead(t *testing.T) {
 		t.Fatalf("%+v", c)
 	}
 	for _, empty := range []string{"", "~\n", "# nothing\n"} {
-		c := DefaultConfig()
-		if err := LoadConfigBytes(&c, []byte(empty), "c.yml"); err != nil {
+		c := Default()
+		if err := LoadBytes(&c, []byte(empty), "c.yml"); err != nil {
 			t.Fatalf("%q: %v", empty, err)
 		}
 	}
-	if err := LoadConfigBytes(&c, []byte("[1, 2]\n"), "c.yml"); err == nil || !strings.Contains(err.Error(), "mapping") {
+	if err := LoadBytes(&c, []byte("[1, 2]\n"), "c.yml"); err == nil || !strings.Contains(err.Error(), "mapping") {
 		t.Fatalf("a list as the document: %v", err)
 	}
 }
 
 // Hostile documents: an error or a configuration, never a panic.
-func FuzzLoadConfigBytes(f *testing.F) {
+func FuzzLoadBytes(f *testing.F) {
 	for _, s := range []string{
 		"steps:\n  duration: [30s]\n", "abort: {max_latency: {x: 1}}", `{"steps": {"duration": ["30s"]}}`,
 		"a: &a [*a]", "steps: {duration: !!binary AAAA}", "? [a]\n: b\n", "steps: {duration: 1e309}",
@@ -75,7 +75,7 @@ func FuzzLoadConfigBytes(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c := DefaultConfig()
-		_ = LoadConfigBytes(&c, data, "fuzz.yml")
+		c := Default()
+		_ = LoadBytes(&c, data, "fuzz.yml")
 	})
 }

@@ -1,0 +1,243 @@
+// Package config is credhub-perf's configuration: the types, the defaults,
+// the key table (keys.go) that every other form is generated from (flags,
+// docs/configuration.md, the BOSH job's spec properties and the rule table
+// its config.yml.erb checks at deploy time), loading and validation.
+package config
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/credhub-perf/credhub-perf/cpuload"
+	"gopkg.in/yaml.v3"
+)
+
+// Duration accepts Go duration strings ("30s", "250ms") and plain numbers
+// of seconds, because BOSH properties rendered to JSON/YAML may carry either.
+type Duration time.Duration
+
+// D returns the value as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Tag == "!!null" {
+		return nil
+	}
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: expected a duration (e.g. 30s), got a list or mapping", n.Line)
+	}
+	v, err := parseDuration(n.Value)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+func parseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, nil
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return 0, fmt.Errorf("%q is not a duration", s)
+		}
+		return time.Duration(f * float64(time.Second)), nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration (use e.g. 30s, 250ms, or a number of seconds)", s)
+	}
+	return v, nil
+}
+
+// Config is the whole configuration of a run; docs/configuration.md
+// documents every key and is generated from Keys.
+type Config struct {
+	Target     TargetConfig     `yaml:"target"`
+	UAA        UAAConfig        `yaml:"uaa"`
+	Scenarios  []string         `yaml:"scenarios"`
+	Custom     CustomConfig     `yaml:"custom"`
+	Steps      StepsConfig      `yaml:"steps"`
+	Warmup     WarmupConfig     `yaml:"warmup"`
+	Keepalive  bool             `yaml:"keepalive"`
+	Seed       SeedConfig       `yaml:"seed"`
+	Cleanup    CleanupConfig    `yaml:"cleanup"`
+	SLO        SLOConfig        `yaml:"slo"`
+	Abort      AbortConfig      `yaml:"abort"`
+	Capacity   CapacityConfig   `yaml:"capacity"`
+	Label      string           `yaml:"label"`
+	Instances  int              `yaml:"instances"`
+	OutputDir  string           `yaml:"output_dir"`
+	Tester     TesterConfig     `yaml:"tester"`
+	Saturation SaturationConfig `yaml:"saturation"`
+}
+
+type TargetConfig struct {
+	URL                string   `yaml:"url"`
+	CACertFile         string   `yaml:"ca_cert_file"`
+	ClientCertFile     string   `yaml:"client_cert_file"`
+	ClientKeyFile      string   `yaml:"client_key_file"`
+	ServerName         string   `yaml:"server_name"`
+	InsecureSkipVerify bool     `yaml:"insecure_skip_verify"`
+	Timeout            Duration `yaml:"timeout"`
+	HTTP2              bool     `yaml:"http2"`
+}
+
+type UAAConfig struct {
+	URL          string `yaml:"url"`
+	ClientID     string `yaml:"client_id"`
+	ClientSecret string `yaml:"client_secret"`
+	CACertFile   string `yaml:"ca_cert_file"`
+	// AllowPlaintextSecret accepts an http:// uaa.url, which sends the
+	// client secret unencrypted.
+	AllowPlaintextSecret bool `yaml:"allow_plaintext_secret"`
+}
+
+type CustomConfig struct {
+	Method  string   `yaml:"method"`
+	Path    string   `yaml:"path"`
+	Body    string   `yaml:"body"`
+	Headers []string `yaml:"headers"`
+}
+
+type StepsConfig struct {
+	MinConcurrency int       `yaml:"min_concurrency"`
+	MaxConcurrency int       `yaml:"max_concurrency"`
+	Step           int       `yaml:"step"`
+	Requests       int       `yaml:"requests"`
+	Duration       Duration  `yaml:"duration"`
+	Warmup         Duration  `yaml:"warmup"`
+	Rates          []float64 `yaml:"rates"`
+}
+
+// WarmupConfig is the run warm-up: unmeasured load before each scenario's
+// first step, so a target that has just started (a JVM compiling its hot
+// paths after every bosh deploy) is measured warm.
+type WarmupConfig struct {
+	// Run is "auto", "0" (off) or a duration; see ParseRun.
+	Run         string   `yaml:"run"`
+	Concurrency int      `yaml:"concurrency"`
+	Max         Duration `yaml:"max"`
+}
+
+// Warm-up modes.
+const (
+	WarmupOff   = "off"
+	WarmupFixed = "fixed"
+	WarmupAuto  = "auto"
+)
+
+// ParseRun reads warmup.run: the mode, and the duration of a fixed one.
+func (w WarmupConfig) ParseRun() (mode string, d time.Duration, err error) {
+	v := strings.TrimSpace(w.Run)
+	if strings.EqualFold(v, WarmupAuto) {
+		return WarmupAuto, 0, nil
+	}
+	d, err = parseDuration(v)
+	switch {
+	case err != nil || v == "":
+		return "", 0, fmt.Errorf("%q is not auto, 0 (off) or a duration like 90s", w.Run)
+	case d < 0:
+		return "", 0, fmt.Errorf("must not be negative, got %s", v)
+	case d == 0:
+		return WarmupOff, 0, nil
+	}
+	return WarmupFixed, d, nil
+}
+
+type SeedConfig struct {
+	Credentials int `yaml:"credentials"`
+	Bytes       int `yaml:"bytes"`
+}
+
+type CleanupConfig struct {
+	Mode     string         `yaml:"mode"`
+	Database DatabaseConfig `yaml:"database"`
+}
+
+type DatabaseConfig struct {
+	Type       string `yaml:"type"`
+	Host       string `yaml:"host"`
+	Port       int    `yaml:"port"`
+	User       string `yaml:"user"`
+	Password   string `yaml:"password"`
+	Name       string `yaml:"name"`
+	TLS        bool   `yaml:"tls"`
+	CACertFile string `yaml:"ca_cert_file"`
+}
+
+type SLOConfig struct {
+	Percentile   float64  `yaml:"percentile"`
+	Latency      Duration `yaml:"latency"`
+	MaxErrorRate float64  `yaml:"max_error_rate"`
+}
+
+type AbortConfig struct {
+	MaxErrorRate     float64  `yaml:"max_error_rate"`
+	MaxLatency       Duration `yaml:"max_latency"`
+	Percentile       float64  `yaml:"percentile"`
+	ConsecutiveSteps int      `yaml:"consecutive_steps"`
+}
+
+type CapacityConfig struct {
+	MaxProbes  int     `yaml:"max_probes"`
+	Resolution float64 `yaml:"resolution"`
+}
+
+type TesterConfig struct {
+	Index             int      `yaml:"index"`
+	Count             int      `yaml:"count"`
+	StartAt           string   `yaml:"start_at"`
+	Rendezvous        string   `yaml:"rendezvous"`
+	StartDelay        Duration `yaml:"start_delay"`
+	RendezvousTimeout Duration `yaml:"rendezvous_timeout"`
+	RunID             string   `yaml:"run_id"`
+	ScenarioGap       Duration `yaml:"scenario_gap"`
+	FastRSA           bool     `yaml:"fast_rsa"`
+}
+
+// SaturationConfig bounds the tester's own resources: past them a step
+// measured the tester, not CredHub (cpuload).
+type SaturationConfig struct {
+	MaxTesterCPU float64 `yaml:"max_tester_cpu"`
+	MaxHostCPU   float64 `yaml:"max_host_cpu"`
+	MaxSteal     float64 `yaml:"max_steal"`
+}
+
+// Default returns the documented defaults.
+func Default() Config {
+	return Config{
+		Target:     TargetConfig{Timeout: Duration(30 * time.Second)},
+		Scenarios:  []string{"get"},
+		Custom:     CustomConfig{Method: "GET"},
+		Steps:      StepsConfig{MinConcurrency: 1, MaxConcurrency: 10, Step: 1, Requests: 1000},
+		Warmup:     WarmupConfig{Run: WarmupAuto, Max: Duration(3 * time.Minute)},
+		Keepalive:  true,
+		Seed:       SeedConfig{Credentials: 100, Bytes: 1024},
+		Cleanup:    CleanupConfig{Mode: "api", Database: DatabaseConfig{Name: "credhub"}},
+		SLO:        SLOConfig{Percentile: 95, Latency: Duration(100 * time.Millisecond), MaxErrorRate: 0.01},
+		Abort:      AbortConfig{MaxErrorRate: 0.1, MaxLatency: Duration(5 * time.Second), Percentile: 99, ConsecutiveSteps: 2},
+		Capacity:   CapacityConfig{MaxProbes: 12},
+		OutputDir:  "out",
+		Tester:     TesterConfig{Count: 1, ScenarioGap: Duration(60 * time.Second), StartDelay: Duration(30 * time.Second), RendezvousTimeout: Duration(10 * time.Minute)},
+		Saturation: SaturationConfig{MaxTesterCPU: cpuload.DefaultLimits.TesterCPU, MaxHostCPU: cpuload.DefaultLimits.HostCPU, MaxSteal: cpuload.DefaultLimits.HostSteal},
+	}
+}
+
+// UnmarshalText parses a duration string or a number of seconds.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := parseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}

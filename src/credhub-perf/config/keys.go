@@ -1,0 +1,675 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Key is one configuration key, and everything about it: its YAML path
+// (also its flag name, e.g. --steps.max_concurrency, so a BOSH template
+// and a command line speak the same names), type, default, help, the
+// rules its value must meet, and the BOSH job property that feeds it.
+// Adding a key is adding one entry to Keys; the flags, docs/configuration.md,
+// the job spec's properties and the template's rule table follow from it
+// (go test ./config -update regenerates the files; a test fails on drift).
+type Key struct {
+	Name string
+	// Type is string, int, number, bool, duration, "list of string" or
+	// "list of number".
+	Type    string
+	Default string // as documented (a test checks it is DefaultConfig's)
+	Alias   string // an extra, shorter flag name
+	Help    string
+	// Rules are checked on the value by Validate and, for keys with a
+	// BOSH property, by config.yml.erb at deploy time.
+	Rules []Rule
+	// BOSH is the errand's job property for this key; nil when the job
+	// does not expose it (the template writes a fixed value or nothing).
+	BOSH  *Property
+	field func(c *Config) any // a pointer to the key's field
+}
+
+// How a BOSH property reaches credhub-perf.
+const (
+	// ViaConfig: config.yml.erb writes the property's value as the key
+	// (the key's rules check it at deploy time).
+	ViaConfig = ""
+	// ViaFlag: bin/run passes the property's value as --KEY (the key's
+	// rules check the property at deploy time).
+	ViaFlag = "flag"
+	// ViaDerived: the template computes the key from the property (and
+	// links); the property has a Type and Rules of its own.
+	ViaDerived = "derived"
+)
+
+// Property is a property of the credhub-perf job spec.
+type Property struct {
+	Name        string
+	Description string
+	// Default is the spec default (nil: none, the property is required
+	// or comes from a link).
+	Default any
+	// SpecType is the spec's `type:` (e.g. certificate), if any.
+	SpecType string
+	Via      string
+	// Type of a ViaDerived or BOSH-only property's value.
+	Type string
+	// Rules only the BOSH property has (besides its key's).
+	Rules []Rule
+	// After places a BOSH-only property in the spec: after the property
+	// of this key, or of this BOSH-only property.
+	After string
+}
+
+// Keys lists every configuration key in documentation order.
+var Keys = []Key{
+	{
+		Name: "target.url", Type: "string", Default: "(required)",
+		Help: "CredHub base URL, e.g. `https://credhub.service.cf.internal:8844`.",
+		Rules: []Rule{
+			{Check: "nonempty", Msg: "is required (e.g. https://credhub.service.cf.internal:8844)"},
+			{Check: "pattern", Pattern: `\A(?i:https?)://[^/?#]+`, Msg: "{v} is not an http(s) URL with a host"},
+		},
+		BOSH: &Property{Name: "credhub.url", Default: nil,
+			Description: "CredHub API base URL, e.g. https://credhub.service.cf.internal:8844. Default: built from the `credhub` link (credhub.internal_url or the link's address, and credhub.port). Required when there is no link.",
+			Rules:       []Rule{{Check: "pattern", Pattern: `\Ahttps://`, Msg: "{v} must start with https://"}}},
+		field: func(c *Config) any { return &c.Target.URL },
+	},
+	{
+		Name: "target.ca_cert_file", Type: "string", Default: `""`,
+		Help:  "PEM file with the CA(s) that signed CredHub's server certificate; empty = system roots.",
+		field: func(c *Config) any { return &c.Target.CACertFile },
+	},
+	{
+		Name: "target.client_cert_file", Type: "string", Default: `""`,
+		Help:  "PEM client certificate for mutual TLS (OU `app:<v4 uuid>`, clientAuth EKU). Needed unless `uaa.*` is set.",
+		field: func(c *Config) any { return &c.Target.ClientCertFile },
+	},
+	{
+		Name: "target.client_key_file", Type: "string", Default: `""`,
+		Help:  "PEM private key of the client certificate (RSA or ECDSA). Never logged.",
+		field: func(c *Config) any { return &c.Target.ClientKeyFile },
+	},
+	{
+		Name: "target.server_name", Type: "string", Default: `""`,
+		Help: "TLS server name to verify instead of the URL's host.",
+		BOSH: &Property{Name: "credhub.server_name", Default: "",
+			Description: "TLS server name to verify instead of the URL's host name."},
+		field: func(c *Config) any { return &c.Target.ServerName },
+	},
+	{
+		Name: "target.insecure_skip_verify", Type: "bool", Default: "false",
+		Help:  "Do not verify CredHub's server certificate (tests only).",
+		field: func(c *Config) any { return &c.Target.InsecureSkipVerify },
+	},
+	{
+		Name: "target.timeout", Type: "duration", Default: "30s",
+		Help:  "Per-request timeout; a request that takes longer is recorded as a failure.",
+		Rules: []Rule{above(0, "must be > 0, got {v}")},
+		BOSH: &Property{Name: "credhub.timeout", Default: "30s",
+			Description: "Per-request timeout (Go duration); a slower request is recorded as a failure."},
+		field: func(c *Config) any { return &c.Target.Timeout },
+	},
+	{
+		Name: "target.http2", Type: "bool", Default: "false",
+		Help:  "Use HTTP/2 (CredHub serves HTTP/1.1 by default).",
+		field: func(c *Config) any { return &c.Target.HTTP2 },
+	},
+	{
+		Name: "uaa.url", Type: "string", Default: `""`,
+		Help: "UAA base URL. When set, requests carry a bearer token from the client_credentials grant (refreshed before it expires) instead of relying on a client certificate.",
+		Rules: []Rule{
+			when(Rule{Check: "pattern", Pattern: `\A(?i:https?)://[^/?#]+`, Msg: "{v} is not an http(s) URL with a host"}, Cond{Key: "uaa.url", Op: "nonempty"}),
+			// The secret would cross the network in clear text.
+			when(Rule{Check: "not_pattern", Pattern: `\A(?i:http)://`, Msg: "{v} is plain http: the client secret would cross the network unencrypted; use https, or set {k:uaa.allow_plaintext_secret}: true to accept that (tests only)"},
+				Cond{Key: "uaa.allow_plaintext_secret", Op: "false"}),
+		},
+		BOSH: &Property{Name: "credhub.uaa.url", Default: "",
+			Description: "UAA base URL. When set with credhub.uaa.client_id, requests carry a bearer token from the client_credentials grant instead of relying on a client certificate."},
+		field: func(c *Config) any { return &c.UAA.URL },
+	},
+	{
+		Name: "uaa.client_id", Type: "string", Default: `""`,
+		Help:  "UAA client with authorities `credhub.read,credhub.write`.",
+		Rules: []Rule{when(Rule{Check: "nonempty", Msg: "is required when {k:uaa.url} is set"}, Cond{Key: "uaa.url", Op: "nonempty"})},
+		BOSH: &Property{Name: "credhub.uaa.client_id", Default: "",
+			Description: "UAA client with authorities credhub.read and credhub.write."},
+		field: func(c *Config) any { return &c.UAA.ClientID },
+	},
+	{
+		Name: "uaa.client_secret", Type: "string", Default: `""`,
+		Help:  "Secret of `uaa.client_id`. Never logged.",
+		Rules: []Rule{when(Rule{Check: "nonempty", Msg: "is required when {k:uaa.url} is set"}, Cond{Key: "uaa.url", Op: "nonempty"})},
+		BOSH: &Property{Name: "credhub.uaa.client_secret", Default: "",
+			Description: "Secret of credhub.uaa.client_id. Never logged."},
+		field: func(c *Config) any { return &c.UAA.ClientSecret },
+	},
+	{
+		Name: "uaa.ca_cert_file", Type: "string", Default: `""`,
+		Help:  "PEM CA for UAA's certificate; empty = `target.ca_cert_file`.",
+		field: func(c *Config) any { return &c.UAA.CACertFile },
+	},
+	{
+		Name: "uaa.allow_plaintext_secret", Type: "bool", Default: "false",
+		Help: "Accept an `http://` `uaa.url`: the client secret then crosses the network unencrypted. Without it such a URL is refused. Tests only; recorded in meta.json's `insecure`.",
+		BOSH: &Property{Name: "credhub.uaa.allow_plaintext_secret", Default: false,
+			Description: "Accept an http:// credhub.uaa.url, over which the client secret travels unencrypted; without it such a URL fails the deploy. Test systems only; the run warns and records it in meta.json (insecure)."},
+		field: func(c *Config) any { return &c.UAA.AllowPlaintextSecret },
+	},
+	{
+		Name: "scenarios", Type: "list of string", Default: "[get]", Alias: "scenario",
+		Help: "Scenarios to run, each in its own run directory, in order: `get`, `set`, `interpolate`, `custom`. Flag form: comma-separated.",
+		Rules: []Rule{
+			{Check: "nonempty", Msg: "is empty; use one or more of get, set, interpolate, custom"},
+			{Check: "enum", Items: true, Values: []string{"get", "set", "interpolate", "custom"}, Msg: "unknown scenario {v}; use get, set, interpolate or custom"},
+			{Check: "unique", Items: true, Msg: "{v} listed twice"},
+		},
+		BOSH: &Property{Name: "scenarios", Default: []any{"get", "set", "interpolate"},
+			Description: "Scenarios to run, in order, each with its own seed, ramp, cleanup and run directory: get, set, interpolate, custom."},
+		field: func(c *Config) any { return &c.Scenarios },
+	},
+	{
+		Name: "custom.method", Type: "string", Default: "GET",
+		Help:  "HTTP method of the `custom` scenario.",
+		Rules: []Rule{when(Rule{Check: "enum", Values: []string{"GET", "PUT", "POST", "DELETE", "PATCH", "HEAD"}, Msg: "{v} is not one of GET, PUT, POST, DELETE, PATCH, HEAD"}, Cond{Key: "scenarios", Op: "contains", Value: "custom"})},
+		BOSH: &Property{Name: "custom.method", Default: "GET",
+			Description: "HTTP method of the custom scenario."},
+		field: func(c *Config) any { return &c.Custom.Method },
+	},
+	{
+		Name: "custom.path", Type: "string", Default: `""`,
+		Help:  "Path and query of the `custom` scenario, appended to `target.url`; may use `{{seq}}`, `{{uuid}}`, `{{rand N}}`, `((prefix))`.",
+		Rules: []Rule{when(Rule{Check: "pattern", Pattern: `\A/`, Msg: "must start with / (e.g. /api/v1/data?name=/x), got {v}"}, Cond{Key: "scenarios", Op: "contains", Value: "custom"})},
+		BOSH: &Property{Name: "custom.path", Default: "",
+			Description: "Path and query of the custom scenario, appended to credhub.url; may use {{seq}}, {{uuid}}, {{rand N}} and ((prefix))."},
+		field: func(c *Config) any { return &c.Custom.Path },
+	},
+	{
+		Name: "custom.body", Type: "string", Default: `""`,
+		Help: "Request body of the `custom` scenario (same placeholders as `custom.path`).",
+		BOSH: &Property{Name: "custom.body", Default: "",
+			Description: "Request body of the custom scenario (same placeholders as custom.path)."},
+		field: func(c *Config) any { return &c.Custom.Body },
+	},
+	{
+		Name: "custom.headers", Type: "list of string", Default: "[]",
+		Help:  "Extra headers of the `custom` scenario, each `Name: value`. Flag form: repeat the flag.",
+		Rules: []Rule{when(Rule{Check: "pattern", Items: true, Pattern: `\A[^:]*[!-9;-~][^:]*:`, Msg: "{v} is not `Name: value`"}, Cond{Key: "scenarios", Op: "contains", Value: "custom"})},
+		BOSH: &Property{Name: "custom.headers", Default: []any{},
+			Description: "Extra headers of the custom scenario, each \"Name: value\"."},
+		field: func(c *Config) any { return &c.Custom.Headers },
+	},
+	{
+		Name: "steps.min_concurrency", Type: "int", Default: "1",
+		Help:  "Concurrency (workers) of the first closed-loop step.",
+		Rules: []Rule{when(atLeast(1, "must be >= 1, got {v}"), Cond{Key: "steps.rates", Op: "empty"})},
+		BOSH: &Property{Name: "steps.min_concurrency", Default: 1,
+			Description: "Concurrency (workers per tester) of the first step."},
+		field: func(c *Config) any { return &c.Steps.MinConcurrency },
+	},
+	{
+		Name: "steps.max_concurrency", Type: "int", Default: "10",
+		Help: "Concurrency of the last closed-loop step; also the worker cap of open-loop (`steps.rates`) steps.",
+		Rules: []Rule{
+			when(Rule{Check: "ge_key", Key: "steps.min_concurrency", Msg: "must be >= {k:steps.min_concurrency} ({other}), got {v}"}, Cond{Key: "steps.rates", Op: "empty"}),
+			when(atLeast(1, "must be >= 1 (the worker cap of open-loop steps), got {v}"), Cond{Key: "steps.rates", Op: "nonempty"}),
+		},
+		BOSH: &Property{Name: "steps.max_concurrency", Default: 50,
+			Description: "Concurrency of the last step; also the in-flight cap of open-loop (steps.rates) steps."},
+		field: func(c *Config) any { return &c.Steps.MaxConcurrency },
+	},
+	{
+		Name: "steps.step", Type: "int", Default: "1",
+		Help:  "Concurrency increment between steps (the last step is always `max_concurrency`).",
+		Rules: []Rule{when(atLeast(1, "must be >= 1, got {v}"), Cond{Key: "steps.rates", Op: "empty"})},
+		BOSH: &Property{Name: "steps.step", Default: 5,
+			Description: "Concurrency increment between steps (the last step is always steps.max_concurrency)."},
+		field: func(c *Config) any { return &c.Steps.Step },
+	},
+	{
+		Name: "steps.requests", Type: "int", Default: "1000",
+		Help: "Measured requests per step (closed loop), when `steps.duration` is 0.",
+		Rules: []Rule{
+			when(atLeast(1, "must be >= 1 when {k:steps.duration} is 0, got {v}"), Cond{Key: "steps.duration", Op: "eq", Value: "0s"}, Cond{Key: "steps.rates", Op: "empty"}),
+			when(Rule{Check: "ge_key", Key: "steps.max_concurrency", Msg: "must be >= {k:steps.max_concurrency} ({other}) so every worker sends, got {v}"},
+				Cond{Key: "steps.duration", Op: "eq", Value: "0s"}, Cond{Key: "steps.rates", Op: "empty"}, Cond{Key: "steps.max_concurrency", Op: "gt", Value: "0"}),
+		},
+		BOSH: &Property{Name: "steps.requests", Default: 1000,
+			Description: "Measured requests per step per tester, used when steps.duration is \"0\"."},
+		field: func(c *Config) any { return &c.Steps.Requests },
+	},
+	{
+		Name: "steps.duration", Type: "duration", Default: "0",
+		Help: "Measured time per step; when > 0 it replaces `steps.requests`. Required with several testers.",
+		Rules: []Rule{
+			atLeast(0, "must be >= 0, got {v}"),
+			when(above(0, "is required (> 0) with {k:steps.rates} (open-loop steps are timed)"), Cond{Key: "steps.rates", Op: "nonempty"}),
+			when(above(0, "is required (> 0) with several testers: they start each step at the same wall-clock time"), Cond{Key: "tester.count", Op: "gt", Value: "1"}),
+		},
+		BOSH: &Property{Name: "steps.duration", Default: "30s",
+			Description: "Measured time per step (Go duration). \"0\" switches to a fixed number of requests per step (steps.requests). Several testers need a duration."},
+		field: func(c *Config) any { return &c.Steps.Duration },
+	},
+	{
+		Name: "steps.warmup", Type: "duration", Default: "0",
+		Help:  "Warm-up at the start of every step: requests are sent at the step's load but not written to the CSV and not counted.",
+		Rules: []Rule{atLeast(0, "must be >= 0, got {v}")},
+		BOSH: &Property{Name: "steps.warmup", Default: "5s",
+			Description: "Warm-up at the start of every step (sent, not recorded)."},
+		field: func(c *Config) any { return &c.Steps.Warmup },
+	},
+	{
+		Name: "steps.rates", Type: "list of number", Default: "[]",
+		Help: "Open-loop mode: one step per target rate (requests/s, total for this tester), increasing; replaces the concurrency ramp. Flag form: comma-separated.",
+		Rules: []Rule{
+			{Check: "range", Items: true, Min: num(0), MinExcl: true, Msg: "rate #{i} must be > 0 requests/s, got {v}"},
+			// Steps are told apart by their rate in the CSV.
+			{Check: "increasing", Items: true, Msg: "rates must increase: rate #{i} ({v}) is not above rate #{prev_i} ({prev})"},
+		},
+		BOSH: &Property{Name: "steps.rates", Default: []any{},
+			Description: "Open-loop mode: one step per target rate (requests/s per tester), each for steps.duration, instead of the concurrency ramp. Empty = closed loop."},
+		field: func(c *Config) any { return &c.Steps.Rates },
+	},
+	{
+		Name: "warmup.run", Type: "string", Default: "auto",
+		Help:  "Run warm-up before each scenario's first measured step: load sent but not recorded (counted in meta.json `warmup`; what it writes is cleaned up with the run). `auto`: until throughput and p50 of consecutive 5 s windows agree within 5 % (or within their noise) three times in a row, at most `warmup.max`; a duration: that long; `0`: off. With several testers every tester warms up for the whole duration (`auto`: `warmup.max`), so they stay in step.",
+		Rules: []Rule{{Check: "auto_or_duration", Msg: "{v} is not auto, 0 (off) or a duration like 90s", Msg2: "must not be negative, got {raw}"}},
+		BOSH: &Property{Name: "warmup.run", Default: "auto",
+			Description: "Run warm-up before each scenario's first measured step: load sent but not recorded, so a CredHub that was just deployed (a JVM still compiling) is measured warm. \"auto\" loads until throughput and p50 of consecutive 5 s windows agree within 5 % three times in a row, at most warmup.max; with several testers every tester loads for the whole warmup.max so they stay in step. A duration loads that long; \"0\" is off."},
+		field: func(c *Config) any { return &c.Warmup.Run },
+	},
+	{
+		Name: "warmup.concurrency", Type: "int", Default: "0",
+		Help:  "Concurrency of the run warm-up; 0 = half the ramp's largest concurrency (at least 1). Open-loop ramps warm up at half their largest rate instead.",
+		Rules: []Rule{atLeast(0, "must be >= 0 (0 = half the largest step's concurrency), got {v}")},
+		BOSH: &Property{Name: "warmup.concurrency", Default: 0,
+			Description: "Concurrency of the run warm-up; 0 = half of steps.max_concurrency (at least 1)."},
+		field: func(c *Config) any { return &c.Warmup.Concurrency },
+	},
+	{
+		Name: "warmup.max", Type: "duration", Default: "3m0s",
+		Help:  "Longest `auto` warm-up; a target not steady by then gets a warning in the summary, and the first steps' `steady` flags tell whether it mattered.",
+		Rules: []Rule{when(above(0, "must be > 0 with {k:warmup.run} auto, got {v}"), Cond{Key: "warmup.run", Op: "eqfold", Value: "auto"})},
+		BOSH: &Property{Name: "warmup.max", Default: "3m",
+			Description: "Longest auto warm-up; a CredHub not steady by then gets a warning in the summary and the errand output."},
+		field: func(c *Config) any { return &c.Warmup.Max },
+	},
+	{
+		Name: "keepalive", Type: "bool", Default: "true",
+		Help: "Reuse connections; false = a new TCP+TLS handshake per request, as in the 2017 study.",
+		BOSH: &Property{Name: "keepalive", Default: true,
+			Description: "Reuse connections. false opens a new TCP and TLS handshake per request, as the 2017 CredHub study did."},
+		field: func(c *Config) any { return &c.Keepalive },
+	},
+	{
+		Name: "seed.credentials", Type: "int", Default: "100",
+		Help:  "JSON credentials seeded before the ramp: the pool `get` reads at random and `interpolate` references.",
+		Rules: []Rule{atLeast(1, "must be >= 1, got {v}"), {Check: "range", Max: num(1000000), Msg: "must be <= 1000000, got {v}"}},
+		BOSH: &Property{Name: "seed.credentials", Default: 100,
+			Description: "JSON credentials seeded before each ramp (the pool get reads and interpolate references)."},
+		field: func(c *Config) any { return &c.Seed.Credentials },
+	},
+	{
+		Name: "seed.bytes", Type: "int", Default: "1024",
+		Help:  "Approximate size of each seeded (and `set`) JSON credential value, in bytes.",
+		Rules: []Rule{between(64, 60000, "must be between 64 and 60000 (CredHub's limit is 64 KiB), got {v}")},
+		BOSH: &Property{Name: "seed.bytes", Default: 1024,
+			Description: "Approximate size in bytes of each seeded (and set) credential value (64..60000)."},
+		field: func(c *Config) any { return &c.Seed.Bytes },
+	},
+	{
+		Name: "cleanup.mode", Type: "string", Default: "api",
+		Help:  "`api`: delete every credential the run created through the API; `database`: empty CredHub's credential tables directly; `none`: leave data.",
+		Rules: []Rule{{Check: "enum", Values: []string{"none", "api", "database"}, Msg: "{v} is not none, api or database"}},
+		BOSH: &Property{Name: "cleanup.mode", Default: "api",
+			Description: "api deletes every credential the run created through the API; database empties CredHub's credential tables directly (all credentials of that CredHub: use it on a dedicated test CredHub only); none leaves data."},
+		field: func(c *Config) any { return &c.Cleanup.Mode },
+	},
+	{
+		Name: "cleanup.database.type", Type: "string", Default: `""`,
+		Help: "`postgres` or `mysql` (also for MariaDB). Required when `cleanup.mode` is `database`.",
+		Rules: []Rule{
+			when(Rule{Check: "nonempty", Msg: "is required when {k:cleanup.mode} is database (postgres or mysql)"}, Cond{Key: "cleanup.mode", Op: "eq", Value: "database"}),
+			when(Rule{Check: "enum", Values: []string{"postgres", "postgresql", "mysql", "mariadb"}, Msg: "{v} is not postgres or mysql"}, Cond{Key: "cleanup.mode", Op: "eq", Value: "database"}),
+		},
+		BOSH: &Property{Name: "cleanup.database.type", Default: "",
+			Description: "postgres or mysql (also for MariaDB). Required when cleanup.mode is database."},
+		field: func(c *Config) any { return &c.Cleanup.Database.Type },
+	},
+	{
+		Name: "cleanup.database.host", Type: "string", Default: `""`,
+		Help:  "Database host. Required for `database` cleanup.",
+		Rules: []Rule{when(Rule{Check: "nonempty", Msg: "is required when {k:cleanup.mode} is database"}, Cond{Key: "cleanup.mode", Op: "eq", Value: "database"})},
+		BOSH: &Property{Name: "cleanup.database.host", Default: "",
+			Description: "CredHub's database host. Required when cleanup.mode is database."},
+		field: func(c *Config) any { return &c.Cleanup.Database.Host },
+	},
+	{
+		Name: "cleanup.database.port", Type: "int", Default: "0",
+		Help:  "Database port; 0 = 5432 (postgres) or 3306 (mysql).",
+		Rules: []Rule{when(between(0, 65535, "must be 0..65535, got {v}"), Cond{Key: "cleanup.mode", Op: "eq", Value: "database"})},
+		BOSH: &Property{Name: "cleanup.database.port", Default: 0,
+			Description: "Database port; 0 = 5432 (postgres) or 3306 (mysql)."},
+		field: func(c *Config) any { return &c.Cleanup.Database.Port },
+	},
+	{
+		Name: "cleanup.database.user", Type: "string", Default: `""`,
+		Help:  "Database user with DELETE/TRUNCATE rights on CredHub's tables.",
+		Rules: []Rule{when(Rule{Check: "nonempty", Msg: "is required when {k:cleanup.mode} is database"}, Cond{Key: "cleanup.mode", Op: "eq", Value: "database"})},
+		BOSH: &Property{Name: "cleanup.database.user", Default: "",
+			Description: "Database user with DELETE/TRUNCATE rights on CredHub's tables."},
+		field: func(c *Config) any { return &c.Cleanup.Database.User },
+	},
+	{
+		Name: "cleanup.database.password", Type: "string", Default: `""`,
+		Help: "Database password. Never logged.",
+		BOSH: &Property{Name: "cleanup.database.password", Default: "",
+			Description: "Database password. Never logged."},
+		field: func(c *Config) any { return &c.Cleanup.Database.Password },
+	},
+	{
+		Name: "cleanup.database.name", Type: "string", Default: "credhub",
+		Help:  "Database (schema) name.",
+		Rules: []Rule{when(Rule{Check: "nonempty", Msg: "is required when {k:cleanup.mode} is database"}, Cond{Key: "cleanup.mode", Op: "eq", Value: "database"})},
+		BOSH: &Property{Name: "cleanup.database.name", Default: "credhub",
+			Description: "Database name."},
+		field: func(c *Config) any { return &c.Cleanup.Database.Name },
+	},
+	{
+		Name: "cleanup.database.tls", Type: "bool", Default: "false",
+		Help: "Connect with TLS (verified against `cleanup.database.ca_cert_file`, or system roots when empty).",
+		BOSH: &Property{Name: "cleanup.database.tls", Default: false,
+			Description: "Connect to the database with TLS."},
+		field: func(c *Config) any { return &c.Cleanup.Database.TLS },
+	},
+	{
+		Name: "cleanup.database.ca_cert_file", Type: "string", Default: `""`,
+		Help:  "PEM CA for the database server certificate.",
+		field: func(c *Config) any { return &c.Cleanup.Database.CACertFile },
+	},
+	{
+		Name: "slo.percentile", Type: "number", Default: "95",
+		Help:  "Latency percentile of the SLO (0 < p ≤ 100).",
+		Rules: []Rule{{Check: "range", Min: num(0), MinExcl: true, Max: num(100), Msg: "must be > 0 and <= 100, got {v}"}},
+		BOSH: &Property{Name: "slo.percentile", Default: 95,
+			Description: "Latency percentile of the SLO (> 0 and <= 100)."},
+		field: func(c *Config) any { return &c.SLO.Percentile },
+	},
+	{
+		Name: "slo.latency", Type: "duration", Default: "100ms",
+		Help:  "Latency bound of the SLO.",
+		Rules: []Rule{above(0, "must be > 0, got {v}")},
+		BOSH: &Property{Name: "slo.latency", Default: "100ms",
+			Description: "Latency bound of the SLO (Go duration)."},
+		field: func(c *Config) any { return &c.SLO.Latency },
+	},
+	{
+		Name: "slo.max_error_rate", Type: "number", Default: "0.01",
+		Help:  "Steps with a higher error rate (0..1) never count as capacity (knee, max throughput at SLO, capacity search).",
+		Rules: []Rule{between(0, 1, "must be between 0 and 1, got {v}")},
+		BOSH: &Property{Name: "slo.max_error_rate", Default: 0.01,
+			Description: "Steps with a higher error rate (0..1) never count as capacity."},
+		field: func(c *Config) any { return &c.SLO.MaxErrorRate },
+	},
+	{
+		Name: "abort.max_error_rate", Type: "number", Default: "0.1",
+		Help:  "Stop ramping when a step's error rate (0..1) is above this for `abort.consecutive_steps` steps; 1 = never.",
+		Rules: []Rule{between(0, 1, "must be between 0 and 1, got {v}")},
+		BOSH: &Property{Name: "abort.max_error_rate", Default: 0.1,
+			Description: "Stop ramping (a normal end, exit 0) when a step's error rate (0..1) stays above this for abort.consecutive_steps steps; 1 = never."},
+		field: func(c *Config) any { return &c.Abort.MaxErrorRate },
+	},
+	{
+		Name: "abort.max_latency", Type: "duration", Default: "5s",
+		Help:  "Stop ramping when a step's `abort.percentile` latency is above this for `abort.consecutive_steps` steps; 0 = never.",
+		Rules: []Rule{atLeast(0, "must be >= 0, got {v}")},
+		BOSH: &Property{Name: "abort.max_latency", Default: "5s",
+			Description: "Stop ramping when a step's abort.percentile latency stays above this for abort.consecutive_steps steps (Go duration); \"0\" = never."},
+		field: func(c *Config) any { return &c.Abort.MaxLatency },
+	},
+	{
+		Name: "abort.percentile", Type: "number", Default: "99",
+		Help:  "Percentile compared with `abort.max_latency`.",
+		Rules: []Rule{{Check: "range", Min: num(0), MinExcl: true, Max: num(100), Msg: "must be > 0 and <= 100, got {v}"}},
+		BOSH: &Property{Name: "abort.percentile", Default: 99,
+			Description: "Percentile compared with abort.max_latency (> 0 and <= 100)."},
+		field: func(c *Config) any { return &c.Abort.Percentile },
+	},
+	{
+		Name: "abort.consecutive_steps", Type: "int", Default: "2",
+		Help:  "How many consecutive steps over a bound stop the ramp.",
+		Rules: []Rule{atLeast(1, "must be >= 1, got {v}")},
+		BOSH: &Property{Name: "abort.consecutive_steps", Default: 2,
+			Description: "How many consecutive steps over a bound stop the ramp."},
+		field: func(c *Config) any { return &c.Abort.ConsecutiveSteps },
+	},
+	{
+		Name: "capacity.max_probes", Type: "int", Default: "12",
+		Help:  "`capacity` subcommand: most probe steps (doubling, then bisection).",
+		Rules: []Rule{between(2, 100, "must be between 2 and 100, got {v}")},
+		field: func(c *Config) any { return &c.Capacity.MaxProbes },
+	},
+	{
+		Name: "capacity.resolution", Type: "number", Default: "0",
+		Help:  "`capacity`: stop bisecting when the bracket is this narrow (workers, or req/s with `steps.rates`); 0 = `steps.step`, or 2 % of the rate.",
+		Rules: []Rule{atLeast(0, "must be >= 0, got {v}")},
+		field: func(c *Config) any { return &c.Capacity.Resolution },
+	},
+	{
+		Name: "label", Type: "string", Default: `""`,
+		Help:  "Label of the cluster under test, for the plots' legend (e.g. `2 instances`); the run directory name holds it with every character other than letters, digits, `.`, `_`, `-` replaced by `-`.",
+		Rules: []Rule{{Check: "pattern", Pattern: `\A[^/\\\x00-\x1f\x7f]{0,64}\z`, Msg: "{v} must be at most 64 characters without '/', '\\' or control characters"}},
+		BOSH: &Property{Name: "credhub.label", Default: "",
+			Description: "Label of the CredHub cluster under test, e.g. 2-instances; part of the run directory name and of the plots' legend. At most 64 characters, without '/', '\\' or control characters."},
+		field: func(c *Config) any { return &c.Label },
+	},
+	{
+		Name: "instances", Type: "int", Default: "0",
+		Help:  "Number of CredHub instances under test, recorded in meta.json (0 = unknown, written as null).",
+		Rules: []Rule{atLeast(0, "must be >= 0 (0 = unknown), got {v}")},
+		BOSH: &Property{Name: "credhub.instances", Default: 0,
+			Description: "Number of CredHub instances under test, recorded in meta.json so headroom-plot can overlay a scaling study (0 = unknown)."},
+		field: func(c *Config) any { return &c.Instances },
+	},
+	{
+		Name: "output_dir", Type: "string", Default: "out", Alias: "out",
+		Help:  "Directory that receives the run directories.",
+		Rules: []Rule{{Check: "nonempty", Msg: "must not be empty"}},
+		field: func(c *Config) any { return &c.OutputDir },
+	},
+	{
+		Name: "tester.index", Type: "int", Default: "0", Alias: "tester-index",
+		Help:  "This tester's index (0..count-1). Only tester 0 seeds and cleans up.",
+		field: func(c *Config) any { return &c.Tester.Index },
+	},
+	{
+		Name: "tester.count", Type: "int", Default: "1", Alias: "testers",
+		Help:  "Number of testers running the same plan in lockstep.",
+		Rules: []Rule{atLeast(1, "must be >= 1, got {v}")},
+		BOSH: &Property{Name: "tester.count", Default: 0, Via: ViaDerived, Type: "int",
+			Rules:       []Rule{atLeast(0, "must be >= 0 (0 = the errand's instance count), got {v}")},
+			Description: "Number of tester instances running together; 0 takes the errand's instance count from its own credhub-perf-tester link, else 1. Set it to the errand's `instances` when that link is not available."},
+		field: func(c *Config) any { return &c.Tester.Count },
+	},
+	{
+		Name: "tester.start_at", Type: "string", Default: `""`, Alias: "start-at",
+		Help:  "RFC3339 time at which step 0 starts on every tester; step k starts at start_at + k × (warmup + duration). Empty = now, or with `tester.rendezvous` the time tester 0 publishes.",
+		Rules: []Rule{when(Rule{Check: "rfc3339", Msg: "{v} is not an RFC3339 time (e.g. 2026-01-02T15:04:05Z)"}, Cond{Key: "tester.start_at", Op: "nonempty"})},
+		BOSH: &Property{Name: "tester.start_at", Default: "", Via: ViaFlag,
+			Description: "RFC3339 time at which step 0 starts on every tester. Empty: one tester starts at once; several testers agree on a time through CredHub (see tester.rendezvous)."},
+		field: func(c *Config) any { return &c.Tester.StartAt },
+	},
+	{
+		Name: "tester.rendezvous", Type: "string", Default: `""`,
+		Help:  "Several testers without `tester.start_at`: name (letters, digits, `._-`, at most 100) of the JSON credential `/credhub-perf/rendezvous/<name>` in which tester 0 publishes step 0's time (its start + `tester.start_delay`) and the run id before seeding, and which the others wait for; a previous run's leftover is ignored (see Rendezvous below). Tester 0 deletes it at the end.",
+		Rules: []Rule{when(Rule{Check: "pattern", Pattern: `\A[A-Za-z0-9][A-Za-z0-9._-]{0,99}\z`, Msg: "{v} may only hold letters, digits, '.', '_' and '-' (at most 100, starting with a letter or digit)"}, Cond{Key: "tester.rendezvous", Op: "nonempty"})},
+		BOSH: &Property{Name: "tester.rendezvous", Default: "auto", Via: ViaDerived, Type: "string",
+			Rules:       []Rule{{Check: "pattern", Pattern: `\A(auto|off|[A-Za-z0-9][A-Za-z0-9._-]{0,99})\z`, Msg: "{v} must be auto, off, or a name of letters, digits, '.', '_' and '-' (at most 100, starting with a letter or digit)"}},
+			Description: "Several testers without tester.start_at: how they agree on step 0's time and the run id. auto: through the CredHub credential /credhub-perf/rendezvous/<deployment>-<instance group>, which tester 0 writes (its start + tester.start_delay, a fresh run id) before seeding and deletes at the end, and which the others wait for (a previous run's leftover is ignored); it needs write permission on /credhub-perf/*, which the run needs anyway. A name instead of auto uses /credhub-perf/rendezvous/<name> (letters, digits, '.', '_', '-'). off: each instance rounds now + tester.start_delay up to a multiple of tester.sync_interval, which fails when a multiple falls between two instances' starts."},
+		field: func(c *Config) any { return &c.Tester.Rendezvous },
+	},
+	{
+		Name: "tester.start_delay", Type: "duration", Default: "30s",
+		Help:  "With `tester.rendezvous`: how long after tester 0 is ready step 0 starts; long enough for every tester to start and for tester 0 to seed.",
+		Rules: []Rule{atLeast(0, "must be >= 0, got {v}")},
+		BOSH: &Property{Name: "tester.start_delay", Default: 30, Via: ViaDerived, Type: "int",
+			Rules:       []Rule{atLeast(0, "must be a whole number of seconds >= 0, got {v}")},
+			Description: "Several testers: time (seconds) between tester 0 being ready and step 0, long enough for every tester VM to start and for tester 0 to seed (with tester.rendezvous off: least time between the errand starting and step 0)."},
+		field: func(c *Config) any { return &c.Tester.StartDelay },
+	},
+	{
+		Name: "tester.rendezvous_timeout", Type: "duration", Default: "10m0s",
+		Help:  "With `tester.rendezvous`: how long testers other than 0 wait for tester 0's value before giving up (exit status 2, nothing sent). Several testers: also how long past its scheduled start the others wait for tester 0 to publish a later scenario's start (exit status 1).",
+		Rules: []Rule{when(above(0, "must be > 0 with {k:tester.rendezvous}, got {v}"), Cond{Key: "tester.rendezvous", Op: "nonempty"})},
+		BOSH: &Property{Name: "tester.rendezvous_timeout", Default: "10m",
+			// The template writes it for several testers only, which
+			// may use the rendezvous that bin/run passes.
+			Rules:       []Rule{above(0, "must be > 0, got {v}")},
+			Description: "Several testers, rendezvous: how long the testers other than 0 wait for tester 0's start time before failing (exit status 2, nothing sent) (Go duration). Also how long past its scheduled start they wait for tester 0 to publish a later scenario's start (exit status 1)."},
+		field: func(c *Config) any { return &c.Tester.RendezvousTimeout },
+	},
+	{
+		Name: "tester.scenario_gap", Type: "duration", Default: "1m0s",
+		Help:  "Several testers: least pause between one scenario's last step and the next scenario's first, for tester 0's cleanup and seeding (it first waits 2 s + target.timeout, at most 10 s, for the others' requests in flight; the gap must exceed that by 1 s). When the cleanup and seeding take longer, the next scenario starts later: tester 0 publishes its start (at least 2 s ahead) as the credential `/credhub-perf/<run id>/<scenario>/control/start`, which the others wait for; meta.json's `scenario_start_at` records it.",
+		Rules: []Rule{atLeast(0, "must be >= 0, got {v}")},
+		BOSH: &Property{Name: "tester.scenario_gap", Default: "1m",
+			Description: "Several testers: least pause between one scenario's last step and the next scenario's first (Go duration), for tester 0's cleanup and seeding. Tester 0 first waits 2s plus the request timeout (at most 10s) for the others' requests in flight, so the gap must exceed that by at least 1s. When cleanup and seeding take longer, the next scenario starts later: tester 0 publishes its start through CredHub and the others wait for it (at most tester.rendezvous_timeout)."},
+		field: func(c *Config) any { return &c.Tester.ScenarioGap },
+	},
+	{
+		Name: "tester.run_id", Type: "string", Default: `""`, Alias: "run-id",
+		Help:  "Run id shared by all testers (letters, digits, `-_.`); names the seeded credentials and the run directory. Empty = the `tester.start_at` time (yyyymmddThhmmssZ); with `tester.rendezvous`, tester 0's start_at plus a random suffix, published to the others; else the start time plus a random suffix. `rendezvous` is reserved.",
+		Rules: []Rule{when(Rule{Check: "pattern", Pattern: `\A[A-Za-z0-9][A-Za-z0-9._-]{0,63}\z`, Msg: "{v} may only hold letters, digits, '.', '_' and '-' (at most 64, not starting with a symbol)"}, Cond{Key: "tester.run_id", Op: "nonempty"})},
+		field: func(c *Config) any { return &c.Tester.RunID },
+	},
+	{
+		Name: "tester.fast_rsa", Type: "bool", Default: "false",
+		Help: "Sign this tester's TLS client handshakes (an RSA-2048 `target.client_key_file`) with the hand-written AVX-512 IFMA signer `rsasign` instead of Go's crypto/rsa. It saves tester CPU only with `keepalive: false`; on a CPU without IFMA, or with another key, crypto/rsa signs anyway. meta.json's `rsa_signer` records which one ran (docs/benchmarks.md: the trade-off).",
+		BOSH: &Property{Name: "tester.fast_rsa", Default: false,
+			Description: "Sign the tester's TLS client handshakes (an RSA-2048 credhub.client_cert key) with credhub-perf's hand-written AVX-512 IFMA signer instead of Go's crypto/rsa. It saves tester CPU only with keepalive false; more tester instances buy the same headroom. On a CPU without IFMA, or with another key, crypto/rsa signs anyway; meta.json's rsa_signer records which one ran."},
+		field: func(c *Config) any { return &c.Tester.FastRSA },
+	},
+	{
+		Name: "saturation.max_tester_cpu", Type: "number", Default: "0.8",
+		Help:  "A step in which this tester's process used more than this share of the cores it may use (rusage CPU / wall / cores) is `tester_bound`: flagged, and not counted as capacity. 1 = never.",
+		Rules: []Rule{{Check: "range", Min: num(0), MinExcl: true, Max: num(1), Msg: "must be a fraction above 0 and at most 1 (1 = never flag), got {v}"}},
+		BOSH: &Property{Name: "saturation.max_tester_cpu", Default: 0.8,
+			Description: "A step in which the tester process used more than this share of its VM's cores is flagged tester_bound and not counted as capacity (add testers or use a bigger VM). 1 = never."},
+		field: func(c *Config) any { return &c.Saturation.MaxTesterCPU },
+	},
+	{
+		Name: "saturation.max_host_cpu", Type: "number", Default: "0.9",
+		Help:  "Same for the busy share of the host CPUs this tester may run on (/proc/stat, whoever used them: a target on the same machine, a neighbour). 1 = never.",
+		Rules: []Rule{{Check: "range", Min: num(0), MinExcl: true, Max: num(1), Msg: "must be a fraction above 0 and at most 1 (1 = never flag), got {v}"}},
+		BOSH: &Property{Name: "saturation.max_host_cpu", Default: 0.9,
+			Description: "Same for the busy share of the tester VM's CPUs, whoever used them. 1 = never."},
+		field: func(c *Config) any { return &c.Saturation.MaxHostCPU },
+	},
+	{
+		Name: "saturation.max_steal", Type: "number", Default: "0.1",
+		Help:  "Same for the share of those CPUs' time the hypervisor gave to other guests (steal). 1 = never.",
+		Rules: []Rule{{Check: "range", Min: num(0), MinExcl: true, Max: num(1), Msg: "must be a fraction above 0 and at most 1 (1 = never flag), got {v}"}},
+		BOSH: &Property{Name: "saturation.max_steal", Default: 0.1,
+			Description: "Same for the share of the tester VM's CPU time stolen by the hypervisor. 1 = never."},
+		field: func(c *Config) any { return &c.Saturation.MaxSteal },
+	},
+}
+
+// BOSHOnly are the job's properties that are not configuration keys: PEM
+// contents the template writes to files, and bin/run's own settings.
+var BOSHOnly = []Property{
+	{Name: "credhub.ca_cert", After: "target.url",
+		Description: "PEM CA certificate(s) that signed CredHub's server certificate. Default: the `credhub` link's credhub.ca_certificate; empty means the system roots."},
+	{Name: "credhub.client_cert", After: "credhub.ca_cert", SpecType: "certificate",
+		Description: "Client certificate and private key for mutual TLS (certificate with OU app:<v4 uuid> and the clientAuth extended key usage, signed by a CA in CredHub's credhub.authentication.mutual_tls.trusted_cas or by an intermediate under one). A BOSH variable of type certificate, e.g. ((credhub_perf_client)): when its ca is not a self-signed root (an intermediate such as cf-deployment's diego_instance_identity_ca), the job sends it after the certificate; a chain in the certificate itself is sent as it is. Needed unless credhub.uaa.client_id is set."},
+	{Name: "credhub.uaa.ca_cert", After: "uaa.client_secret", Default: "",
+		Description: "PEM CA certificate for UAA's server certificate; empty means credhub.ca_cert."},
+	{Name: "cleanup.database.ca_cert", After: "cleanup.database.tls", Default: "",
+		Description: "PEM CA certificate for the database server; empty means the system roots."},
+	{Name: "tester.sync_interval", After: "tester.scenario_gap", Default: 60, Type: "int",
+		Rules:       []Rule{atLeast(1, "must be a whole number of seconds >= 1, got {v}")},
+		Description: "Several testers with tester.rendezvous off: the start time is rounded up to a multiple of this many seconds, so testers that start a few seconds apart usually pick the same time."},
+}
+
+func keyByName(name string) *Key {
+	for i := range Keys {
+		if Keys[i].Name == name {
+			return &Keys[i]
+		}
+	}
+	return nil
+}
+
+// KeyNames returns every configuration key, sorted.
+func KeyNames() []string {
+	var out []string
+	for _, k := range Keys {
+		out = append(out, k.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// set parses a flag's text into the key's field.
+func (k *Key) set(c *Config, v string) error {
+	switch p := k.field(c).(type) {
+	case *string:
+		*p = v
+	case *int:
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("%q is not an integer", v)
+		}
+		*p = n
+	case *float64:
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("%q is not a number", v)
+		}
+		*p = f
+	case *bool:
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("%q is not true or false", v)
+		}
+		*p = b
+	case *Duration:
+		d, err := parseDuration(v)
+		if err != nil {
+			return err
+		}
+		*p = Duration(d)
+	case *[]string:
+		if k.Name == "custom.headers" {
+			// Repeated, one header a flag (a header may hold a comma).
+			*p = append(*p, v)
+			return nil
+		}
+		*p = splitList(v)
+	case *[]float64:
+		*p = nil
+		for _, s := range splitList(v) {
+			f, err := strconv.ParseFloat(s, 64)
+			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+				return fmt.Errorf("%q is not a number", s)
+			}
+			*p = append(*p, f)
+		}
+	default:
+		panic(fmt.Sprintf("config: key %s has a field of type %T", k.Name, p))
+	}
+	return nil
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
