@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -542,7 +543,7 @@ var Keys = []Key{
 	{
 		Name: "tester.run_id", Type: "string", Default: `""`, Alias: "run-id",
 		Help:  "Run id shared by all testers (letters, digits, `-_.`); names the seeded credentials and the run directory. Empty = the `tester.start_at` time (yyyymmddThhmmssZ); with `tester.rendezvous`, tester 0's start_at plus a random suffix, published to the others; else the start time plus a random suffix. `rendezvous` is reserved.",
-		Rules: []Rule{when(Rule{Check: "pattern", Pattern: `\A[A-Za-z0-9][A-Za-z0-9._-]{0,63}\z`, Msg: "{v} may only hold letters, digits, '.', '_' and '-' (at most 64, not starting with a symbol)"}, Cond{Key: "tester.run_id", Op: "nonempty"})},
+		Rules: []Rule{when(Rule{Check: "pattern", Pattern: runIDSyntax, Msg: "{v} may only hold letters, digits, '.', '_' and '-' (at most 64, not starting with a symbol)"}, Cond{Key: "tester.run_id", Op: "nonempty"})},
 		field: func(c *Config) any { return &c.Tester.RunID },
 	},
 	{
@@ -593,6 +594,14 @@ var BOSHOnly = []Property{
 		Rules:       []Rule{atLeast(1, "must be a whole number of seconds >= 1, got {v}")},
 		Description: "Several testers with tester.rendezvous off: the start time is rounded up to a multiple of this many seconds, so testers that start a few seconds apart usually pick the same time."},
 }
+
+// runIDSyntax is a run id: one path segment of CredHub credential names and
+// part of a directory name.
+const runIDSyntax = `\A[A-Za-z0-9][A-Za-z0-9._-]{0,63}\z`
+
+// RunIDPattern matches a valid run id (tester.run_id, and what a
+// rendezvous or a run directory carries).
+var RunIDPattern = regexp.MustCompile(runIDSyntax)
 
 func keyByName(name string) *Key {
 	for i := range Keys {

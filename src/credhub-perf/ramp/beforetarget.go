@@ -3,6 +3,7 @@ package ramp
 import (
 	"context"
 	"fmt"
+	"github.com/credhub-perf/credhub-perf/config"
 	"net/url"
 	"os"
 	"strings"
@@ -51,7 +52,7 @@ func checkWritable(dir string) error {
 // insecureModes lists the configuration keys in force that weaken
 // transport security, for the warning and meta.json. Never nil, so that
 // meta.json says [] rather than null.
-func insecureModes(c Config) []string {
+func insecureModes(c config.Config) []string {
 	modes := []string{}
 	if c.Target.InsecureSkipVerify {
 		modes = append(modes, "target.insecure_skip_verify")
@@ -62,7 +63,7 @@ func insecureModes(c Config) []string {
 	return modes
 }
 
-func cleanupDatabase(c Config) cleanup.Database {
+func cleanupDatabase(c config.Config) cleanup.Database {
 	d := c.Cleanup.Database
 	return cleanup.Database{Type: d.Type, Host: d.Host, Port: d.Port, User: d.User, Password: d.Password, Name: d.Name, TLS: d.TLS, CACertFile: d.CACertFile}
 }

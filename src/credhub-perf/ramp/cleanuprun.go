@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/credhub-perf/credhub-perf/config"
 	"io"
 	"os"
 	"path/filepath"
@@ -20,7 +21,7 @@ import (
 // (Config.Target, Config.UAA), the run id (Config.Tester.RunID) and run
 // directories whose meta.json is fixed up.
 type CleanupOptions struct {
-	Config  Config
+	Config  config.Config
 	RunDirs []string
 	Stdout  io.Writer
 	Log     io.Writer
@@ -68,9 +69,9 @@ func Cleanup(ctx context.Context, o CleanupOptions) int {
 	switch {
 	case runID == "":
 		return fail(ExitUsage, "give the run id (--run-id ID, the run_id of meta.json) or a run directory")
-	case !runIDPattern.MatchString(runID):
+	case !config.RunIDPattern.MatchString(runID):
 		return fail(ExitUsage, "run id %q may only hold letters, digits, '.', '_' and '-' (at most 64, not starting with a symbol)", runID)
-	case strings.EqualFold(runID, rendezvousDir), strings.EqualFold(runID, preflightDir):
+	case strings.EqualFold(runID, config.RendezvousDir), strings.EqualFold(runID, preflightDir):
 		return fail(ExitUsage, "run id %q is reserved for the %s credentials of runs, not a run", runID, strings.ToLower(runID))
 	}
 	var errs []error
@@ -116,7 +117,7 @@ func Cleanup(ctx context.Context, o CleanupOptions) int {
 	seen := map[string]bool{}
 	var order []string
 	for _, m := range metas {
-		if sc := m.meta.Scenario; runIDPattern.MatchString(sc) && !seen[sc] {
+		if sc := m.meta.Scenario; config.RunIDPattern.MatchString(sc) && !seen[sc] {
 			seen[sc] = true
 			order = append(order, sc)
 		}

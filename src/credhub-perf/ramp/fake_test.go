@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/credhub-perf/credhub-perf/config"
 	"io"
 	"math"
 	"net/http"
@@ -144,22 +145,22 @@ func (f *fakeCredHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func fakeConfig(t *testing.T, p *loadtest.PKI, url string) Config {
-	c := DefaultConfig()
+func fakeConfig(t *testing.T, p *loadtest.PKI, url string) config.Config {
+	c := config.Default()
 	c.Target.URL = url
 	c.Target.CACertFile = p.CAFile
 	c.Target.ClientCertFile = p.ClientCert
 	c.Target.ClientKeyFile = p.ClientKey
-	c.Target.Timeout = Duration(5 * time.Second)
-	c.Steps = StepsConfig{MinConcurrency: 1, MaxConcurrency: 4, Step: 1, Requests: 100}
-	c.Seed = SeedConfig{Credentials: 20, Bytes: 512}
+	c.Target.Timeout = config.Duration(5 * time.Second)
+	c.Steps = config.StepsConfig{MinConcurrency: 1, MaxConcurrency: 4, Step: 1, Requests: 100}
+	c.Seed = config.SeedConfig{Credentials: 20, Bytes: 512}
 	c.OutputDir = t.TempDir()
 	c.Label = "fake"
 	c.Warmup.Run = "0" // tests of the warm-up turn it on
 	return c
 }
 
-func execute(t *testing.T, c Config, capacity bool) (int, string, string) {
+func execute(t *testing.T, c config.Config, capacity bool) (int, string, string) {
 	t.Helper()
 	if errs := c.Validate(capacity); len(errs) > 0 {
 		t.Fatalf("config: %v", errs)
@@ -170,7 +171,7 @@ func execute(t *testing.T, c Config, capacity bool) (int, string, string) {
 // executeOn runs with the tester's CPU figures read from cpu: these tests
 // share one machine with their fake target (and other tests), whose load
 // must not decide what they test.
-func executeOn(t *testing.T, c Config, capacity bool, cpu func(time.Time) cpuload.Sample) (int, string, string) {
+func executeOn(t *testing.T, c config.Config, capacity bool, cpu func(time.Time) cpuload.Sample) (int, string, string) {
 	t.Helper()
 	var out, log bytes.Buffer
 	code := Execute(context.Background(), Options{Config: c, Capacity: capacity, Stdout: &out, Log: &log, Version: "test", CPU: cpu})
@@ -190,7 +191,7 @@ func simFake(t *testing.T, p *loadtest.PKI, fake *fakeCredHub, actors int) (*loa
 
 // executeSim runs one tester on clk (one of its actors), which it leaves
 // when done.
-func executeSim(t *testing.T, clk *loadtest.SimClock, c Config) (int, string) {
+func executeSim(t *testing.T, clk *loadtest.SimClock, c config.Config) (int, string) {
 	t.Helper()
 	defer clk.Leave()
 	if errs := c.Validate(false); len(errs) > 0 {
@@ -204,7 +205,7 @@ func executeSim(t *testing.T, clk *loadtest.SimClock, c Config) (int, string) {
 
 // executeTestersSim runs the testers side by side on clk, whose actors
 // they are.
-func executeTestersSim(t *testing.T, clk *loadtest.SimClock, cfgs []Config) ([]int, []string) {
+func executeTestersSim(t *testing.T, clk *loadtest.SimClock, cfgs []config.Config) ([]int, []string) {
 	t.Helper()
 	codes := make([]int, len(cfgs))
 	logs := make([]string, len(cfgs))
@@ -222,7 +223,7 @@ func executeTestersSim(t *testing.T, clk *loadtest.SimClock, cfgs []Config) ([]i
 
 // executeTesters runs the testers' configurations side by side and returns
 // their exit statuses and logs.
-func executeTesters(t *testing.T, cfgs []Config) ([]int, []string) {
+func executeTesters(t *testing.T, cfgs []config.Config) ([]int, []string) {
 	t.Helper()
 	codes := make([]int, len(cfgs))
 	logs := make([]string, len(cfgs))
@@ -353,8 +354,8 @@ func TestCapacitySearchBounded(t *testing.T) {
 	fake := newFake()
 	srv := loadtest.NewMTLSServer(t, p, fake, true, false)
 	c := fakeConfig(t, p, srv.URL)
-	c.Steps = StepsConfig{MinConcurrency: 1, MaxConcurrency: 16, Step: 1, Requests: 64}
-	c.SLO.Latency = Duration(10 * time.Second) // always met: the search runs to the bound
+	c.Steps = config.StepsConfig{MinConcurrency: 1, MaxConcurrency: 16, Step: 1, Requests: 64}
+	c.SLO.Latency = config.Duration(10 * time.Second) // always met: the search runs to the bound
 	c.Capacity.MaxProbes = 4
 	code, out, log := execute(t, c, true)
 	if code != 0 {
@@ -390,7 +391,7 @@ func TestOpenLoopRatesAndWarmup(t *testing.T) {
 	fake := newFake()
 	clk, srv := simFake(t, p, fake, 1)
 	c := fakeConfig(t, p, srv.URL)
-	c.Steps = StepsConfig{MaxConcurrency: 8, Rates: []float64{100, 200}, Duration: Duration(time.Second), Warmup: Duration(300 * time.Millisecond)}
+	c.Steps = config.StepsConfig{MaxConcurrency: 8, Rates: []float64{100, 200}, Duration: config.Duration(time.Second), Warmup: config.Duration(300 * time.Millisecond)}
 	code, log := executeSim(t, clk, c)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, log)
@@ -428,7 +429,7 @@ func TestStartAtInThePastRefused(t *testing.T) {
 	p := loadtest.NewPKI(t, loadtest.ECDSA)
 	srv := loadtest.NewMTLSServer(t, p, newFake(), true, false)
 	c := fakeConfig(t, p, srv.URL)
-	c.Steps.Duration = Duration(time.Second)
+	c.Steps.Duration = config.Duration(time.Second)
 	c.Tester.StartAt = time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 	code, _, log := execute(t, c, false)
 	if code != ExitUsage || !strings.Contains(log, "lies in the past") {
@@ -445,16 +446,16 @@ func TestTesterZeroStopSignal(t *testing.T) {
 	clk, srv := simFake(t, p, fake, 2)
 	out := t.TempDir()
 	start := simStart.Add(1500 * time.Millisecond).Format(time.RFC3339Nano)
-	cfgs := make([]Config, 2)
+	cfgs := make([]config.Config, 2)
 	for i := range cfgs {
 		c := fakeConfig(t, p, srv.URL)
 		c.OutputDir = out
-		c.Target.Timeout = Duration(time.Second)
-		c.Steps = StepsConfig{MinConcurrency: 1, MaxConcurrency: 4, Step: 1, Duration: Duration(time.Second)}
-		c.Tester = TesterConfig{Index: i, Count: 2, StartAt: start, ScenarioGap: Duration(time.Second)}
+		c.Target.Timeout = config.Duration(time.Second)
+		c.Steps = config.StepsConfig{MinConcurrency: 1, MaxConcurrency: 4, Step: 1, Duration: config.Duration(time.Second)}
+		c.Tester = config.TesterConfig{Index: i, Count: 2, StartAt: start, ScenarioGap: config.Duration(time.Second)}
 		cfgs[i] = c
 	}
-	cfgs[0].Abort = AbortConfig{MaxErrorRate: 1, MaxLatency: Duration(time.Nanosecond), Percentile: 50, ConsecutiveSteps: 1}
+	cfgs[0].Abort = config.AbortConfig{MaxErrorRate: 1, MaxLatency: config.Duration(time.Nanosecond), Percentile: 50, ConsecutiveSteps: 1}
 	type res struct {
 		code      int
 		log       string
@@ -507,8 +508,8 @@ func TestCustomScenario(t *testing.T) {
 	srv := loadtest.NewMTLSServer(t, p, fake, true, false)
 	c := fakeConfig(t, p, srv.URL)
 	c.Scenarios = []string{"custom"}
-	c.Custom = CustomConfig{Method: "GET", Path: "/api/v1/data?current=true&name=((prefix))/seed/cred-{{rand ((seed_count))}}", Headers: []string{"X-Perf: yes"}}
-	c.Steps = StepsConfig{MinConcurrency: 2, MaxConcurrency: 2, Step: 1, Requests: 50}
+	c.Custom = config.CustomConfig{Method: "GET", Path: "/api/v1/data?current=true&name=((prefix))/seed/cred-{{rand ((seed_count))}}", Headers: []string{"X-Perf: yes"}}
+	c.Steps = config.StepsConfig{MinConcurrency: 2, MaxConcurrency: 2, Step: 1, Requests: 50}
 	var outb, logb bytes.Buffer
 	code := Execute(context.Background(), Options{Config: c, Stdout: &outb, Log: &logb, TTY: true, Version: "test", CPU: quietCPU})
 	out, log := outb.String(), logb.String()
@@ -531,8 +532,8 @@ func TestCapacitySearchOpenLoop(t *testing.T) {
 	fake := newFake()
 	srv := loadtest.NewMTLSServer(t, p, fake, true, false)
 	c := fakeConfig(t, p, srv.URL)
-	c.Steps = StepsConfig{MaxConcurrency: 8, Rates: []float64{40}, Duration: Duration(400 * time.Millisecond)}
-	c.SLO.Latency = Duration(10 * time.Second)
+	c.Steps = config.StepsConfig{MaxConcurrency: 8, Rates: []float64{40}, Duration: config.Duration(400 * time.Millisecond)}
+	c.SLO.Latency = config.Duration(10 * time.Second)
 	c.Capacity.MaxProbes = 3
 	code, out, log := execute(t, c, true)
 	if code != 0 {
@@ -557,15 +558,15 @@ func TestLockstepScenarios(t *testing.T) {
 	out := t.TempDir()
 	start := simStart.Add(1500 * time.Millisecond)
 	const slot, timeout, warm = time.Second, 500 * time.Millisecond, 700 * time.Millisecond
-	gap := minScenarioGap(timeout)
-	cfgs := make([]Config, 2)
+	gap := config.MinScenarioGap(timeout)
+	cfgs := make([]config.Config, 2)
 	for i := range cfgs {
 		c := fakeConfig(t, p, srv.URL)
 		c.OutputDir = out
-		c.Target.Timeout = Duration(timeout)
+		c.Target.Timeout = config.Duration(timeout)
 		c.Scenarios = []string{"get", "set"}
-		c.Steps = StepsConfig{MinConcurrency: 1, MaxConcurrency: 2, Step: 1, Duration: Duration(slot)}
-		c.Tester = TesterConfig{Index: i, Count: 2, StartAt: start.Format(time.RFC3339Nano), ScenarioGap: Duration(gap)}
+		c.Steps = config.StepsConfig{MinConcurrency: 1, MaxConcurrency: 2, Step: 1, Duration: config.Duration(slot)}
+		c.Tester = config.TesterConfig{Index: i, Count: 2, StartAt: start.Format(time.RFC3339Nano), ScenarioGap: config.Duration(gap)}
 		// Every tester warms up for the same fixed slot before each
 		// scenario's first step.
 		c.Warmup.Run = warm.String()
@@ -714,15 +715,15 @@ func TestLockstepCleanupSlowerThanGap(t *testing.T) {
 	out := t.TempDir()
 	start := simStart.Add(1500 * time.Millisecond)
 	const slot, timeout = time.Second, 500 * time.Millisecond
-	gap := minScenarioGap(timeout) // tester 0 has 1 s after its wait; the delete takes 3
-	cfgs := make([]Config, 2)
+	gap := config.MinScenarioGap(timeout) // tester 0 has 1 s after its wait; the delete takes 3
+	cfgs := make([]config.Config, 2)
 	for i := range cfgs {
 		c := fakeConfig(t, p, srv.URL)
 		c.OutputDir = out
-		c.Target.Timeout = Duration(timeout)
+		c.Target.Timeout = config.Duration(timeout)
 		c.Scenarios = []string{"set", "interpolate"}
-		c.Steps = StepsConfig{MinConcurrency: 1, MaxConcurrency: 2, Step: 1, Duration: Duration(slot)}
-		c.Tester = TesterConfig{Index: i, Count: 2, StartAt: start.Format(time.RFC3339Nano), ScenarioGap: Duration(gap), RendezvousTimeout: Duration(time.Minute)}
+		c.Steps = config.StepsConfig{MinConcurrency: 1, MaxConcurrency: 2, Step: 1, Duration: config.Duration(slot)}
+		c.Tester = config.TesterConfig{Index: i, Count: 2, StartAt: start.Format(time.RFC3339Nano), ScenarioGap: config.Duration(gap), RendezvousTimeout: config.Duration(time.Minute)}
 		cfgs[i] = c
 	}
 	codes, logs := executeTestersSim(t, clk, cfgs)
@@ -779,12 +780,12 @@ func TestZeroRequestStepFails(t *testing.T) {
 	fake := newFake()
 	clk, srv := simFake(t, p, fake, 1)
 	c := fakeConfig(t, p, srv.URL)
-	c.Target.Timeout = Duration(500 * time.Millisecond)
+	c.Target.Timeout = config.Duration(500 * time.Millisecond)
 	c.Scenarios = []string{"get"}
-	c.Steps = StepsConfig{MinConcurrency: 1, MaxConcurrency: 3, Step: 1, Duration: Duration(time.Second)}
+	c.Steps = config.StepsConfig{MinConcurrency: 1, MaxConcurrency: 3, Step: 1, Duration: config.Duration(time.Second)}
 	// Step 1's slot ended half a second before the run starts; steps 2 and
 	// 3 are still ahead.
-	c.Tester = TesterConfig{Index: 0, Count: 2, StartAt: simStart.Add(-1500 * time.Millisecond).Format(time.RFC3339Nano), ScenarioGap: Duration(time.Minute), RendezvousTimeout: Duration(time.Minute)}
+	c.Tester = config.TesterConfig{Index: 0, Count: 2, StartAt: simStart.Add(-1500 * time.Millisecond).Format(time.RFC3339Nano), ScenarioGap: config.Duration(time.Minute), RendezvousTimeout: config.Duration(time.Minute)}
 	code, log := executeSim(t, clk, c)
 	if code != ExitFailed || !strings.Contains(log, "step 1 (concurrency 1) recorded 0 requests: this tester was ready at") {
 		t.Fatalf("exit %d; want 1 with the 0-request step explained:\n%s", code, log)
@@ -849,7 +850,7 @@ func TestRunWarmupAutoOnSimClock(t *testing.T) {
 	srv := loadtest.NewMTLSServer(t, p, clk.Handler(fake, service), true, false)
 	c := fakeConfig(t, p, srv.URL)
 	c.Scenarios = []string{"get"}
-	c.Warmup = WarmupConfig{Run: "auto", Concurrency: 1, Max: Duration(2 * time.Minute)}
+	c.Warmup = config.WarmupConfig{Run: "auto", Concurrency: 1, Max: config.Duration(2 * time.Minute)}
 	code, log := executeSim(t, clk, c)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, log)

@@ -1,6 +1,7 @@
 package ramp
 
 import (
+	"github.com/credhub-perf/credhub-perf/config"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -36,7 +37,7 @@ func TestOutputDirCheckedBeforeTarget(t *testing.T) {
 
 func TestUAAOverHTTPNeedsExplicitKey(t *testing.T) {
 	c := validBase(t)
-	c.UAA = UAAConfig{URL: "http://uaa.example.com:8080", ClientID: "perf", ClientSecret: "s"}
+	c.UAA = config.UAAConfig{URL: "http://uaa.example.com:8080", ClientID: "perf", ClientSecret: "s"}
 	errs := c.Validate(false)
 	if len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), "uaa.url: ") || !strings.Contains(errs[0].Error(), "uaa.allow_plaintext_secret") {
 		t.Fatalf("want one error on uaa.url naming uaa.allow_plaintext_secret, got %v", errs)
@@ -66,7 +67,7 @@ func TestInsecureModeWarnedAndRecorded(t *testing.T) {
 	srv := loadtest.NewMTLSServer(t, p, newFake(), true, false)
 	for _, insecure := range []bool{false, true} {
 		c := fakeConfig(t, p, srv.URL)
-		c.Steps = StepsConfig{MinConcurrency: 1, MaxConcurrency: 1, Step: 1, Requests: 20}
+		c.Steps = config.StepsConfig{MinConcurrency: 1, MaxConcurrency: 1, Step: 1, Requests: 20}
 		c.Target.InsecureSkipVerify = insecure
 		code, out, log := execute(t, c, false)
 		if code != 0 {
@@ -108,8 +109,8 @@ func TestUAAOverHTTPAllowedRunRecordsIt(t *testing.T) {
 	srv := loadtest.NewMTLSServer(t, p, newFake(), false, false)
 	c := fakeConfig(t, p, srv.URL)
 	c.Target.ClientCertFile, c.Target.ClientKeyFile = "", ""
-	c.Steps = StepsConfig{MinConcurrency: 1, MaxConcurrency: 1, Step: 1, Requests: 20}
-	c.UAA = UAAConfig{URL: uaa.URL, ClientID: "perf", ClientSecret: "plain-secret", AllowPlaintextSecret: true}
+	c.Steps = config.StepsConfig{MinConcurrency: 1, MaxConcurrency: 1, Step: 1, Requests: 20}
+	c.UAA = config.UAAConfig{URL: uaa.URL, ClientID: "perf", ClientSecret: "plain-secret", AllowPlaintextSecret: true}
 	code, out, log := execute(t, c, false)
 	if code != 0 || tokens.Load() == 0 {
 		t.Fatalf("exit %d, %d tokens\n%s\n%s", code, tokens.Load(), out, log)

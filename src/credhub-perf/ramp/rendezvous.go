@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/credhub-perf/credhub-perf/config"
 	"time"
 
 	"github.com/credhub-perf/credhub-perf/credhub"
@@ -15,10 +16,6 @@ import (
 // agree through CredHub instead, which every tester already reaches with
 // write rights under /credhub-perf/*: tester 0 publishes step 0's time and
 // the run id, the others wait for that value.
-
-// rendezvousDir is the path segment under /credhub-perf that holds the
-// rendezvous credentials; no run id may take it.
-const rendezvousDir = "rendezvous"
 
 // rendezvousSkew is the least age a value may have and still count as this
 // run's: testers' starts spread over tens of seconds and their clocks may
@@ -37,7 +34,7 @@ type rendezvousValue struct {
 }
 
 func rendezvousName(name string) string {
-	return "/credhub-perf/" + rendezvousDir + "/" + name
+	return "/credhub-perf/" + config.RendezvousDir + "/" + name
 }
 
 // rendezvousWindow is how old a value (and its step 0) may be when a tester
@@ -84,7 +81,7 @@ func (r *runner) acceptRendezvous(v rendezvousValue, began, now time.Time) (time
 	if err != nil {
 		return time.Time{}, fmt.Sprintf("start_at %q is not an RFC3339 time", v.StartAt)
 	}
-	if !runIDPattern.MatchString(v.RunID) {
+	if !config.RunIDPattern.MatchString(v.RunID) {
 		return time.Time{}, fmt.Sprintf("run_id %q is not a run id", v.RunID)
 	}
 	w := r.rendezvousWindow()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/credhub-perf/credhub-perf/config"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,13 +63,13 @@ func TestRendezvousTestersStartedApart(t *testing.T) {
 			// the second one.
 			clk, srv := simFake(t, p, fake, 2)
 			const slot, gap = time.Second, 2500 * time.Millisecond
-			cfgs := make([]Config, 2)
+			cfgs := make([]config.Config, 2)
 			for i := range cfgs {
 				c := fakeConfig(t, p, srv.URL)
-				c.Target.Timeout = Duration(time.Second)
-				c.Steps = StepsConfig{MinConcurrency: 1, MaxConcurrency: 2, Step: 1, Duration: Duration(slot)}
-				c.Tester = TesterConfig{Index: i, Count: 2, Rendezvous: testRendezvous, StartDelay: Duration(4 * time.Second),
-					RendezvousTimeout: Duration(30 * time.Second), ScenarioGap: Duration(time.Minute)}
+				c.Target.Timeout = config.Duration(time.Second)
+				c.Steps = config.StepsConfig{MinConcurrency: 1, MaxConcurrency: 2, Step: 1, Duration: config.Duration(slot)}
+				c.Tester = config.TesterConfig{Index: i, Count: 2, Rendezvous: testRendezvous, StartDelay: config.Duration(4 * time.Second),
+					RendezvousTimeout: config.Duration(30 * time.Second), ScenarioGap: config.Duration(time.Minute)}
 				cfgs[i] = c
 			}
 			codes := make([]int, 2)
@@ -163,9 +164,9 @@ func TestRendezvousWithoutTesterZeroTimesOut(t *testing.T) {
 	putStale(fake, testRendezvous, simStart, time.Hour)
 	clk, srv := simFake(t, p, fake, 1)
 	c := fakeConfig(t, p, srv.URL)
-	c.Steps = StepsConfig{MinConcurrency: 1, MaxConcurrency: 2, Step: 1, Duration: Duration(time.Second)}
-	c.Tester = TesterConfig{Index: 1, Count: 2, Rendezvous: testRendezvous, StartDelay: Duration(time.Second),
-		RendezvousTimeout: Duration(1500 * time.Millisecond), ScenarioGap: Duration(time.Minute)}
+	c.Steps = config.StepsConfig{MinConcurrency: 1, MaxConcurrency: 2, Step: 1, Duration: config.Duration(time.Second)}
+	c.Tester = config.TesterConfig{Index: 1, Count: 2, Rendezvous: testRendezvous, StartDelay: config.Duration(time.Second),
+		RendezvousTimeout: config.Duration(1500 * time.Millisecond), ScenarioGap: config.Duration(time.Minute)}
 	code, log := executeSim(t, clk, c)
 	gaveUp := clk.Now()
 	if code != ExitUsage {
@@ -203,10 +204,10 @@ func TestRendezvousDeletedWhenRunFails(t *testing.T) {
 	fake := newFake()
 	clk, srv := simFake(t, p, fake, 1)
 	c := fakeConfig(t, p, srv.URL)
-	c.Target.Timeout = Duration(time.Second)
-	c.Steps = StepsConfig{MinConcurrency: 1, MaxConcurrency: 2, Step: 1, Duration: Duration(500 * time.Millisecond)}
-	c.Tester = TesterConfig{Index: 0, Count: 2, Rendezvous: testRendezvous, StartDelay: Duration(500 * time.Millisecond),
-		RendezvousTimeout: Duration(time.Minute), ScenarioGap: Duration(time.Minute)}
+	c.Target.Timeout = config.Duration(time.Second)
+	c.Steps = config.StepsConfig{MinConcurrency: 1, MaxConcurrency: 2, Step: 1, Duration: config.Duration(500 * time.Millisecond)}
+	c.Tester = config.TesterConfig{Index: 0, Count: 2, Rendezvous: testRendezvous, StartDelay: config.Duration(500 * time.Millisecond),
+		RendezvousTimeout: config.Duration(time.Minute), ScenarioGap: config.Duration(time.Minute)}
 	// The run fails after the rendezvous was published: the scenario's
 	// request template is refused by the load engine (an unwritable
 	// output_dir no longer serves: it is refused before CredHub is contacted).
@@ -251,8 +252,8 @@ func TestAcceptRendezvous(t *testing.T) {
 		{"bad start_at", 30 * time.Second, rendezvousValue{WrittenAt: began.Format(time.RFC3339Nano), StartAt: "soon", RunID: "r1"}, "start_at"},
 	}
 	for _, tc := range cases {
-		r := &runner{c: DefaultConfig()}
-		r.c.Tester.StartDelay = Duration(tc.delay)
+		r := &runner{c: config.Default()}
+		r.c.Tester.StartDelay = config.Duration(tc.delay)
 		_, why := r.acceptRendezvous(tc.v, began, now)
 		switch {
 		case tc.reject == "" && why != "":

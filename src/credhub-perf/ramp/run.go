@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/credhub-perf/credhub-perf/config"
 	"io"
 	"net/http"
 	"net/url"
@@ -32,7 +33,7 @@ const (
 
 // Options are what a command line adds to the configuration.
 type Options struct {
-	Config   Config
+	Config   config.Config
 	Capacity bool      // capacity search instead of the configured ramp
 	Stdout   io.Writer // the summary tables
 	Log      io.Writer // log lines and the live progress line
@@ -58,7 +59,7 @@ func (e *SetupError) Unwrap() error { return e.Err }
 
 type runner struct {
 	o       Options
-	c       Config
+	c       config.Config
 	log     *logger
 	api     *credhub.Client
 	token   *credhub.TokenSource
@@ -75,7 +76,7 @@ type runner struct {
 
 // apiClient is the CredHub API client of a configuration, with its UAA
 // token source when uaa.url is set (nil otherwise).
-func apiClient(c Config) (*credhub.Client, *credhub.TokenSource, error) {
+func apiClient(c config.Config) (*credhub.Client, *credhub.TokenSource, error) {
 	var token *credhub.TokenSource
 	if c.UAA.URL != "" {
 		caFile := c.UAA.CACertFile
@@ -97,7 +98,7 @@ func apiClient(c Config) (*credhub.Client, *credhub.TokenSource, error) {
 
 // tlsOptions is the one TLS client configuration of a run: the API client
 // and the load engine present the same identity to the same server.
-func tlsOptions(c Config) tlsclient.Options {
+func tlsOptions(c config.Config) tlsclient.Options {
 	return tlsclient.Options{
 		CertFile: c.Target.ClientCertFile, KeyFile: c.Target.ClientKeyFile,
 		CAFile: c.Target.CACertFile, ServerName: c.Target.ServerName, Insecure: c.Target.InsecureSkipVerify,
@@ -260,7 +261,7 @@ func (r *runner) setup(ctx context.Context) error {
 func (r *runner) tester0() bool { return r.c.Tester.Index == 0 }
 
 // plan is the list of measured steps of a ramp.
-func planSteps(c Config) []load.Step {
+func planSteps(c config.Config) []load.Step {
 	var steps []load.Step
 	if len(c.Steps.Rates) > 0 {
 		for _, rate := range c.Steps.Rates {
@@ -307,9 +308,9 @@ func (r *runner) scenarioStart(k int) time.Time {
 func (r *runner) warmupSlot() time.Duration {
 	mode, d, _ := r.c.Warmup.ParseRun()
 	switch mode {
-	case WarmupFixed:
+	case config.WarmupFixed:
 		return d
-	case WarmupAuto:
+	case config.WarmupAuto:
 		return r.c.Warmup.Max.D()
 	}
 	return 0

@@ -3,6 +3,7 @@ package ramp
 import (
 	"context"
 	"fmt"
+	"github.com/credhub-perf/credhub-perf/config"
 	"math"
 	"os"
 	"path/filepath"
@@ -384,7 +385,7 @@ func (s *scenarioState) waitForOtherTesters(ctx context.Context) {
 	if s.sum.StoppedReason != "" {
 		end = s.stepStart(min(s.lastStep+2, len(s.plan)))
 	}
-	end = end.Add(cleanupWait(s.r.c.Target.Timeout.D()))
+	end = end.Add(config.CleanupWait(s.r.c.Target.Timeout.D()))
 	if d := end.Sub(s.r.o.Clock.Now()); d > 0 {
 		s.r.log.Printf("waiting %s for the other testers to finish before cleaning up", d.Round(time.Second))
 		s.r.o.Clock.SleepUntil(ctx, end)

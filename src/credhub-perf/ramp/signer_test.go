@@ -1,6 +1,7 @@
 package ramp
 
 import (
+	"github.com/credhub-perf/credhub-perf/config"
 	"strings"
 	"testing"
 
@@ -18,7 +19,7 @@ func TestMetaRecordsRSASigner(t *testing.T) {
 	for _, fast := range []bool{false, true} {
 		c := fakeConfig(t, p, srv.URL)
 		c.Keepalive = false
-		c.Steps = StepsConfig{MinConcurrency: 1, MaxConcurrency: 1, Step: 1, Requests: 20}
+		c.Steps = config.StepsConfig{MinConcurrency: 1, MaxConcurrency: 1, Step: 1, Requests: 20}
 		c.Tester.FastRSA = fast
 		code, out, log := execute(t, c, false)
 		if code != 0 {

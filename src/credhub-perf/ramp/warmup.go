@@ -3,6 +3,7 @@ package ramp
 import (
 	"context"
 	"fmt"
+	"github.com/credhub-perf/credhub-perf/config"
 	"math"
 	"time"
 
@@ -87,16 +88,16 @@ func (s *scenarioState) warmup(ctx context.Context) error {
 	base := r.warmupStep()
 	w := &results.Warmup{Mode: mode, Concurrency: base.Concurrency, Reason: "off (warmup.run: 0)"}
 	s.meta.Warmup = w
-	if mode == WarmupOff {
+	if mode == config.WarmupOff {
 		return nil
 	}
 	limit := fixed
-	if mode == WarmupAuto {
+	if mode == config.WarmupAuto {
 		limit = r.c.Warmup.Max.D()
 	}
 	lockstep := !s.start.IsZero()
 	what := loadLabel(base)
-	r.log.Printf("warm-up: %s, %s", what, map[string]string{WarmupFixed: "for " + limit.String(), WarmupAuto: "until steady, at most " + limit.String()}[mode])
+	r.log.Printf("warm-up: %s, %s", what, map[string]string{config.WarmupFixed: "for " + limit.String(), config.WarmupAuto: "until steady, at most " + limit.String()}[mode])
 	var judge warmupJudge
 	began := r.o.Clock.Now()
 	for {
@@ -126,7 +127,7 @@ func (s *scenarioState) warmup(ctx context.Context) error {
 		}
 		steady := judge.add(warmupWindowStats{requests: snap.Requests, throughput: snap.Throughput, p50: snap.P50})
 		r.log.Progress(fmt.Sprintf("warm-up: %s in, %.1f req/s, p50 %s (windows agreeing: %d/%d)", r.o.Clock.Now().Sub(began).Round(time.Second), snap.Throughput, fmtMS(snap.P50), min(judge.streak, warmupAgreed), warmupAgreed))
-		if mode == WarmupAuto && steady && !w.Steady {
+		if mode == config.WarmupAuto && steady && !w.Steady {
 			w.Steady = true
 			w.Reason = fmt.Sprintf("steady after %s: throughput and p50 of %d consecutive %s windows agreed", r.o.Clock.Now().Sub(began).Round(time.Second), warmupAgreed+1, warmupWindow)
 			if !lockstep {
@@ -141,7 +142,7 @@ func (s *scenarioState) warmup(ctx context.Context) error {
 	case ctx.Err() != nil:
 		w.Reason = "interrupted"
 		return ctx.Err()
-	case mode == WarmupFixed:
+	case mode == config.WarmupFixed:
 		w.Reason = fmt.Sprintf("fixed: warmup.run %s", fixed)
 	case !w.Steady:
 		w.Reason = fmt.Sprintf("not steady by warmup.max %s", limit)

@@ -1,6 +1,7 @@
 package ramp
 
 import (
+	"github.com/credhub-perf/credhub-perf/config"
 	"math"
 	"testing"
 	"time"
@@ -58,16 +59,16 @@ func TestWarmupRunParsing(t *testing.T) {
 		mode string
 		d    time.Duration
 	}{
-		{"auto", WarmupAuto, 0}, {"AUTO", WarmupAuto, 0}, {"0", WarmupOff, 0}, {"0s", WarmupOff, 0},
-		{"90s", WarmupFixed, 90 * time.Second}, {"2.5", WarmupFixed, 2500 * time.Millisecond},
+		{"auto", config.WarmupAuto, 0}, {"AUTO", config.WarmupAuto, 0}, {"0", config.WarmupOff, 0}, {"0s", config.WarmupOff, 0},
+		{"90s", config.WarmupFixed, 90 * time.Second}, {"2.5", config.WarmupFixed, 2500 * time.Millisecond},
 	} {
-		mode, d, err := WarmupConfig{Run: tc.in}.ParseRun()
+		mode, d, err := config.WarmupConfig{Run: tc.in}.ParseRun()
 		if err != nil || mode != tc.mode || d != tc.d {
 			t.Errorf("%q: %s %v %v", tc.in, mode, d, err)
 		}
 	}
 	for _, bad := range []string{"", "yes", "-5s", "nan", "auto30s"} {
-		if _, _, err := (WarmupConfig{Run: bad}).ParseRun(); err == nil {
+		if _, _, err := (config.WarmupConfig{Run: bad}).ParseRun(); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}

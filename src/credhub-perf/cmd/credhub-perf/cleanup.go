@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/credhub-perf/credhub-perf/config"
 	"io"
 	"os"
 	"os/signal"
@@ -17,13 +18,13 @@ import (
 func cleanupCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("credhub-perf cleanup", flag.ContinueOnError)
 	configFile := fs.String("config", "", "the run's configuration file (YAML or JSON), for the target flags")
-	over := ramp.BindFlags(fs)
+	over := config.BindFlags(fs)
 	if code := parseFlags(fs, args, stderr); code >= 0 {
 		return code
 	}
-	cfg := ramp.DefaultConfig()
+	cfg := config.Default()
 	if *configFile != "" {
-		if err := ramp.LoadConfigFile(&cfg, *configFile); err != nil {
+		if err := config.LoadFile(&cfg, *configFile); err != nil {
 			fmt.Fprintf(stderr, "credhub-perf: %v\n", err)
 			return 2
 		}

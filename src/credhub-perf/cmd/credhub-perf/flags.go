@@ -4,9 +4,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/credhub-perf/credhub-perf/config"
 	"io"
-
-	"github.com/credhub-perf/credhub-perf/ramp"
 )
 
 // parseFlags parses a subcommand's flags. -h prints the full list; any
@@ -15,7 +14,7 @@ import (
 // the one that was wrong. It returns -1 to go on, else the exit status.
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
-	err := ramp.ParseFlags(fs, args)
+	err := config.ParseFlags(fs, args)
 	if err == nil {
 		return -1
 	}

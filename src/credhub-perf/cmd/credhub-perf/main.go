@@ -7,6 +7,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/credhub-perf/credhub-perf/config"
 	"io"
 	"os"
 	"os/signal"
@@ -90,7 +91,7 @@ func runCmd(args []string, capacity bool, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	configFile := fs.String("config", "", "configuration file (YAML or JSON); see docs/configuration.md")
 	quiet := fs.Bool("quiet", false, "no live progress line, even on a terminal")
-	over := ramp.BindFlags(fs)
+	over := config.BindFlags(fs)
 	if code := parseFlags(fs, args, stderr); code >= 0 {
 		return code
 	}
@@ -98,9 +99,9 @@ func runCmd(args []string, capacity bool, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "credhub-perf %s: unexpected argument %q (configuration goes in --config or --KEY VALUE flags)\n", name, fs.Arg(0))
 		return 2
 	}
-	cfg := ramp.DefaultConfig()
+	cfg := config.Default()
 	if *configFile != "" {
-		if err := ramp.LoadConfigFile(&cfg, *configFile); err != nil {
+		if err := config.LoadFile(&cfg, *configFile); err != nil {
 			fmt.Fprintf(stderr, "credhub-perf: %v\n", err)
 			return 2
 		}
@@ -142,7 +143,7 @@ func summaryCmd(args []string, merge bool, stdout, stderr io.Writer) int {
 	}
 	fs := flag.NewFlagSet("credhub-perf "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	def := ramp.DefaultConfig()
+	def := config.Default()
 	pct := fs.Float64("slo.percentile", def.SLO.Percentile, "SLO percentile when the run directory has no summary.json")
 	lat := fs.String("slo.latency", def.SLO.Latency.String(), "SLO latency bound when the run directory has no summary.json")
 	maxErr := fs.Float64("slo.max_error_rate", def.SLO.MaxErrorRate, "error bound of capacity figures when the run directory has no summary.json")
@@ -153,7 +154,7 @@ func summaryCmd(args []string, merge bool, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "usage: credhub-perf summary RUN_DIR|CSV... | credhub-perf merge RUN_DIR\n")
 		return 2
 	}
-	var d ramp.Duration
+	var d config.Duration
 	if err := d.UnmarshalText([]byte(*lat)); err != nil || d <= 0 || *pct <= 0 || *pct > 100 {
 		fmt.Fprintf(stderr, "credhub-perf %s: bad SLO (--slo.percentile %g, --slo.latency %q)\n", name, *pct, *lat)
 		return 2
@@ -203,7 +204,7 @@ func collectCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: credhub-perf collect --out DIR TARBALL... (the .tgz files of bosh run-errand --download-logs, one per tester)")
 		return 2
 	}
-	def := ramp.DefaultConfig()
+	def := config.Default()
 	slo := results.SLO{Percentile: def.SLO.Percentile, LatencyS: def.SLO.Latency.D().Seconds(), MaxErrorRate: def.SLO.MaxErrorRate}
 	rep, err := collect.Tarballs(*out, fs.Args(), slo)
 	if rep != nil {

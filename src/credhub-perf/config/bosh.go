@@ -1,0 +1,276 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Markers around the generated parts of the BOSH job (go test ./config
+// -update rewrites what lies between them; a test fails when it differs).
+const (
+	SpecBegin  = "# BEGIN GENERATED PROPERTIES (go test ./config -update; from src/credhub-perf/config/keys.go)\n"
+	SpecEnd    = "# END GENERATED PROPERTIES\n"
+	RulesBegin = "  # BEGIN GENERATED RULES (go test ./config -update; from src/credhub-perf/config/keys.go)\n"
+	RulesEnd   = "  # END GENERATED RULES\n"
+)
+
+// specEntry is one property of the job spec, in spec order.
+type specEntry struct {
+	prop    *Property
+	section string // a blank line separates sections
+}
+
+// specEntries lists the job's properties: each key's property in key
+// order, each BOSH-only property after the one it names.
+func specEntries() []specEntry {
+	var out []specEntry
+	var place func(after, section string)
+	place = func(after, section string) {
+		for i := range BOSHOnly {
+			if BOSHOnly[i].After == after {
+				out = append(out, specEntry{&BOSHOnly[i], section})
+				place(BOSHOnly[i].Name, section)
+			}
+		}
+	}
+	for i := range Keys {
+		k := &Keys[i]
+		if k.BOSH == nil {
+			continue
+		}
+		section, _, _ := strings.Cut(k.Name, ".")
+		out = append(out, specEntry{k.BOSH, section})
+		place(k.Name, section)
+	}
+	return out
+}
+
+// SpecProperties renders the `properties:` entries of
+// jobs/credhub-perf/spec.
+func SpecProperties() string {
+	var b strings.Builder
+	prev := ""
+	for i, e := range specEntries() {
+		if i > 0 && e.section != prev {
+			b.WriteString("\n")
+		}
+		prev = e.section
+		p := e.prop
+		fmt.Fprintf(&b, "  %s:\n    description: >-\n", p.Name)
+		for _, line := range wrap(p.Description, 72) {
+			fmt.Fprintf(&b, "      %s\n", line)
+		}
+		if p.SpecType != "" {
+			fmt.Fprintf(&b, "    type: %s\n", p.SpecType)
+		}
+		if p.Default != nil {
+			fmt.Fprintf(&b, "    default: %s\n", flowYAML(p.Default))
+		}
+	}
+	return b.String()
+}
+
+// wrap breaks text into lines of at most width characters (a longer word
+// gets a line of its own).
+func wrap(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		if line != "" && len(line)+1+len(w) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	return append(lines, line)
+}
+
+// flowYAML writes a default on one line: a scalar as YAML quotes it
+// (so "0" stays a string), a list in flow style.
+func flowYAML(v any) string {
+	var n yaml.Node
+	if err := n.Encode(v); err != nil {
+		panic(err)
+	}
+	if n.Kind == yaml.SequenceNode {
+		n.Style = yaml.FlowStyle
+	}
+	out, err := yaml.Marshal(&n)
+	if err != nil {
+		panic(err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// ruleEntry is one line of the template's rule table.
+type ruleEntry struct {
+	Key string `json:"key,omitempty"`
+	// Prop names the value in errors: the property, else the key.
+	Prop string `json:"prop"`
+	// Via: config (the value is the key's in the config the template
+	// built), flag (the property's, passed by bin/run), derived (the key's
+	// if the template wrote it; the property has PropRules of its own),
+	// property (a BOSH-only property).
+	Via       string `json:"via"`
+	Type      string `json:"type,omitempty"`
+	Rules     []Rule `json:"rules,omitempty"`
+	PropType  string `json:"prop_type,omitempty"`
+	PropRules []Rule `json:"prop_rules,omitempty"`
+}
+
+// MarshalJSON writes a rule with only the fields it uses, in the names
+// the template's interpreter reads.
+func (r Rule) MarshalJSON() ([]byte, error) {
+	m := map[string]any{"check": r.Check, "msg": r.Msg}
+	if r.Min != nil {
+		m["min"] = *r.Min
+	}
+	if r.Max != nil {
+		m["max"] = *r.Max
+	}
+	if r.MinExcl {
+		m["min_excl"] = true
+	}
+	if r.MaxExcl {
+		m["max_excl"] = true
+	}
+	if r.Values != nil {
+		m["values"] = r.Values
+	}
+	if r.Fold {
+		m["fold"] = true
+	}
+	if r.Pattern != "" {
+		m["pattern"] = r.Pattern
+	}
+	if r.Key != "" {
+		m["key"] = r.Key
+	}
+	if r.Items {
+		m["items"] = true
+	}
+	if len(r.When) > 0 {
+		var w []map[string]string
+		for _, c := range r.When {
+			w = append(w, map[string]string{"key": c.Key, "op": c.Op, "value": c.Value})
+		}
+		m["when"] = w
+	}
+	if r.Msg2 != "" {
+		m["msg2"] = r.Msg2
+	}
+	return json.Marshal(m)
+}
+
+// ruleTable is what the template's interpreter needs: the entries, the
+// type and default of every key a condition or a message may name, and
+// the property that feeds each key (errors name the property).
+func ruleTable() (entries []ruleEntry, types map[string]string, defaults map[string]any, names map[string]string) {
+	types, defaults, names = map[string]string{}, map[string]any{}, map[string]string{}
+	def := Default()
+	for i := range Keys {
+		k := &Keys[i]
+		types[k.Name] = k.Type
+		v := deref(k.field(&def))
+		switch x := v.(type) {
+		case Duration:
+			v = x.String()
+		case []string:
+			v = append([]string{}, x...) // [], not null
+		case []float64:
+			v = append([]float64{}, x...)
+		}
+		defaults[k.Name] = v
+		if k.BOSH == nil {
+			continue
+		}
+		p := k.BOSH
+		names[k.Name] = p.Name
+		e := ruleEntry{Key: k.Name, Prop: p.Name, Via: "config", Type: k.Type, Rules: k.Rules}
+		switch p.Via {
+		case ViaFlag:
+			e.Via = "flag"
+			e.Rules = append(append([]Rule{}, k.Rules...), p.Rules...)
+		case ViaDerived:
+			e.Via = "derived"
+			e.PropType, e.PropRules = p.Type, p.Rules
+		default:
+			e.Rules = append(append([]Rule{}, k.Rules...), p.Rules...)
+		}
+		entries = append(entries, e)
+	}
+	for _, p := range BOSHOnly {
+		if len(p.Rules) > 0 {
+			entries = append(entries, ruleEntry{Prop: p.Name, Via: "property", PropType: p.Type, PropRules: p.Rules})
+		}
+	}
+	return entries, types, defaults, names
+}
+
+// ERBRuleTable renders the rule table that config.yml.erb embeds: JSON in
+// a Ruby heredoc (encoding/json escapes < and >, so no `%>` can end the
+// ERB tag early), one entry a line.
+func ERBRuleTable() string {
+	entries, types, defaults, names := ruleTable()
+	var b bytes.Buffer
+	b.WriteString("  table = JSON.parse(<<~'RULES')\n")
+	b.WriteString("    {\"entries\": [\n")
+	for i, e := range entries {
+		line, err := json.Marshal(e)
+		if err != nil {
+			panic(err)
+		}
+		sep := ","
+		if i == len(entries)-1 {
+			sep = ""
+		}
+		fmt.Fprintf(&b, "      %s%s\n", line, sep)
+	}
+	b.WriteString("    ],\n")
+	for i, part := range []struct {
+		name string
+		v    any
+	}{{"types", types}, {"defaults", defaults}, {"names", names}} {
+		line, err := json.Marshal(part.v)
+		if err != nil {
+			panic(err)
+		}
+		sep := ","
+		if i == 2 {
+			sep = ""
+		}
+		fmt.Fprintf(&b, "    %q: %s%s\n", part.name, line, sep)
+	}
+	b.WriteString("    }\n  RULES\n")
+	return b.String()
+}
+
+// CheckProperty runs a BOSH-only property's rules, or a ViaDerived
+// property's own, on a value as Go would read it (tests compare with the
+// template).
+func CheckProperty(name string, v any) []string {
+	for _, p := range BOSHOnly {
+		if p.Name == name {
+			return checkRules(p.Rules, v, Default().lookupFn())
+		}
+	}
+	for i := range Keys {
+		if p := Keys[i].BOSH; p != nil && p.Name == name {
+			rules := p.Rules
+			if p.Via == ViaConfig || p.Via == ViaFlag {
+				rules = append(append([]Rule{}, Keys[i].Rules...), p.Rules...)
+			}
+			return checkRules(rules, v, Default().lookupFn())
+		}
+	}
+	return nil
+}
+
+func (c Config) lookupFn() lookup { return c.lookup }
