@@ -538,7 +538,7 @@ func TestTemplatesRendezvous(t *testing.T) {
 	for _, bad := range []struct{ props, want string }{
 		{"tester: {count: 2, rendezvous: a/b}", `tester.rendezvous: "a/b" must be auto, off, or a name`},
 		{"tester: {count: 2, rendezvous: \"\"}", `tester.rendezvous: "" must be auto, off, or a name`},
-		{"tester: {count: 2, rendezvous_timeout: \"0\"}", "tester.rendezvous_timeout: must be > 0, got 0s"},
+		{"tester: {count: 2, rendezvous_timeout: \"0\"}", "tester.rendezvous_timeout: must be > 0 with tester.rendezvous, got 0s"},
 		{"tester: {count: 2, rendezvous_timeout: soon}", `tester.rendezvous_timeout: "soon" is not a duration`},
 		{"tester: {count: 2, start_delay: -1}", "tester.start_delay: must be a whole number of seconds >= 0, got -1"},
 	} {

@@ -252,25 +252,71 @@ func ERBRuleTable() string {
 	return b.String()
 }
 
-// CheckProperty runs a BOSH-only property's rules, or a ViaDerived
-// property's own, on a value as Go would read it (tests compare with the
-// template).
-func CheckProperty(name string, v any) []string {
-	for _, p := range BOSHOnly {
-		if p.Name == name {
-			return checkRules(p.Rules, v, Default().lookupFn())
+// CheckProperty checks a property's value (given as YAML) as the template
+// does: its type, then its rules (for a property that feeds a key, the
+// key's and its own; the key's conditions see credhub-perf's defaults).
+// It returns the problems without the name; tests compare it with the
+// template.
+func CheckProperty(name string, value []byte) ([]string, error) {
+	var p *Property
+	var rules []Rule
+	typ := ""
+	for i := range BOSHOnly {
+		if BOSHOnly[i].Name == name {
+			p = &BOSHOnly[i]
+			typ, rules = p.Type, p.Rules
 		}
 	}
 	for i := range Keys {
-		if p := Keys[i].BOSH; p != nil && p.Name == name {
-			rules := p.Rules
-			if p.Via == ViaConfig || p.Via == ViaFlag {
-				rules = append(append([]Rule{}, Keys[i].Rules...), p.Rules...)
+		if b := Keys[i].BOSH; b != nil && b.Name == name {
+			p = b
+			typ, rules = b.Type, b.Rules
+			if b.Via != ViaDerived {
+				typ, rules = Keys[i].Type, append(append([]Rule{}, Keys[i].Rules...), b.Rules...)
 			}
-			return checkRules(rules, v, Default().lookupFn())
 		}
 	}
-	return nil
+	if p == nil || typ == "" || strings.HasPrefix(typ, "list") {
+		return nil, fmt.Errorf("%s is not a property with a single-valued type", name)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(value, &doc); err != nil || len(doc.Content) == 0 {
+		return nil, fmt.Errorf("%s: %q is not one YAML value", name, value)
+	}
+	n := derefNode(doc.Content[0])
+	if n.Kind != yaml.ScalarNode {
+		return []string{fmt.Sprintf("expected a single %s, got %s", typ, kindName(n))}, nil
+	}
+	if err := scalarOK(typ, n); err != nil {
+		return []string{err.Error()}, nil
+	}
+	var v any = n.Value
+	switch typ {
+	case "int":
+		var i int64
+		if err := n.Decode(&i); err != nil {
+			return nil, err
+		}
+		v = i
+	case "number":
+		var f float64
+		if err := n.Decode(&f); err != nil {
+			return nil, err
+		}
+		v = f
+	case "bool":
+		var b bool
+		if err := n.Decode(&b); err != nil {
+			return nil, err
+		}
+		v = b
+	case "duration":
+		d, err := parseDuration(n.Value)
+		if err != nil {
+			return nil, err
+		}
+		v = Duration(d)
+	}
+	def := Default()
+	return checkRules(rules, v, def.lookup), nil
 }
-
-func (c Config) lookupFn() lookup { return c.lookup }

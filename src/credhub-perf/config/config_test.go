@@ -288,3 +288,19 @@ func TestBadFlagValueOneLine(t *testing.T) {
 		t.Fatalf("got %v", errs)
 	}
 }
+
+// scripts/demo.yml (make demo) still loads, and is valid once the demo's
+// certificates and target URL are there.
+func TestDemoConfigLoads(t *testing.T) {
+	c := Default()
+	if err := LoadFile(&c, "../../../scripts/demo.yml"); err != nil {
+		t.Fatal(err)
+	}
+	base := validBase(t)
+	c.Target.URL = base.Target.URL
+	c.Target.CACertFile, c.Target.ClientCertFile, c.Target.ClientKeyFile = base.Target.CACertFile, base.Target.ClientCertFile, base.Target.ClientKeyFile
+	c.Steps.MaxConcurrency, c.Steps.Step = 24, 4 // as scripts/demo sets them
+	if errs := c.Validate(false); len(errs) != 0 {
+		t.Fatalf("%v", errs)
+	}
+}

@@ -526,9 +526,10 @@ var Keys = []Key{
 		Help:  "With `tester.rendezvous`: how long testers other than 0 wait for tester 0's value before giving up (exit status 2, nothing sent). Several testers: also how long past its scheduled start the others wait for tester 0 to publish a later scenario's start (exit status 1).",
 		Rules: []Rule{when(above(0, "must be > 0 with {k:tester.rendezvous}, got {v}"), Cond{Key: "tester.rendezvous", Op: "nonempty"})},
 		BOSH: &Property{Name: "tester.rendezvous_timeout", Default: "10m",
-			// The template writes it for several testers only, which
-			// may use the rendezvous that bin/run passes.
-			Rules:       []Rule{above(0, "must be > 0, got {v}")},
+			// The template writes it for several testers only, whose
+			// rendezvous bin/run passes as a flag (the key's condition
+			// cannot see it): checked whenever written.
+			Rules:       []Rule{above(0, "must be > 0 with {k:tester.rendezvous}, got {v}")},
 			Description: "Several testers, rendezvous: how long the testers other than 0 wait for tester 0's start time before failing (exit status 2, nothing sent) (Go duration). Also how long past its scheduled start they wait for tester 0 to publish a later scenario's start (exit status 1)."},
 		field: func(c *Config) any { return &c.Tester.RendezvousTimeout },
 	},

@@ -31,6 +31,16 @@ func TestConfigWrongTypesNameTheKey(t *testing.T) {
 		{"steps: 5\n", "steps"},
 		{"tester: {scenario_gap: [1m]}\n", "tester.scenario_gap"},
 		{"base: &d [30s]\nsteps: {duration: *d}\n", "steps.duration"},
+		{"seed: {bytes: \"1k\"}\n", "seed.bytes"},
+		{"seed: {bytes: 1.5}\n", "seed.bytes"},
+		{"seed: {bytes: 99999999999999999999}\n", "seed.bytes"},
+		{"slo: {max_error_rate: .nan}\n", "slo.max_error_rate"},
+		{"slo: {percentile: .inf}\n", "slo.percentile"},
+		{"slo: {percentile: \"95\"}\n", "slo.percentile"},
+		{"keepalive: \"true\"\n", "keepalive"},
+		{"steps: {rates: [.inf]}\n", "steps.rates"},
+		{"steps: {rates: [\"10\"]}\n", "steps.rates"},
+		{"scenarios: [get, ~]\n", "scenarios"},
 	} {
 		c := Default()
 		err := LoadBytes(&c, []byte(tc.doc), "c.yml")
