@@ -127,7 +127,7 @@ var wrongTypes = map[string][]string{
 	"int":            {"1.5", `"7"`, "abc", "true", "[1]", "{a: 1}"},
 	"number":         {`"0.5"`, "abc", "true", "[1]", "{a: 1}"},
 	"bool":           {`"yes"`, `"true"`, "1", "[true]", "{a: 1}"},
-	"duration":       {"30 seconds", "soon", "true", "[1s]", "{a: 1}", `""`, "1_000s", "1.5.5s"},
+	"duration":       {"30 seconds", "soon", "true", "[1s]", "{a: 1}", `""`, "1_000s", "1.5.5s", "1e20", "3000000h"},
 	"string":         {"[a]", "{a: b}"},
 	"list of string": {"a", "[[a]]", "[{a: b}]", "{a: b}"},
 	"list of number": {"10", "[a]", "[[1]]", `["1"]`, "{a: 1}"},

@@ -46,8 +46,10 @@ func parseDuration(s string) (time.Duration, error) {
 		return 0, nil
 	}
 	if f, err := strconv.ParseFloat(s, 64); err == nil {
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return 0, fmt.Errorf("%q is not a duration", s)
+		// Beyond ±292 years a float does not convert to a Duration (Go
+		// leaves the result undefined): refuse it like any non-duration.
+		if ns := f * float64(time.Second); math.IsNaN(ns) || !(math.Abs(ns) < 1<<63) {
+			return 0, fmt.Errorf("%q is not a duration (use e.g. 30s, 250ms, or a number of seconds)", s)
 		}
 		return time.Duration(f * float64(time.Second)), nil
 	}
