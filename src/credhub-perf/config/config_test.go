@@ -43,7 +43,7 @@ func TestConfigDocMatchesKeys(t *testing.T) {
 }
 
 // The documented defaults must be the real ones: render every key's
-// documented default through its setter and compare with DefaultConfig.
+// documented default through its setter and compare with Default().
 func TestDocumentedDefaultsAreReal(t *testing.T) {
 	def := Default()
 	var fromDoc Config
@@ -68,7 +68,7 @@ func TestDocumentedDefaultsAreReal(t *testing.T) {
 	}
 	a, b := mustYAML(t, fromDoc), mustYAML(t, def)
 	if a != b {
-		t.Fatalf("documented defaults differ from DefaultConfig:\ndoc:\n%s\ncode:\n%s", a, b)
+		t.Fatalf("documented defaults differ from Default():\ndoc:\n%s\ncode:\n%s", a, b)
 	}
 }
 

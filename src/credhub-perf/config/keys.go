@@ -21,7 +21,7 @@ type Key struct {
 	// Type is string, int, number, bool, duration, "list of string" or
 	// "list of number".
 	Type    string
-	Default string // as documented (a test checks it is DefaultConfig's)
+	Default string // as documented (a test checks it is Default()'s)
 	Alias   string // an extra, shorter flag name
 	Help    string
 	// Rules are checked on the value by Validate and, for keys with a
