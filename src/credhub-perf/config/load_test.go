@@ -81,11 +81,20 @@ func FuzzLoadBytes(f *testing.F) {
 		"steps:\n  duration: [30s]\n", "abort: {max_latency: {x: 1}}", `{"steps": {"duration": ["30s"]}}`,
 		"a: &a [*a]", "steps: {duration: !!binary AAAA}", "? [a]\n: b\n", "steps: {duration: 1e309}",
 		"target: {url: \"\\xff\"}", "---\n---\n", "scenarios: [get, *x]", "label: !!int 5",
+		"slo: {max_error_rate: .nan}", "steps: {rates: [1, -0.0, 1e308], duration: 1e-9}", "warmup: {run: \"-0\"}",
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c := Default()
-		_ = LoadBytes(&c, data, "fuzz.yml")
+		if LoadBytes(&c, data, "fuzz.yml") != nil {
+			return
+		}
+		// What loads goes through every rule: errors are lines, never a panic.
+		for _, err := range c.Validate(false) {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("a multi-line error: %q", err)
+			}
+		}
 	})
 }
