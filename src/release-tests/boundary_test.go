@@ -1,6 +1,8 @@
 package releasetests
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -403,11 +405,27 @@ func goConfig(t *testing.T, rendered string) map[string]interface{} {
 	return cfg
 }
 
-// setKey puts a property's value (as bosh-cli parsed the manifest) at a
-// config key.
+// setKey puts a property's value at a config key as it reaches the
+// template: parsed by bosh-cli (yaml.v2), passed to Ruby as JSON (numbers
+// keep their JSON text: 1e20 arrives as 100000000000000000000), written
+// back as YAML.
 func setKey(t *testing.T, cfg map[string]interface{}, key, text string) {
+	var v2 interface{}
+	if err := yamlv2.Unmarshal([]byte("v: "+text), &struct{ V *interface{} }{&v2}); err != nil {
+		t.Fatal(err)
+	}
+	built, err := biproperty.Build(v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := json.Marshal(built)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
 	var v interface{}
-	if err := yaml.Unmarshal([]byte("v: "+text), &struct{ V *interface{} }{&v}); err != nil {
+	if err := dec.Decode(&v); err != nil {
 		t.Fatal(err)
 	}
 	parts := strings.Split(key, ".")
@@ -420,7 +438,24 @@ func setKey(t *testing.T, cfg map[string]interface{}, key, text string) {
 		}
 		m = sub
 	}
-	m[parts[len(parts)-1]] = v
+	m[parts[len(parts)-1]] = asYAML(v)
+}
+
+// asYAML keeps a JSON number's text in the YAML written.
+func asYAML(v interface{}) interface{} {
+	switch x := v.(type) {
+	case json.Number:
+		return &yaml.Node{Kind: yaml.ScalarNode, Value: x.String()}
+	case []interface{}:
+		for i := range x {
+			x[i] = asYAML(x[i])
+		}
+	case map[string]interface{}:
+		for k := range x {
+			x[k] = asYAML(x[k])
+		}
+	}
+	return v
 }
 
 // goMessages runs a config document through credhub-perf: the loader's

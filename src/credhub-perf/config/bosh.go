@@ -118,7 +118,9 @@ type ruleEntry struct {
 	// built), flag (the property's, passed by bin/run), derived (the key's
 	// if the template wrote it; the property has PropRules of its own),
 	// property (a BOSH-only property).
-	Via       string `json:"via"`
+	Via string `json:"via"`
+	// Copy: the template's generic loop copies the property to the key.
+	Copy      bool   `json:"copy,omitempty"`
 	Type      string `json:"type,omitempty"`
 	Rules     []Rule `json:"rules,omitempty"`
 	PropType  string `json:"prop_type,omitempty"`
@@ -203,6 +205,7 @@ func ruleTable() (entries []ruleEntry, types map[string]string, defaults map[str
 			e.PropType, e.PropRules = p.Type, p.Rules
 		default:
 			e.Rules = append(append([]Rule{}, k.Rules...), p.Rules...)
+			e.Copy = p.Via == ViaConfig
 		}
 		entries = append(entries, e)
 	}

@@ -35,9 +35,14 @@ type Key struct {
 
 // How a BOSH property reaches credhub-perf.
 const (
-	// ViaConfig: config.yml.erb writes the property's value as the key
-	// (the key's rules check it at deploy time).
+	// ViaConfig: config.yml.erb copies the property's value to the key
+	// (a generic loop: such a key needs no template code) and the key's
+	// rules check it at deploy time.
 	ViaConfig = ""
+	// ViaTemplate: config.yml.erb's own code writes the key from the
+	// property (links, blocks written only when used); the key's rules
+	// check what it wrote.
+	ViaTemplate = "template"
 	// ViaFlag: bin/run passes the property's value as --KEY (the key's
 	// rules check the property at deploy time).
 	ViaFlag = "flag"
@@ -74,7 +79,7 @@ var Keys = []Key{
 			{Check: "nonempty", Msg: "is required (e.g. https://credhub.service.cf.internal:8844)"},
 			{Check: "pattern", Pattern: `\A(?i:https?)://[^/?#]+`, Msg: "{v} is not an http(s) URL with a host"},
 		},
-		BOSH: &Property{Name: "credhub.url", Default: nil,
+		BOSH: &Property{Name: "credhub.url", Via: ViaTemplate, Default: nil,
 			Description: "CredHub API base URL, e.g. https://credhub.service.cf.internal:8844. Default: built from the `credhub` link (credhub.internal_url or the link's address, and credhub.port). Required when there is no link.",
 			Rules:       []Rule{{Check: "pattern", Pattern: `\Ahttps://`, Msg: "{v} must start with https://"}}},
 		field: func(c *Config) any { return &c.Target.URL },
@@ -128,7 +133,7 @@ var Keys = []Key{
 			when(Rule{Check: "not_pattern", Pattern: `\A(?i:http)://`, Msg: "{v} is plain http: the client secret would cross the network unencrypted; use https, or set {k:uaa.allow_plaintext_secret}: true to accept that (tests only)"},
 				Cond{Key: "uaa.allow_plaintext_secret", Op: "false"}),
 		},
-		BOSH: &Property{Name: "credhub.uaa.url", Default: "",
+		BOSH: &Property{Name: "credhub.uaa.url", Via: ViaTemplate, Default: "",
 			Description: "UAA base URL. When set with credhub.uaa.client_id, requests carry a bearer token from the client_credentials grant instead of relying on a client certificate."},
 		field: func(c *Config) any { return &c.UAA.URL },
 	},
@@ -136,7 +141,7 @@ var Keys = []Key{
 		Name: "uaa.client_id", Type: "string", Default: `""`,
 		Help:  "UAA client with authorities `credhub.read,credhub.write`.",
 		Rules: []Rule{when(Rule{Check: "nonempty", Msg: "is required when {k:uaa.url} is set"}, Cond{Key: "uaa.url", Op: "nonempty"})},
-		BOSH: &Property{Name: "credhub.uaa.client_id", Default: "",
+		BOSH: &Property{Name: "credhub.uaa.client_id", Via: ViaTemplate, Default: "",
 			Description: "UAA client with authorities credhub.read and credhub.write."},
 		field: func(c *Config) any { return &c.UAA.ClientID },
 	},
@@ -144,7 +149,7 @@ var Keys = []Key{
 		Name: "uaa.client_secret", Type: "string", Default: `""`,
 		Help:  "Secret of `uaa.client_id`. Never logged.",
 		Rules: []Rule{when(Rule{Check: "nonempty", Msg: "is required when {k:uaa.url} is set"}, Cond{Key: "uaa.url", Op: "nonempty"})},
-		BOSH: &Property{Name: "credhub.uaa.client_secret", Default: "",
+		BOSH: &Property{Name: "credhub.uaa.client_secret", Via: ViaTemplate, Default: "",
 			Description: "Secret of credhub.uaa.client_id. Never logged."},
 		field: func(c *Config) any { return &c.UAA.ClientSecret },
 	},
@@ -156,7 +161,7 @@ var Keys = []Key{
 	{
 		Name: "uaa.allow_plaintext_secret", Type: "bool", Default: "false",
 		Help: "Accept an `http://` `uaa.url`: the client secret then crosses the network unencrypted. Without it such a URL is refused. Tests only; recorded in meta.json's `insecure`.",
-		BOSH: &Property{Name: "credhub.uaa.allow_plaintext_secret", Default: false,
+		BOSH: &Property{Name: "credhub.uaa.allow_plaintext_secret", Via: ViaTemplate, Default: false,
 			Description: "Accept an http:// credhub.uaa.url, over which the client secret travels unencrypted; without it such a URL fails the deploy. Test systems only; the run warns and records it in meta.json (insecure)."},
 		field: func(c *Config) any { return &c.UAA.AllowPlaintextSecret },
 	},
@@ -176,7 +181,7 @@ var Keys = []Key{
 		Name: "custom.method", Type: "string", Default: "GET",
 		Help:  "HTTP method of the `custom` scenario.",
 		Rules: []Rule{when(Rule{Check: "enum", Values: []string{"GET", "PUT", "POST", "DELETE", "PATCH", "HEAD"}, Msg: "{v} is not one of GET, PUT, POST, DELETE, PATCH, HEAD"}, Cond{Key: "scenarios", Op: "contains", Value: "custom"})},
-		BOSH: &Property{Name: "custom.method", Default: "GET",
+		BOSH: &Property{Name: "custom.method", Via: ViaTemplate, Default: "GET",
 			Description: "HTTP method of the custom scenario."},
 		field: func(c *Config) any { return &c.Custom.Method },
 	},
@@ -184,14 +189,14 @@ var Keys = []Key{
 		Name: "custom.path", Type: "string", Default: `""`,
 		Help:  "Path and query of the `custom` scenario, appended to `target.url`; may use `{{seq}}`, `{{uuid}}`, `{{rand N}}`, `((prefix))`.",
 		Rules: []Rule{when(Rule{Check: "pattern", Pattern: `\A/`, Msg: "must start with / (e.g. /api/v1/data?name=/x), got {v}"}, Cond{Key: "scenarios", Op: "contains", Value: "custom"})},
-		BOSH: &Property{Name: "custom.path", Default: "",
+		BOSH: &Property{Name: "custom.path", Via: ViaTemplate, Default: "",
 			Description: "Path and query of the custom scenario, appended to credhub.url; may use {{seq}}, {{uuid}}, {{rand N}} and ((prefix))."},
 		field: func(c *Config) any { return &c.Custom.Path },
 	},
 	{
 		Name: "custom.body", Type: "string", Default: `""`,
 		Help: "Request body of the `custom` scenario (same placeholders as `custom.path`).",
-		BOSH: &Property{Name: "custom.body", Default: "",
+		BOSH: &Property{Name: "custom.body", Via: ViaTemplate, Default: "",
 			Description: "Request body of the custom scenario (same placeholders as custom.path)."},
 		field: func(c *Config) any { return &c.Custom.Body },
 	},
@@ -199,7 +204,7 @@ var Keys = []Key{
 		Name: "custom.headers", Type: "list of string", Default: "[]",
 		Help:  "Extra headers of the `custom` scenario, each `Name: value`. Flag form: repeat the flag.",
 		Rules: []Rule{when(Rule{Check: "pattern", Items: true, Pattern: `\A[^:]*[!-9;-~][^:]*:`, Msg: "{v} is not `Name: value`"}, Cond{Key: "scenarios", Op: "contains", Value: "custom"})},
-		BOSH: &Property{Name: "custom.headers", Default: []any{},
+		BOSH: &Property{Name: "custom.headers", Via: ViaTemplate, Default: []any{},
 			Description: "Extra headers of the custom scenario, each \"Name: value\"."},
 		field: func(c *Config) any { return &c.Custom.Headers },
 	},
@@ -336,7 +341,7 @@ var Keys = []Key{
 			when(Rule{Check: "nonempty", Msg: "is required when {k:cleanup.mode} is database (postgres or mysql)"}, Cond{Key: "cleanup.mode", Op: "eq", Value: "database"}),
 			when(Rule{Check: "enum", Values: []string{"postgres", "postgresql", "mysql", "mariadb"}, Msg: "{v} is not postgres or mysql"}, Cond{Key: "cleanup.mode", Op: "eq", Value: "database"}),
 		},
-		BOSH: &Property{Name: "cleanup.database.type", Default: "",
+		BOSH: &Property{Name: "cleanup.database.type", Via: ViaTemplate, Default: "",
 			Description: "postgres or mysql (also for MariaDB). Required when cleanup.mode is database."},
 		field: func(c *Config) any { return &c.Cleanup.Database.Type },
 	},
@@ -344,7 +349,7 @@ var Keys = []Key{
 		Name: "cleanup.database.host", Type: "string", Default: `""`,
 		Help:  "Database host. Required for `database` cleanup.",
 		Rules: []Rule{when(Rule{Check: "nonempty", Msg: "is required when {k:cleanup.mode} is database"}, Cond{Key: "cleanup.mode", Op: "eq", Value: "database"})},
-		BOSH: &Property{Name: "cleanup.database.host", Default: "",
+		BOSH: &Property{Name: "cleanup.database.host", Via: ViaTemplate, Default: "",
 			Description: "CredHub's database host. Required when cleanup.mode is database."},
 		field: func(c *Config) any { return &c.Cleanup.Database.Host },
 	},
@@ -352,7 +357,7 @@ var Keys = []Key{
 		Name: "cleanup.database.port", Type: "int", Default: "0",
 		Help:  "Database port; 0 = 5432 (postgres) or 3306 (mysql).",
 		Rules: []Rule{when(between(0, 65535, "must be 0..65535, got {v}"), Cond{Key: "cleanup.mode", Op: "eq", Value: "database"})},
-		BOSH: &Property{Name: "cleanup.database.port", Default: 0,
+		BOSH: &Property{Name: "cleanup.database.port", Via: ViaTemplate, Default: 0,
 			Description: "Database port; 0 = 5432 (postgres) or 3306 (mysql)."},
 		field: func(c *Config) any { return &c.Cleanup.Database.Port },
 	},
@@ -360,14 +365,14 @@ var Keys = []Key{
 		Name: "cleanup.database.user", Type: "string", Default: `""`,
 		Help:  "Database user with DELETE/TRUNCATE rights on CredHub's tables.",
 		Rules: []Rule{when(Rule{Check: "nonempty", Msg: "is required when {k:cleanup.mode} is database"}, Cond{Key: "cleanup.mode", Op: "eq", Value: "database"})},
-		BOSH: &Property{Name: "cleanup.database.user", Default: "",
+		BOSH: &Property{Name: "cleanup.database.user", Via: ViaTemplate, Default: "",
 			Description: "Database user with DELETE/TRUNCATE rights on CredHub's tables."},
 		field: func(c *Config) any { return &c.Cleanup.Database.User },
 	},
 	{
 		Name: "cleanup.database.password", Type: "string", Default: `""`,
 		Help: "Database password. Never logged.",
-		BOSH: &Property{Name: "cleanup.database.password", Default: "",
+		BOSH: &Property{Name: "cleanup.database.password", Via: ViaTemplate, Default: "",
 			Description: "Database password. Never logged."},
 		field: func(c *Config) any { return &c.Cleanup.Database.Password },
 	},
@@ -375,14 +380,14 @@ var Keys = []Key{
 		Name: "cleanup.database.name", Type: "string", Default: "credhub",
 		Help:  "Database (schema) name.",
 		Rules: []Rule{when(Rule{Check: "nonempty", Msg: "is required when {k:cleanup.mode} is database"}, Cond{Key: "cleanup.mode", Op: "eq", Value: "database"})},
-		BOSH: &Property{Name: "cleanup.database.name", Default: "credhub",
+		BOSH: &Property{Name: "cleanup.database.name", Via: ViaTemplate, Default: "credhub",
 			Description: "Database name."},
 		field: func(c *Config) any { return &c.Cleanup.Database.Name },
 	},
 	{
 		Name: "cleanup.database.tls", Type: "bool", Default: "false",
 		Help: "Connect with TLS (verified against `cleanup.database.ca_cert_file`, or system roots when empty).",
-		BOSH: &Property{Name: "cleanup.database.tls", Default: false,
+		BOSH: &Property{Name: "cleanup.database.tls", Via: ViaTemplate, Default: false,
 			Description: "Connect to the database with TLS."},
 		field: func(c *Config) any { return &c.Cleanup.Database.TLS },
 	},
@@ -525,7 +530,7 @@ var Keys = []Key{
 		Name: "tester.rendezvous_timeout", Type: "duration", Default: "10m0s",
 		Help:  "With `tester.rendezvous`: how long testers other than 0 wait for tester 0's value before giving up (exit status 2, nothing sent). Several testers: also how long past its scheduled start the others wait for tester 0 to publish a later scenario's start (exit status 1).",
 		Rules: []Rule{when(above(0, "must be > 0 with {k:tester.rendezvous}, got {v}"), Cond{Key: "tester.rendezvous", Op: "nonempty"})},
-		BOSH: &Property{Name: "tester.rendezvous_timeout", Default: "10m",
+		BOSH: &Property{Name: "tester.rendezvous_timeout", Via: ViaTemplate, Default: "10m",
 			// The template writes it for several testers only, whose
 			// rendezvous bin/run passes as a flag (the key's condition
 			// cannot see it): checked whenever written.
@@ -537,7 +542,7 @@ var Keys = []Key{
 		Name: "tester.scenario_gap", Type: "duration", Default: "1m0s",
 		Help:  "Several testers: least pause between one scenario's last step and the next scenario's first, for tester 0's cleanup and seeding (it first waits 2 s + target.timeout, at most 10 s, for the others' requests in flight; the gap must exceed that by 1 s). When the cleanup and seeding take longer, the next scenario starts later: tester 0 publishes its start (at least 2 s ahead) as the credential `/credhub-perf/<run id>/<scenario>/control/start`, which the others wait for; meta.json's `scenario_start_at` records it.",
 		Rules: []Rule{atLeast(0, "must be >= 0, got {v}")},
-		BOSH: &Property{Name: "tester.scenario_gap", Default: "1m",
+		BOSH: &Property{Name: "tester.scenario_gap", Via: ViaTemplate, Default: "1m",
 			Description: "Several testers: least pause between one scenario's last step and the next scenario's first (Go duration), for tester 0's cleanup and seeding. Tester 0 first waits 2s plus the request timeout (at most 10s) for the others' requests in flight, so the gap must exceed that by at least 1s. When cleanup and seeding take longer, the next scenario starts later: tester 0 publishes its start through CredHub and the others wait for it (at most tester.rendezvous_timeout)."},
 		field: func(c *Config) any { return &c.Tester.ScenarioGap },
 	},
