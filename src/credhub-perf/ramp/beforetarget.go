@@ -3,13 +3,13 @@ package ramp
 import (
 	"context"
 	"fmt"
-	"github.com/credhub-perf/credhub-perf/config"
 	"net/url"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/credhub-perf/credhub-perf/cleanup"
+	"github.com/credhub-perf/credhub-perf/config"
 )
 
 // checkBeforeTarget checks, before CredHub is contacted, what would otherwise fail

@@ -3,13 +3,13 @@ package ramp
 import (
 	"context"
 	"fmt"
-	"github.com/credhub-perf/credhub-perf/config"
 	"math"
 	"os"
 	"path/filepath"
 	"sort"
 	"time"
 
+	"github.com/credhub-perf/credhub-perf/config"
 	"github.com/credhub-perf/credhub-perf/cpuload"
 	"github.com/credhub-perf/credhub-perf/credhub"
 	"github.com/credhub-perf/credhub-perf/load"

@@ -1,10 +1,10 @@
 package ramp
 
 import (
-	"github.com/credhub-perf/credhub-perf/config"
 	"strings"
 	"testing"
 
+	"github.com/credhub-perf/credhub-perf/config"
 	"github.com/credhub-perf/credhub-perf/load/loadtest"
 	"github.com/credhub-perf/credhub-perf/results"
 	"github.com/credhub-perf/credhub-perf/rsasign"

@@ -3,10 +3,10 @@ package ramp
 import (
 	"context"
 	"fmt"
-	"github.com/credhub-perf/credhub-perf/config"
 	"math"
 	"time"
 
+	"github.com/credhub-perf/credhub-perf/config"
 	"github.com/credhub-perf/credhub-perf/load"
 	"github.com/credhub-perf/credhub-perf/results"
 )

@@ -1,10 +1,11 @@
 package ramp
 
 import (
-	"github.com/credhub-perf/credhub-perf/config"
 	"math"
 	"testing"
 	"time"
+
+	"github.com/credhub-perf/credhub-perf/config"
 )
 
 // The judge sees only window figures: a warming target (p50 falling 20 %

@@ -4,12 +4,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/credhub-perf/credhub-perf/config"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"github.com/credhub-perf/credhub-perf/config"
 	"github.com/credhub-perf/credhub-perf/ramp"
 )
 

@@ -4,8 +4,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/credhub-perf/credhub-perf/config"
 	"io"
+
+	"github.com/credhub-perf/credhub-perf/config"
 )
 
 // parseFlags parses a subcommand's flags. -h prints the full list; any

@@ -7,7 +7,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/credhub-perf/credhub-perf/config"
 	"io"
 	"os"
 	"os/signal"
@@ -15,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/credhub-perf/credhub-perf/collect"
+	"github.com/credhub-perf/credhub-perf/config"
 	"github.com/credhub-perf/credhub-perf/ramp"
 	"github.com/credhub-perf/credhub-perf/results"
 )
