@@ -56,17 +56,20 @@ type Step struct {
 // Result is one request. Start+Latency is when its response ended. In open
 // loop Start is the scheduled time and SchedLag how late the request left.
 type Result struct {
-	Start       time.Time
-	Offset      time.Duration
-	Latency     time.Duration
-	DNSDial     time.Duration // DNS + dial + TLS handshake (new connections)
-	DNS         time.Duration
-	ReqWrite    time.Duration
-	RespDelay   time.Duration // request written -> first response byte
-	RespRead    time.Duration // first byte -> body read
-	SchedLag    time.Duration
-	Status      int // 0 when no response came back
-	Err         string
+	Start     time.Time
+	Offset    time.Duration
+	Latency   time.Duration
+	DNSDial   time.Duration // DNS + dial + TLS handshake (new connections)
+	DNS       time.Duration
+	ReqWrite  time.Duration
+	RespDelay time.Duration // request written -> first response byte
+	RespRead  time.Duration // first byte -> body read
+	SchedLag  time.Duration
+	Status    int // 0 when no response came back
+	Err       string
+	// Request names the request type ("get", "set", "interpolate",
+	// "custom"): the CSV's request column. Empty when the caller named none.
+	Request     string
 	Concurrency int
 	Rate        float64
 	BytesIn     int64 // response body bytes

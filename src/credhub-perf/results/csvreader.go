@@ -54,7 +54,13 @@ var columnAliases = map[string]string{
 	"dns": "dns", "request-write": "reqwrite", "response-delay": "respdelay",
 	"response-read": "respread", "status-code": "status", "offset": "offset",
 	"concurrency": "concurrency", "rate": "rate", "sched-lag": "schedlag", "error": "error",
+	"request": "request",
 }
+
+// RequestTypes are the names the request column may hold (empty too: hey
+// names no type). A reader refuses others rather than guess: a summary per
+// type of a misspelt name would be silently wrong.
+var RequestTypes = []string{"get", "set", "interpolate", "custom"}
 
 // Limits of what a results file can hold. Anything outside them is damage,
 // not a measurement: reading it as one gives silently wrong figures (a NaN
@@ -164,8 +170,11 @@ func ReadCSVFrom(r io.Reader, name string, fn func(*Row) error) (ReadInfo, error
 		if cols == nil {
 			return info, fmt.Errorf("%s:%d: no recognised header (want %q or a hey CSV header)", name, lineNo, CSVHeader)
 		}
-		_, hasErr := cols["error"]
-		fields, err = splitLine(text, len(cols), hasErr && cols["error"] == len(cols)-1, fields[:0])
+		quoted, hasErr := cols["error"]
+		if !hasErr {
+			quoted = -1
+		}
+		fields, err = splitLine(text, len(cols), quoted, fields[:0])
 		if err != nil {
 			return info, fmt.Errorf("%s:%d: %w: fix or delete that line", name, lineNo, err)
 		}
@@ -192,46 +201,62 @@ func ReadCSVFrom(r io.Reader, name string, fn func(*Row) error) (ReadInfo, error
 	return info, nil
 }
 
-// splitLine cuts a line into n fields. Quotes may only enclose the last
-// field, and only when it is the error column (lastQuoted): the writer
-// quotes nothing else.
-func splitLine(line []byte, n int, lastQuoted bool, dst [][]byte) ([][]byte, error) {
-	q := bytes.IndexByte(line, '"')
-	if q >= 0 && !lastQuoted {
+// splitLine cuts a line into n fields. Quotes may only enclose the error
+// column (index quoted; -1 when the format has none): the writer quotes
+// nothing else. The error column is last in older files and followed by the
+// request column since it was appended.
+func splitLine(line []byte, n int, quoted int, dst [][]byte) ([][]byte, error) {
+	if quoted < 0 && bytes.IndexByte(line, '"') >= 0 {
 		return nil, fmt.Errorf("a quote (\") in a file whose columns are never quoted")
 	}
 	rest := line
-	for i := 0; i < n-1; i++ {
-		c := bytes.IndexByte(rest, ',')
-		if c < 0 || (q >= 0 && len(line)-len(rest)+c > q) {
-			if q >= 0 && c >= 0 {
+	for i := 0; ; i++ {
+		var f []byte
+		if i == quoted && len(rest) > 0 && rest[0] == '"' {
+			// The error field: "..." with inner quotes doubled, then a comma or the end.
+			j := 1
+			for ; j < len(rest); j++ {
+				if rest[j] == '"' {
+					if j+1 < len(rest) && rest[j+1] == '"' {
+						j++
+						continue
+					}
+					break
+				}
+			}
+			if j >= len(rest) || (j+1 < len(rest) && rest[j+1] != ',') {
+				return nil, fmt.Errorf("the error column is not one quoted field (a stray or undoubled quote, or text after the closing quote)")
+			}
+			f, rest = rest[:j+1], rest[j+1:]
+		} else {
+			c := bytes.IndexByte(rest, ',')
+			if c < 0 {
+				c = len(rest)
+			}
+			f = rest[:c]
+			if q := bytes.IndexByte(f, '"'); q >= 0 {
+				if i == quoted {
+					return nil, fmt.Errorf("the error column is not one quoted field (a stray or undoubled quote, or text after the closing quote)")
+				}
+				if i > quoted && quoted >= 0 && i == n-1 {
+					return nil, fmt.Errorf("a quote (\") in the request column, which is never quoted")
+				}
 				return nil, fmt.Errorf("a quote (\") outside the error column")
 			}
-			return nil, fmt.Errorf("%d fields, the header has %d", i+1, n)
+			rest = rest[c:]
 		}
-		dst = append(dst, rest[:c])
-		rest = rest[c+1:]
-	}
-	if q < 0 {
-		if c := bytes.Count(rest, []byte(",")); c > 0 {
-			return nil, fmt.Errorf("%d fields, the header has %d", n+c, n)
-		}
-		return append(dst, rest), nil
-	}
-	// The error field: "..." with inner quotes doubled.
-	if len(rest) < 2 || rest[0] != '"' || rest[len(rest)-1] != '"' {
-		return nil, fmt.Errorf("the error column is not one quoted field (a stray quote, or text after the closing quote)")
-	}
-	inner := rest[1 : len(rest)-1]
-	for i := 0; i < len(inner); i++ {
-		if inner[i] == '"' {
-			if i+1 >= len(inner) || inner[i+1] != '"' {
-				return nil, fmt.Errorf("the error column has a quote that is not doubled (\"\")")
+		dst = append(dst, f)
+		if len(rest) == 0 {
+			if i+1 != n {
+				return nil, fmt.Errorf("%d fields, the header has %d", i+1, n)
 			}
-			i++
+			return dst, nil
+		}
+		rest = rest[1:] // the comma
+		if i+1 >= n {
+			return nil, fmt.Errorf("%d fields, the header has %d", i+2+bytes.Count(rest, []byte(",")), n)
 		}
 	}
-	return append(dst, rest), nil
 }
 
 // unquote returns a field's text: the error column without its quotes.
@@ -265,7 +290,7 @@ func parseHeader(rec []string) (map[string]int, Format, error) {
 	_, hasStart := cols["start"]
 	_, hasOffset := cols["offset"]
 	switch {
-	case strings.Join(rec, ",") == CSVHeader:
+	case strings.Join(rec, ",") == CSVHeader, strings.Join(rec, ",") == CSVHeader13:
 		return cols, FormatOurs, nil
 	case hasStart && len(rec) == 7:
 		return cols, FormatHeyFork7, nil
@@ -418,6 +443,18 @@ func parseRow(rec [][]byte, cols map[string]int, r *Row, firstStart *time.Time) 
 	}
 	if i, ok := cols["error"]; ok {
 		r.Err = unquote(rec[i])
+	}
+	if i, ok := cols["request"]; ok && len(rec[i]) > 0 {
+		// The interned name, so a row costs no allocation for it.
+		for _, t := range RequestTypes {
+			if string(rec[i]) == t {
+				r.Request = t
+				break
+			}
+		}
+		if r.Request == "" {
+			return fmt.Errorf("request %q is not a request type (want one of %s, or empty)", shorten(rec[i]), strings.Join(RequestTypes, ", "))
+		}
 	}
 	return nil
 }

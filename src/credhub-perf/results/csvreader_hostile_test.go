@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,7 @@ import (
 	"github.com/credhub-perf/credhub-perf/load"
 )
 
-const goodRow = "2026-01-01T00:00:00.000001Z,0.001000,0.000000,0.000000,0.000010,0.000900,0.000090,200,0.000001,1,0,0.000000,\n"
+const goodRow = "2026-01-01T00:00:00.000001Z,0.001000,0.000000,0.000000,0.000010,0.000900,0.000090,200,0.000001,1,0,0.000000,,get\n"
 
 // ours builds a file of our format: the header, two good rows, then body.
 func ours(body string) string { return CSVHeader + "\n" + goodRow + goodRow + body }
@@ -56,9 +57,18 @@ func TestReadHostileRowsAreOneLineErrors(t *testing.T) {
 		{"quoted number", ours(row(1, `"0.1"`)), "a quote"},
 		{"unclosed quote in error, more lines follow", ours(row(12, `"dial: refused`) + goodRow), "f.csv:4: the error column is not one quoted field"},
 		{"text after the closing quote", ours(row(12, `"a"b`)), "not one quoted field"},
-		{"undoubled inner quote", ours(row(12, `"a"b"`)), "not doubled"},
-		{"too many fields", ours(goodRow[:len(goodRow)-1] + ",x\n"), "14 fields, the header has 13"},
-		{"too few fields", ours("1,2\n"), "2 fields, the header has 13"},
+		{"undoubled inner quote", ours(row(12, `"a"b"`)), "undoubled quote"},
+		{"too many fields", ours(goodRow[:len(goodRow)-1] + ",x\n"), "15 fields, the header has 14"},
+		{"too few fields", ours("1,2\n"), "2 fields, the header has 14"},
+		{"unknown request type", ours(row(13, "delete")), `f.csv:4: request "delete" is not a request type`},
+		{"request type in capitals", ours(row(13, "GET")), "is not a request type"},
+		{"request type too long", ours(row(13, strings.Repeat("g", 5000))), `request "gggggggggggggggggggggggggggggggggggggggg..." is not a request type`},
+		{"quoted request type", ours(row(13, `"get"`)), "a quote (\") in the request column"},
+		{"request type with a space", ours(row(13, "get ")), "is not a request type"},
+		{"binary request type", ours(row(13, "\x00\xff")), "is not a request type"},
+		{"request column missing after a quoted error", ours(strings.Replace(row(12, `"a, b"`), ",get\n", "\n", 1)), "13 fields, the header has 14"},
+		{"quoted error then junk", ours(row(12, `"a"x`)), "not one quoted field"},
+		{"13-column row in a 14-column file", ours(strings.Replace(goodRow, ",,get\n", ",\n", 1)), "13 fields, the header has 14"},
 		{"long line", ours(strings.Repeat("1", MaxLineBytes+10) + "\n"), "f.csv:4: line longer than"},
 		{"no line ends at all", CSVHeader + "\n" + strings.Repeat("\x00", 3*MaxLineBytes), "f.csv:2: line longer than"},
 		{"different second header", ours("start-time,response-time\n"), "a second, different header"},
@@ -109,7 +119,7 @@ func TestReadAcceptsWhatWritersWrite(t *testing.T) {
 // a warning, whatever it holds (a valid-looking row may be cut short in its
 // error message); the same line with its line end is damage.
 func TestOnlyTheUnterminatedLastLineIsSkipped(t *testing.T) {
-	for _, last := range []string{`ab"c,1,2`, "\x00\xff", strings.TrimSuffix(row(1, "nan"), "\n"), strings.TrimSuffix(goodRow, "\n"), `2026-01-01T00:00:00Z,0.1,0,0,0,0,0,500,0,1,0,0,"dial: conn`} {
+	for _, last := range []string{`ab"c,1,2`, "\x00\xff", strings.TrimSuffix(row(1, "nan"), "\n"), strings.TrimSuffix(goodRow, "\n"), `2026-01-01T00:00:00Z,0.1,0,0,0,0,0,500,0,1,0,0,"dial: conn`, `2026-01-01T00:00:00Z,0.1,0,0,0,0,0,500,0,1,0,0,"dial: conn",inter`} {
 		info, err := ReadCSVFrom(strings.NewReader(ours(last)), "f.csv", func(*Row) error { return nil })
 		if err != nil || info.Rows != 2 || len(info.Warnings) != 1 || !strings.Contains(info.Warnings[0], "f.csv:4: last line has no line end") {
 			t.Errorf("%q: err=%v info=%+v", last, err, info)
@@ -153,6 +163,8 @@ func FuzzReadCSV(f *testing.F) {
 		ours(""), ours("ab\"c,1,2\n"), ours("\x00\xff\xfe\x89PNG\r\n"), ours(row(1, "nan")), ours(row(1, "inf")),
 		ours(row(1, "1e309")), ours(row(1, "1e300")), ours(row(1, "-0.5")), ours(row(7, "70000")), ours(row(12, `"a""b,c"`)),
 		ours(row(12, `"unclosed`)), ours(strings.TrimSuffix(goodRow, "\n")), "",
+		ours(row(13, "interpolate")), ours(row(13, `"set"`)), ours(row(13, "custom,x")), ours(row(12, `"e, ""q"""`)),
+		CSVHeader13 + "\n" + strings.Replace(goodRow, ",,get\n", ",\n", 1),
 		"start-time,response-time\n2017-06-01T10:00:00Z,0.0050\nstart-time,response-time\n2017-06-01T10:00:01Z,0.0070\n",
 		"start-time,response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read\n2017-06-01T10:00:00.002Z,0.0050,0.0010,0.0001,0.0000,0.0039,0.0000\n",
 		"response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset\n0.0050,0.0010,0.0001,0.0000,0.0039,0.0000,500,0.0010\n",
@@ -176,6 +188,9 @@ func FuzzReadCSV(f *testing.F) {
 			if r.Status < 0 || r.Status > MaxStatus || r.Concurrency < 0 || r.Concurrency > MaxConcurrency ||
 				math.IsNaN(r.Rate) || r.Rate < 0 || r.Rate > MaxRate || r.Line < 1 || r.Line > lines {
 				t.Fatalf("row out of range: %+v", r)
+			}
+			if r.Request != "" && !slices.Contains(RequestTypes, r.Request) {
+				t.Fatalf("line %d: request %q", r.Line, r.Request)
 			}
 			st.Record(&r.Result)
 			steady.Record(&r.Result)

@@ -10,7 +10,11 @@ import (
 )
 
 // CSVHeader is the header line of the CSV contract in docs/design.md.
-const CSVHeader = "start-time,response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset,concurrency,rate,sched-lag,error"
+const CSVHeader = CSVHeader13 + ",request"
+
+// CSVHeader13 is the header before the request column was appended; readers
+// still accept files written with it.
+const CSVHeader13 = "start-time,response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset,concurrency,rate,sched-lag,error"
 
 // CSVWriter writes results as rows of the CSV contract. It is a load.Sink.
 // The first write error is kept and returned by Flush and Close; rows after
@@ -84,6 +88,8 @@ func AppendCSVRow(dst []byte, r *load.Result) []byte {
 	if r.Err != "" {
 		dst = appendQuoted(dst, r.Err)
 	}
+	dst = append(dst, ',')
+	dst = append(dst, r.Request...)
 	return append(dst, '\n')
 }
 

@@ -20,20 +20,20 @@ func TestCSVRow(t *testing.T) {
 	w.Record(&load.Result{
 		Start: start, Offset: 1500 * time.Millisecond, Latency: 12345678 * time.Nanosecond,
 		DNSDial: 1000, DNS: 499, ReqWrite: 1500, RespDelay: 10 * time.Millisecond, RespRead: 2 * time.Millisecond,
-		Status: 200, Concurrency: 8, Rate: 250.5, SchedLag: 3 * time.Microsecond,
+		Status: 200, Concurrency: 8, Rate: 250.5, SchedLag: 3 * time.Microsecond, Request: "get",
 	})
-	w.Record(&load.Result{Start: start, Latency: 2 * time.Second, Err: "dial: connection \"refused\"\nagain", Concurrency: 8})
+	w.Record(&load.Result{Start: start, Latency: 2 * time.Second, Err: "dial: connection \"refused\"\nagain", Concurrency: 8, Request: "set"})
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	want := CSVHeader + "\n" +
-		"2026-11-22T12:04:05.123456789Z,0.012346,0.000001,0.000000,0.000002,0.010000,0.002000,200,1.500000,8,250.5,0.000003,\n" +
-		"2026-11-22T12:04:05.123456789Z,2.000000,0.000000,0.000000,0.000000,0.000000,0.000000,0,0.000000,8,0,0.000000,\"dial: connection \"\"refused\"\" again\"\n"
+		"2026-11-22T12:04:05.123456789Z,0.012346,0.000001,0.000000,0.000002,0.010000,0.002000,200,1.500000,8,250.5,0.000003,,get\n" +
+		"2026-11-22T12:04:05.123456789Z,2.000000,0.000000,0.000000,0.000000,0.000000,0.000000,0,0.000000,8,0,0.000000,\"dial: connection \"\"refused\"\" again\",set\n"
 	if buf.String() != want {
 		t.Fatalf("got\n%s\nwant\n%s", buf.String(), want)
 	}
 	recs, err := csv.NewReader(strings.NewReader(buf.String())).ReadAll()
-	if err != nil || len(recs) != 3 || len(recs[2]) != 13 || recs[2][12] != `dial: connection "refused" again` {
+	if err != nil || len(recs) != 3 || len(recs[2]) != 14 || recs[2][12] != `dial: connection "refused" again` || recs[2][13] != "set" {
 		t.Fatalf("not valid CSV: %v %q", err, recs)
 	}
 	if w.Rows() != 2 {
