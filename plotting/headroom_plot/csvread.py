@@ -28,14 +28,16 @@ class InputError(Exception):
     """Bad input: the message is one line naming the file (and line) and the fix."""
 
 
-OURS = ("start-time,response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,"
-        "status-code,offset,concurrency,rate,sched-lag,error")
+OURS13 = ("start-time,response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,"
+          "status-code,offset,concurrency,rate,sched-lag,error")
+OURS = OURS13 + ",request"  # the request column, appended after error; OURS13 files still read
 FORK7 = "start-time,response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read"
 FORK2 = "start-time,response-time"
 UPSTREAM = "response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset"
 
 FORMATS = {
     OURS: "credhub-perf",
+    OURS13: "credhub-perf",
     FORK7: "hey-fork-7",
     FORK2: "hey-fork-2",
     UPSTREAM: "hey",
@@ -62,6 +64,10 @@ _RANGES = {name: (0.0, MAX_DURATION_S) for name in ("response-time", "sched-lag"
 _RANGES.update({"offset": (-MAX_OFFSET_S, MAX_OFFSET_S), "rate": (0.0, MAX_RATE),
                 "status-code": (0, MAX_STATUS), "concurrency": (1, MAX_CONCURRENCY)})
 _INTEGER = ("status-code", "concurrency")
+# What the request column may hold (the Go reader's RequestTypes); Table.request holds the index
+# into this tuple, -1 for an empty field (hey names no type).
+REQUEST_TYPES = ("get", "set", "interpolate", "custom")
+_REQ_WIDTH = max(len(t) for t in REQUEST_TYPES)
 ERROR_SAMPLE = 2000  # error messages kept per file for the report's "most common" list
 
 _POW10 = 10 ** np.arange(19, dtype=np.int64)
@@ -84,6 +90,7 @@ class Table:
     sched_lag: np.ndarray | None        # float32 seconds
     error: np.ndarray | None            # bool: error column non-empty
     segment: np.ndarray                 # int32: index of the header block the row follows
+    request: np.ndarray | None = None   # int8 index into REQUEST_TYPES, -1 empty; None: no column
     error_messages: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -231,9 +238,11 @@ class _Reader:
             self.format, self.cols = detect_format(header, self.path)
             self.header = header.strip().lstrip("\ufeff").encode()
             self.ncols = len(self.cols)
-            self.has_error_col = self.cols[-1] == "error"
+            self.has_request = self.cols[-1] == "request"
+            tail = self.cols[:-1] if self.has_request else self.cols
+            self.has_error_col = bool(tail) and tail[-1] == "error"
             if "error" in self.cols and not self.has_error_col:
-                raise InputError(f"{self.path}:1: the error column must be the last column")
+                raise InputError(f"{self.path}:1: the error column must be the last column (or followed by request)")
             # Two chunks are parsed at once: numpy releases the GIL in its array loops, so on a
             # shared 2-core machine the parse gets both cores.  Results are collected in file
             # order, so the first bad line in the file is the one reported.
@@ -397,33 +406,47 @@ class _Reader:
         def shown(i: int) -> str:
             return repr(body[starts[i]:ends[i]][:60].decode("utf-8", "replace"))
 
+        # The request column (never quoted, no commas) follows the error column, whose quotes
+        # may hold commas: it is cut off at each row's last comma, and the rest is read as
+        # before with the error column last.
+        inner, nc, extra = ends, ncomma, 0
+        if cnt is not None and self.has_request:
+            k = np.searchsorted(cpos, ends) - 1
+            kc = np.clip(k, 0, max(len(cpos) - 1, 0))
+            hascomma = (k >= 0) & (cpos[kc] >= starts) if len(cpos) else np.zeros(nrows, dtype=bool)
+            problems.append((~hascomma, lambda i: f"1 fields where the header has {self.ncols} ({shown(i)})"))
+            lastcomma = np.where(hascomma, cpos[kc] if len(cpos) else ends, ends)
+            inner, nc, extra = lastcomma, ncomma - 1, 1
         if cnt is not None:
+            cnt = np.searchsorted(cpos, inner) - cs
             has_q = np.zeros(nrows, dtype=bool)
             if quoted:
                 qi = np.searchsorted(q, starts)
-                has_q = (qi < len(q)) & (q[np.minimum(qi, len(q) - 1)] < ends)
-            problems.append((~has_q & (cnt != ncomma), lambda i: f"{int(cnt[i]) + 1} fields where the header has "
-                             f"{self.ncols} ({shown(i)})"))
+                has_q = (qi < len(q)) & (q[np.minimum(qi, len(q) - 1)] < inner)
+            problems.append((~has_q & (cnt != nc), lambda i: f"{int(cnt[i]) + 1 + extra} fields where the header "
+                             f"has {self.ncols} ({shown(i)})"))
             if has_q.any():
                 # Quotes may only enclose the last (error) field, which can then hold commas.
                 if not self.has_error_col:
                     problems.append((has_q, lambda i: f"a quote (\") in a file whose columns are never quoted "
                                      f"({shown(i)})"))
                 else:
-                    problems.append((has_q & (cnt < ncomma), lambda i: f"{int(cnt[i]) + 1} fields where the header "
-                                     f"has {self.ncols} ({shown(i)})"))
-                    lastc = cpos[np.minimum(cs + ncomma - 1, len(cpos) - 1)]
+                    problems.append((has_q & (cnt < nc), lambda i: f"{int(cnt[i]) + 1 + extra} fields where the "
+                                     f"header has {self.ncols} ({shown(i)})"))
+                    lastc = cpos[np.clip(cs + nc - 1, 0, max(len(cpos) - 1, 0))] if len(cpos) else starts - 1
                     firstq = q[np.minimum(qi, len(q) - 1)]
-                    outside = has_q & (cnt >= ncomma) & (firstq <= lastc)
+                    outside = has_q & (cnt >= nc) & (firstq <= lastc)
                     problems.append((outside, lambda i: f"a quote (\") outside the error column ({shown(i)})"))
-                    problems.append((has_q & ~outside & (cnt >= ncomma) & ~self._quoted_ok(buf, q, lastc + 1, ends),
+                    problems.append((has_q & ~outside & (cnt >= nc) & ~self._quoted_ok(buf, q, lastc + 1, inner),
                                      lambda i: "the error column is not one quoted field with its inner quotes "
                                                f"doubled ({shown(i)})"))
         self._report_first(problems, starts, lineno, found)
         if cnt is None:
             cm = cpos.reshape(nrows, ncomma)
         else:
-            cm = cpos[cs[:, None] + np.arange(ncomma)] if ncomma else np.empty((nrows, 0), dtype=np.int64)
+            cm = cpos[cs[:, None] + np.arange(nc)] if nc else np.empty((nrows, 0), dtype=np.int64)
+            if extra:
+                cm = np.column_stack([cm, inner])
 
         def field_bounds(j: int) -> tuple[np.ndarray, np.ndarray]:
             fs = starts if j == 0 else cm[:, j - 1] + 1
@@ -461,11 +484,13 @@ class _Reader:
                 text = body[fs[i]:fe[i]][:40].decode("utf-8", "replace")
                 found.append((int(starts[i]), f"unparseable row: start-time {text!r} is not RFC 3339 "
                               f"(like 2017-06-01T12:00:00.123456789Z); fix or delete the line"))
+        if self.has_request:
+            res["parts"]["request"] = self._request(buf, body, field_bounds(ncomma), starts, found)
         if found:
             pos, msg = min(found)
             raise self.fail(lineno(pos), msg)
         if self.has_error_col:
-            fs, fe = field_bounds(ncomma)
+            fs, fe = field_bounds(self.cols.index("error"))
             nonempty = fe > fs
             res["parts"]["error"] = nonempty
             msgs = res["msgs"] = []
@@ -476,6 +501,29 @@ class _Reader:
                         raw = next(csv.reader(io.StringIO(raw)), [""])[0]
                     msgs.append(raw)
         return res
+
+    @staticmethod
+    def _request(buf, body, bounds, starts, found: list) -> np.ndarray:
+        """The request column as int8 indices into REQUEST_TYPES (-1: empty); the first field that
+        is none of them goes into `found`."""
+        fs, fe = bounds
+        width = fe - fs
+        code = np.full(len(fs), -2, dtype=np.int8)
+        code[width == 0] = -1
+        idx = np.minimum(fs[:, None] + np.arange(_REQ_WIDTH), len(buf) - 1)
+        m = buf[idx]
+        for n, name in enumerate(REQUEST_TYPES):
+            want = np.frombuffer(name.encode(), dtype=np.uint8)
+            code[(width == len(name)) & (m[:, :len(name)] == want).all(axis=1)] = n
+        bad = np.flatnonzero(code == -2)
+        if len(bad):
+            i = int(bad[0])
+            raw = bytes(body[fs[i]:fe[i]])
+            text = raw[:40].decode("utf-8", "replace") + ("..." if len(raw) > 40 else "")
+            what = ("a quote (\") in the request column, which is never quoted" if b'"' in raw else
+                    f"request {text!r} is not a request type (want {', '.join(REQUEST_TYPES)}, or empty)")
+            found.append((int(starts[i]), f"unparseable row: {what}; fix or delete the line"))
+        return code
 
     def _report_first(self, problems, starts, lineno, found) -> None:
         """Raise for the first row (in file order) that a (mask, message) problem or `found` names."""
@@ -578,7 +626,7 @@ class _Reader:
                                  f"{int(far[0]) + 1}); fix or delete the damaged rows")
         return Table(path=self.path, format=self.format, columns=self.cols, latency=latency, offset=offset,
                      start=start, start0=start0, status=cat("status-code"), concurrency=cat("concurrency"),
-                     rate=cat("rate"), sched_lag=cat("sched-lag"), error=cat("error"), segment=segment,
+                     rate=cat("rate"), sched_lag=cat("sched-lag"), error=cat("error"), request=cat("request"), segment=segment,
                      error_messages=self.error_messages, warnings=self.warnings)
 
 

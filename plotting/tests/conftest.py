@@ -7,8 +7,9 @@ import os
 
 import pytest
 
-OURS = ("start-time,response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,"
-        "status-code,offset,concurrency,rate,sched-lag,error")
+OURS13 = ("start-time,response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,"
+          "status-code,offset,concurrency,rate,sched-lag,error")
+OURS = OURS13 + ",request"
 BASE = dt.datetime(2026, 11, 18, 10, 0, 0, tzinfo=dt.timezone.utc)
 
 
@@ -19,12 +20,14 @@ def rfc3339(t: float, base: dt.datetime = BASE) -> str:
     return ts.strftime("%Y-%m-%dT%H:%M:%S") + (f".{frac}" if frac else "") + "Z"
 
 
-def our_row(offset, latency, status=200, concurrency=1, rate=0, lag=0.0, error="", base=BASE) -> str:
+def our_row(offset, latency, status=200, concurrency=1, rate=0, lag=0.0, error="", base=BASE, request="get") -> str:
+    """A row of the current format; request=None leaves the request column out (the 13-column format)."""
     err = error
     if any(c in err for c in ',"\n'):
         err = '"' + err.replace('"', '""') + '"'
     return (f"{rfc3339(offset, base)},{latency:.6f},0.000000,0.000000,0.000010,{latency * 0.9:.6f},"
-            f"0.000020,{status},{offset:.6f},{concurrency},{rate:g},{lag:.6f},{err}")
+            f"0.000020,{status},{offset:.6f},{concurrency},{rate:g},{lag:.6f},{err}"
+            + ("" if request is None else f",{request}"))
 
 
 def write_ours(path, rows, header=OURS):

@@ -136,7 +136,7 @@ def test_multi_tester_merge_adds_throughput(tmp):
         rows = closed_step(0.0, 4, 0.010, 400) + closed_step(1.0, 8, 0.010, 800)
         with open(d / f"results-{name}.csv", "w") as f:
             f.write("start-time,response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,"
-                    "status-code,offset,concurrency,rate,sched-lag,error\n")
+                    "status-code,offset,concurrency,rate,sched-lag,error,request\n")
             for r in rows:
                 f.write(our_row(*r, base=base) + "\n")
     write_meta(d, testers=2, label="multi", instances=1)

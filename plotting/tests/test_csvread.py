@@ -116,7 +116,7 @@ def test_upstream_hey_format(tmp):
     (OURS + "\n", None, "no data rows"),
     (OURS + "\n" + our_row(0, 0.01) + "\n" + our_row(0.1, 0.01).replace("0.010000", "0.0x0000", 1) + "\n", 3,
      "response-time '0.0x0000' is not a decimal number"),
-    (OURS + "\n" + our_row(0, 0.01) + "\n1,2,3\n", 3, "3 fields where the header has 13"),
+    (OURS + "\n" + our_row(0, 0.01) + "\n1,2,3\n", 3, "3 fields where the header has 14"),
     (OURS + "\n" + "garbage line here\n", 2, "unparseable row"),
     ("start-time,response-time\n" + rfc3339(0) + ",0.01\nresponse-time,DNS+dialup,DNS,Request-write,"
      "Response-delay,Response-read,status-code,offset\n", 3, "header of another CSV format"),

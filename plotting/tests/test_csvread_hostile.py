@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from headroom_plot import csvread
 from headroom_plot.csvread import InputError, read_csv
 
-from conftest import OURS, our_row
+from conftest import OURS, OURS13, our_row
 
 GOOD = our_row(0.000001, 0.001)
 FORK2 = "start-time,response-time"
@@ -60,8 +60,18 @@ CASES = [
     ("unclosed quote, more lines follow", ours(row(12, '"dial: refused') + GOOD + "\n"), 4, "not one quoted field"),
     ("text after the closing quote", ours(row(12, '"a"b')), 4, "not one quoted field"),
     ("undoubled inner quote", ours(row(12, '"a"x"b"')), 4, "not one quoted field"),
-    ("line break inside quotes", ours(row(12, '"a\nb"')), 4, "not one quoted field"),
+    ("line break inside quotes", ours(row(12, '"a\nb"')), 4, "13 fields where the header has 14"),
     ("long line", ours("1" * (csvread.MAX_LINE + 10) + "\n"), 4, "line longer than"),
+    ("unknown request type", ours(row(13, "delete")), 4, "request 'delete' is not a request type"),
+    ("request type in capitals", ours(row(13, "GET")), 4, "is not a request type"),
+    ("request type too long", ours(row(13, "g" * 5000)), 4, "request '" + "g" * 40 + "...' is not a request type"),
+    ("quoted request type", ours(row(13, '"get"')), 4, "a quote (\") in the request column"),
+    ("request type with a space", ours(row(13, "get ")), 4, "is not a request type"),
+    ("binary request type", ours(row(13, "\x00\xff")), 4, "is not a request type"),
+    ("request type with a comma", ours(row(13, "get,set")), 4, "15 fields where the header has 14"),
+    ("13-column row in a 14-column file", ours(GOOD.rsplit(",", 1)[0] + "\n"), 4, "13 fields where the header has 14"),
+    ("no comma at all", ours("12345\n"), 4, "1 fields where the header has 14"),
+    ("quoted error then junk", ours(row(12, '"a"x')), 4, "not one quoted field"),
     ("no line ends", OURS + "\n" + GOOD + "\n" + "\x00" * (3 * csvread.MAX_LINE), 3, "line longer than"),
     ("hey fork nan", f"{FORK2}\n2017-06-01T10:00:00Z,nan\n2017-06-01T10:00:00Z,0.1\n", 2, "response-time 'nan'"),
     ("hey fork quote", f'{FORK2}\n2017-06-01T10:00:00Z,"0.1"\n', 2, "a quote"),
@@ -105,9 +115,26 @@ def test_only_the_unterminated_last_line_is_skipped(last):
         os.unlink(path)
 
 
+def test_request_column_and_the_13_column_format():
+    """The request column is read as indices into REQUEST_TYPES (-1 empty), after a quoted error
+    with commas too; files from before the column still read, with request None."""
+    rows = [our_row(0.0, 0.001, request="set"), our_row(0.1, 0.002, 500, error='x, "y"', request="interpolate"),
+            our_row(0.2, 0.003, request=""), our_row(0.3, 0.004, request="custom"), GOOD]
+    path = _write(OURS + "\n" + "\n".join(rows) + "\n")
+    old = _write(OURS13 + "\n" + our_row(0.0, 0.001, request=None) + "\n" + our_row(0.1, 0.002, 0, error="a,b", request=None) + "\n")
+    try:
+        t, t13 = read_csv(path), read_csv(old)
+    finally:
+        os.unlink(path)
+        os.unlink(old)
+    assert [csvread.REQUEST_TYPES[c] if c >= 0 else "" for c in t.request] == ["set", "interpolate", "", "custom", "get"]
+    assert t.error_messages == ['x, "y"'] and list(t.status) == [200, 500, 200, 200, 200]
+    assert t13.request is None and list(t13.error) == [False, True] and len(t13) == 2
+
+
 def test_what_writers_write_still_reads():
     """CRLF, a BOM, blank lines, a negative offset and a quoted error with commas and quotes."""
-    body = (row(8, "-0.001000").replace(",200,", ",0,").rstrip("\n") + '"tls: ""bad"", cert"\n' + GOOD + "\n\n")
+    body = (row(8, "-0.001000").replace(",200,", ",0,").replace(",,get\n", ",") + '"tls: ""bad"", cert",get\n' + GOOD + "\n\n")
     path = _write("\ufeff" + (OURS + "\n" + body).replace("\n", "\r\n"))
     try:
         t = read_csv(path)
@@ -120,16 +147,16 @@ def test_what_writers_write_still_reads():
 
 # --- fuzzing ---------------------------------------------------------------------------------
 
-TOKENS = ["nan", "inf", "-inf", "1e309", "1e300", "-0.5", "-1", "0", "0.001", "70000", "2e2", "200.0", '"',
+TOKENS = ["get", "set", "interpolate", "custom", "GET", "delete", "g" * 300, '"get"', "get,", "nan", "inf", "-inf", "1e309", "1e300", "-0.5", "-1", "0", "0.001", "70000", "2e2", "200.0", '"',
           '"a,b"', '"a""b"', '"x', "", ",", "\x00", "\xff", " ", "0x1p-3", "1_0", "\r", "+1"]
-HEADERS = [OURS, FORK2, "start-time,response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read",
+HEADERS = [OURS, OURS13, FORK2, "start-time,response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read",
            UPSTREAM]
 
 
 @st.composite
 def hostile_files(draw):
     header = draw(st.sampled_from(HEADERS))
-    good = {OURS: GOOD, FORK2: "2017-06-01T10:00:00Z,0.0050", UPSTREAM: "0.0050,0.0010,0.0001,0.0000,0.0039,0.0000,200,0.0010"}
+    good = {OURS: GOOD, OURS13: GOOD.rsplit(",", 1)[0], FORK2: "2017-06-01T10:00:00Z,0.0050", UPSTREAM: "0.0050,0.0010,0.0001,0.0000,0.0039,0.0000,200,0.0010"}
     base = good.get(header, "2017-06-01T10:00:00.002Z,0.0050,0.0010,0.0001,0.0000,0.0039,0.0000")
     lines = [header]
     for _ in range(draw(st.integers(0, 8))):
@@ -172,6 +199,8 @@ def _check(data: bytes) -> None:
     if t.sched_lag is not None:
         assert np.isfinite(t.sched_lag).all() and (t.sched_lag >= 0).all()
     assert len(t.segment) == len(t.latency)
+    if t.request is not None:
+        assert len(t.request) == len(t.latency) and ((t.request >= -1) & (t.request < len(csvread.REQUEST_TYPES))).all()
 
 
 FUZZ = settings(max_examples=int(os.environ.get("HEADROOM_FUZZ_EXAMPLES", "150")), deadline=None, database=None,
