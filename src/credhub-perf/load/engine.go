@@ -34,6 +34,7 @@ type header struct {
 // Engine may Run many steps, one after another.
 type Engine struct {
 	opts     ClientOptions
+	name     string // Template.Name, copied into each Result
 	method   string
 	scheme   string
 	host     string // host[:port] as in the URL
@@ -68,7 +69,7 @@ func New(opts ClientOptions, t Template) (*Engine, error) {
 	if opts.Clock == System {
 		opts.Clock = nil // the system clock's fast paths (see now, begin)
 	}
-	e := &Engine{opts: opts}
+	e := &Engine{opts: opts, name: t.Name}
 	e.method = strings.ToUpper(strings.TrimSpace(t.Method))
 	if e.method == "" {
 		e.method = http.MethodGet
@@ -472,7 +473,7 @@ func (w *worker) closedLoop(ctx context.Context, s Step, start, end time.Time, c
 		if ctx.Err() != nil {
 			return
 		}
-		w.res = Result{}
+		w.res = Result{Request: w.e.name}
 		if !w.do(ctx, &w.res) {
 			return
 		}
@@ -507,7 +508,7 @@ func (e *Engine) pace(ctx context.Context, s Step, start, end time.Time, jobs ch
 // borrows a connection per request instead of owning one.
 func (w *worker) openLoop(ctx context.Context, jobs <-chan time.Time, pool *connPool, ch chan<- Result) {
 	for sched := range jobs {
-		w.res = Result{}
+		w.res = Result{Request: w.e.name}
 		r := &w.res
 		if pool != nil {
 			w.borrow(ctx, pool)

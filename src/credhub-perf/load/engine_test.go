@@ -481,13 +481,13 @@ func TestCancelRecordsInFlight(t *testing.T) {
 func TestClosedLoopSplitAndStepFields(t *testing.T) {
 	srv := loadtest.NewMTLSServer(t, loadtest.NewPKI(t, loadtest.ECDSA), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), false, false)
 	runStart := time.Now().Add(-time.Second)
-	res := run(t, load.ClientOptions{KeepAlive: true, TLS: load.TLSOptions{Insecure: true}}, load.Template{URL: srv.URL},
+	res := run(t, load.ClientOptions{KeepAlive: true, TLS: load.TLSOptions{Insecure: true}}, load.Template{Name: "get", URL: srv.URL},
 		load.Step{Concurrency: 7, Requests: 100, RunStart: runStart})
 	if len(res) != 100 {
 		t.Fatalf("%d results, want exactly 100", len(res))
 	}
 	for _, r := range res {
-		if r.Concurrency != 7 || r.Rate != 0 || r.SchedLag != 0 || r.Offset < time.Second || r.Offset != r.Start.Sub(runStart) {
+		if r.Concurrency != 7 || r.Rate != 0 || r.SchedLag != 0 || r.Offset < time.Second || r.Offset != r.Start.Sub(runStart) || r.Request != "get" {
 			t.Fatalf("step fields: %+v", r)
 		}
 	}
@@ -498,6 +498,9 @@ func TestClosedLoopSplitAndStepFields(t *testing.T) {
 		load.Step{Concurrency: 2, QPS: 20, Duration: time.Second})
 	if el := time.Since(start); len(res) < 30 || len(res) > 42 || el > 3*time.Second {
 		t.Fatalf("QPS 2x20/s for 1s: %d requests in %v", len(res), el)
+	}
+	if res[0].Request != "" {
+		t.Fatalf("a template without a name gave request %q", res[0].Request)
 	}
 }
 

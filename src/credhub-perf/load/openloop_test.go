@@ -86,13 +86,13 @@ func TestCoordinatedOmission(t *testing.T) {
 	mu.Unlock()
 	// Few workers: once they all wait on the stalled server, later requests
 	// cannot even be sent on time. Their sched-lag must count.
-	res := run(t, mtlsOpts(p, true), load.Template{URL: srv.URL}, load.Step{Concurrency: 4, Rate: 200, Duration: 1500 * time.Millisecond, StartAt: start})
+	res := run(t, mtlsOpts(p, true), load.Template{Name: "set", URL: srv.URL}, load.Step{Concurrency: 4, Rate: 200, Duration: 1500 * time.Millisecond, StartAt: start})
 	if len(res) != 300 {
 		t.Fatalf("%d requests, want 300", len(res))
 	}
 	var inStall, lagged int
 	for _, r := range res {
-		if r.Err != "" {
+		if r.Err != "" || r.Request != "set" {
 			t.Fatalf("request failed: %+v", r)
 		}
 		if r.Start.After(stallFrom.Add(5*time.Millisecond)) && r.Start.Before(stallUntil.Add(-20*time.Millisecond)) {

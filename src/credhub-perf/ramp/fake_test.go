@@ -288,7 +288,13 @@ func TestRunScenariosAgainstFake(t *testing.T) {
 		// 4 steps x 100 requests, all rows written, no errors: the seeded
 		// names existed for every get and interpolate.
 		rows := 0
-		if _, err := results.ReadCSV(filepath.Join(dir, "results.csv"), func(*results.Row) error { rows++; return nil }); err != nil {
+		if _, err := results.ReadCSV(filepath.Join(dir, "results.csv"), func(r *results.Row) error {
+			rows++
+			if r.Request != meta.Scenario {
+				return fmt.Errorf("line %d: request %q in a %s run", r.Line, r.Request, meta.Scenario)
+			}
+			return nil
+		}); err != nil {
 			t.Fatal(err)
 		}
 		if rows != 400 || sum.Requests != 400 || sum.Errors != 0 || len(sum.Steps) != 4 {

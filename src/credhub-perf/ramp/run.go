@@ -321,11 +321,11 @@ func (r *runner) template(scenario string, n credhub.Names) (load.Template, erro
 	json := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}
 	switch scenario {
 	case "get":
-		return load.Template{Method: "GET", URL: base + "/api/v1/data?current=true&name=" + n.SeedTemplate(r.c.Seed.Credentials), Header: http.Header{"Accept": {"application/json"}}}, nil
+		return load.Template{Name: "get", Method: "GET", URL: base + "/api/v1/data?current=true&name=" + n.SeedTemplate(r.c.Seed.Credentials), Header: http.Header{"Accept": {"application/json"}}}, nil
 	case "set":
-		return load.Template{Method: "PUT", URL: base + "/api/v1/data", Header: json, Body: credhub.SetBodyTemplate(n, r.c.Tester.Index, r.c.Seed.Bytes)}, nil
+		return load.Template{Name: "set", Method: "PUT", URL: base + "/api/v1/data", Header: json, Body: credhub.SetBodyTemplate(n, r.c.Tester.Index, r.c.Seed.Bytes)}, nil
 	case "interpolate":
-		return load.Template{Method: "POST", URL: base + "/api/v1/interpolate", Header: json, Body: credhub.InterpolateBodyTemplate(n, r.c.Seed.Credentials)}, nil
+		return load.Template{Name: "interpolate", Method: "POST", URL: base + "/api/v1/interpolate", Header: json, Body: credhub.InterpolateBodyTemplate(n, r.c.Seed.Credentials)}, nil
 	case "custom":
 		rep := strings.NewReplacer("((prefix))", n.Prefix(), "((seed_count))", fmt.Sprint(r.c.Seed.Credentials))
 		h := http.Header{}
@@ -333,7 +333,7 @@ func (r *runner) template(scenario string, n credhub.Names) (load.Template, erro
 			k, v, _ := strings.Cut(line, ":")
 			h.Add(strings.TrimSpace(k), rep.Replace(strings.TrimSpace(v)))
 		}
-		return load.Template{Method: r.c.Custom.Method, URL: base + rep.Replace(r.c.Custom.Path), Header: h, Body: rep.Replace(r.c.Custom.Body)}, nil
+		return load.Template{Name: "custom", Method: r.c.Custom.Method, URL: base + rep.Replace(r.c.Custom.Path), Header: h, Body: rep.Replace(r.c.Custom.Body)}, nil
 	}
 	return load.Template{}, fmt.Errorf("unknown scenario %q", scenario)
 }
