@@ -25,7 +25,7 @@ import (
 	yaml "gopkg.in/yaml.v3"
 )
 
-const csvHeader = "start-time,response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset,concurrency,rate,sched-lag,error"
+const csvHeader = "start-time,response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset,concurrency,rate,sched-lag,error,request"
 
 // simTarget is a running credhub-sim over mTLS.
 type simTarget struct {
