@@ -35,6 +35,13 @@ type header struct {
 type Engine struct {
 	opts     ClientOptions
 	name     string // Template.Name, copied into each Result
+	// kinds are the request types of a mix (NewMix), one engine each for
+	// its compiled template; nil for one type. cum holds their cumulative
+	// weights, and mixSeed and runs seed the workers' draws.
+	kinds   []*Engine
+	cum     []uint64
+	mixSeed uint64
+	runs    uint64
 	method   string
 	scheme   string
 	host     string // host[:port] as in the URL
@@ -252,6 +259,8 @@ func validToken(s string) bool {
 // worker is one sender: its connection, buffers and random source.
 type worker struct {
 	e    *Engine
+	t    *Engine // the request type of the request in progress: e, or one of e.kinds
+	mix  uint64  // splitmix64 state of the request-type draw (mixes only)
 	rng  *rand.Rand
 	buf  []byte
 	body []byte
@@ -277,6 +286,66 @@ func (w *worker) endDial() {
 		w.dialDone()
 		w.dialDone = nil
 	}
+}
+
+// pick draws the next request's type in a mix (w.t); callers test
+// e.kinds first, so one type costs a nil test. splitmix64 per worker:
+// deterministic for a seed, no lock, no allocation.
+func (w *worker) pick() {
+	w.mix += 0x9e3779b97f4a7c15
+	z := w.mix
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	z ^= z >> 31
+	cum := w.e.cum
+	// Lemire's multiply-shift onto [0, total): bias below total/2^32.
+	x := (z >> 32) * cum[len(cum)-1] >> 32
+	i := 0
+	for x >= cum[i] {
+		i++
+	}
+	w.t = w.e.kinds[i]
+}
+
+// NewMix builds an Engine whose requests are drawn per request from ts,
+// template i with probability weights[i] / sum(weights); types of weight 0
+// are never sent. Every template must name the same scheme and host (one
+// target). seed makes the draws reproducible.
+func NewMix(opts ClientOptions, ts []Template, weights []int, seed uint64) (*Engine, error) {
+	if len(ts) == 0 || len(ts) != len(weights) {
+		return nil, fmt.Errorf("mix: %d templates and %d weights: give one weight per template", len(ts), len(weights))
+	}
+	var e *Engine
+	var total uint64
+	for i, t := range ts {
+		if weights[i] < 0 || weights[i] > 1<<20 {
+			return nil, fmt.Errorf("mix: weight %d of %q is out of range: give 0 to %d", weights[i], t.Name, 1<<20)
+		}
+		if weights[i] == 0 {
+			continue
+		}
+		k, err := New(opts, t)
+		if err != nil {
+			return nil, fmt.Errorf("mix: request type %q: %w", t.Name, err)
+		}
+		if e == nil {
+			// The connection side of the mix (TLS, client, sequence),
+			// built from the first type's template.
+			if e, err = New(opts, t); err != nil {
+				return nil, err
+			}
+		} else if k.baseURL != e.baseURL {
+			return nil, fmt.Errorf("mix: request type %q targets %s, the others %s: one mix has one target", t.Name, k.baseURL, e.baseURL)
+		}
+		total += uint64(weights[i])
+		e.kinds = append(e.kinds, k)
+		e.cum = append(e.cum, total)
+	}
+	if e == nil {
+		return nil, fmt.Errorf("mix: every weight is 0: give at least one request type a weight above 0")
+	}
+	e.mixSeed = seed
+	return e, nil
 }
 
 func newRNG() *rand.Rand {
@@ -330,6 +399,7 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 	if sink == nil {
 		sink = Discard
 	}
+	e.runs++ // each step's draws differ, reproducibly
 	// Open loop over the lean client: workers share keep-alive
 	// connections (most recently used first) so a light step keeps few of
 	// them open. One is dialled before the step's clock starts.
@@ -362,7 +432,10 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 	}
 	workers := make([]*worker, n)
 	for i := range workers {
-		workers[i] = &worker{e: e, rng: newRNG()}
+		workers[i] = &worker{e: e, t: e, rng: newRNG()}
+		if e.kinds != nil {
+			workers[i].mix = e.mixSeed ^ (e.runs<<32 + uint64(i)*0x9e3779b97f4a7c15)
+		}
 	}
 
 	ch := make(chan Result, resultBuffer)
@@ -473,7 +546,10 @@ func (w *worker) closedLoop(ctx context.Context, s Step, start, end time.Time, c
 		if ctx.Err() != nil {
 			return
 		}
-		w.res = Result{Request: w.e.name}
+		if w.e.kinds != nil {
+			w.pick()
+		}
+		w.res = Result{Request: w.t.name}
 		if !w.do(ctx, &w.res) {
 			return
 		}
@@ -508,7 +584,10 @@ func (e *Engine) pace(ctx context.Context, s Step, start, end time.Time, jobs ch
 // borrows a connection per request instead of owning one.
 func (w *worker) openLoop(ctx context.Context, jobs <-chan time.Time, pool *connPool, ch chan<- Result) {
 	for sched := range jobs {
-		w.res = Result{Request: w.e.name}
+		if w.e.kinds != nil {
+			w.pick()
+		}
+		w.res = Result{Request: w.t.name}
 		r := &w.res
 		if pool != nil {
 			w.borrow(ctx, pool)
@@ -583,7 +662,7 @@ func newConnPool(dials int, clk Clock) *connPool {
 // slow server wait milliseconds). A failed dial is left to the requests,
 // which record the error.
 func (p *connPool) warm(ctx context.Context, e *Engine) {
-	w := &worker{e: e}
+	w := &worker{e: e, t: e}
 	var r Result
 	c, err := w.dial(ctx, &r, time.Now())
 	if err != nil {

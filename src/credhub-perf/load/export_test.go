@@ -8,3 +8,14 @@ func UseRawSock(on bool) (restore func()) {
 	rawSock = on
 	return func() { rawSock = old }
 }
+
+// Draws returns n request-type names as one worker of e draws them.
+func Draws(e *Engine, wi, n int) []string {
+	w := &worker{e: e, t: e, mix: e.mixSeed ^ uint64(wi)*0x9e3779b97f4a7c15}
+	out := make([]string, n)
+	for i := range out {
+		w.pick()
+		out[i] = w.t.name
+	}
+	return out
+}

@@ -75,7 +75,7 @@ func (e *Engine) renderRaw(dst, bodyBuf []byte, seq uint64, rng *rand.Rand, extr
 }
 
 func (w *worker) request(seq uint64) ([]byte, error) {
-	e := w.e
+	e := w.t // the request type's template; its connection options are w.e's
 	if e.static != nil {
 		return e.static, nil
 	}
@@ -160,7 +160,7 @@ func (w *worker) roundTrip(ctx context.Context, r *Result, req []byte, start tim
 		w.loc = w.loc[:0]
 		loc = &w.loc
 	}
-	status, n, closeAfter, tfb, err := readResponse(c.br, e.bodyless, loc)
+	status, n, closeAfter, tfb, err := readResponse(c.br, w.t.bodyless, loc)
 	if c.sc != nil && c.sc.hold && c.sc.wroteAt.After(t1) {
 		// The bytes went out inside the first read.
 		t1 = c.sc.wroteAt

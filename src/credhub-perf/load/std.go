@@ -43,25 +43,26 @@ func (e *Engine) newHTTPClient() *http.Client {
 func (w *worker) doStd(ctx context.Context, r *Result) bool {
 	e := w.e
 	seq := e.seq.Add(1)
-	w.tmp = e.target.render(w.tmp[:0], seq, w.rng)
+	t := w.t // the request type's template
+	w.tmp = t.target.render(w.tmp[:0], seq, w.rng)
 	urlStr := e.baseURL + string(w.tmp)
 	var body io.Reader
-	w.body = e.body.render(w.body[:0], seq, w.rng)
+	w.body = t.body.render(w.body[:0], seq, w.rng)
 	if len(w.body) > 0 {
 		body = bytes.NewReader(w.body)
 	}
-	req, err := http.NewRequestWithContext(ctx, e.method, urlStr, body)
+	req, err := http.NewRequestWithContext(ctx, t.method, urlStr, body)
 	if err != nil {
 		r.Start = e.now()
 		r.Err = "request: " + err.Error()
 		return !w.pastEnd(r.Start)
 	}
-	if len(w.body) == 0 && e.needsLen {
+	if len(w.body) == 0 && t.needsLen {
 		req.ContentLength = 0
 		req.Body = http.NoBody
 	}
-	for i := range e.headers {
-		h := &e.headers[i]
+	for i := range t.headers {
+		h := &t.headers[i]
 		w.tmp = h.val.render(w.tmp[:0], seq, w.rng)
 		req.Header.Add(h.name, string(w.tmp))
 	}
