@@ -101,6 +101,9 @@ func (c boundaryCase) String() string {
 // contexts make a rule's conditions hold with an otherwise valid job.
 var contexts = map[string]map[string]string{
 	"scenarios contains custom":        {"scenarios": "[custom]", "custom.path": "/api/v1/data?name=/x"},
+	"scenarios contains mix":           {"scenarios": "[mix]", "mix.get": "1"},
+	"mix.set eq 0":                     {},
+	"mix.interpolate eq 0":             {},
 	"steps.rates nonempty":             {"steps.rates": "[10, 20]"},
 	"steps.duration eq 0s":             {"steps.duration": `"0"`},
 	"tester.count gt 1":                {"tester.count": "2"},

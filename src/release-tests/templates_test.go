@@ -247,7 +247,8 @@ func TestTemplatesOverrides(t *testing.T) {
   instances: 4
   server_name: credhub.internal
   timeout: 10s
-scenarios: [interpolate, custom]
+scenarios: [interpolate, custom, mix]
+mix: {get: 80, set: 5, interpolate: 15}
 custom:
   method: POST
   path: /api/v1/interpolate
@@ -278,7 +279,10 @@ tester: {fast_rsa: true}
 		"instances":                 4,
 		"target.server_name":        "credhub.internal",
 		"target.timeout":            "10s",
-		"scenarios":                 []interface{}{"interpolate", "custom"},
+		"scenarios":                 []interface{}{"interpolate", "custom", "mix"},
+		"mix.get":                   80,
+		"mix.set":                   5,
+		"mix.interpolate":           15,
 		"custom.method":             "POST",
 		"custom.path":               "/api/v1/interpolate",
 		"custom.body":               `{"x":[]}`,
@@ -396,7 +400,9 @@ func TestTemplatesRequiredAndInvalid(t *testing.T) {
 		{"uaa without secret", `credhub: {url: "https://x:8844", uaa: {url: "https://u", client_id: c}}`, "credhub.uaa.client_secret: is required"},
 		{"uaa over http", `credhub: {url: "https://x:8844", uaa: {url: "http://u:8080", client_id: c, client_secret: s}}`, `credhub.uaa.url: "http://u:8080" is plain http: the client secret would cross the network unencrypted; use https, or set credhub.uaa.allow_plaintext_secret: true`},
 		{"uaa plaintext not a bool", `credhub: {url: "https://x:8844", uaa: {url: "http://u:8080", client_id: c, client_secret: s, allow_plaintext_secret: "yes"}}`, `credhub.uaa.allow_plaintext_secret: "yes" is not true or false`},
-		{"unknown scenario", minimalProps("scenarios: [get, delete]"), `scenarios: unknown scenario "delete"; use get, set, interpolate or custom`},
+		{"unknown scenario", minimalProps("scenarios: [get, delete]"), `scenarios: unknown scenario "delete"; use get, set, interpolate, custom or mix`},
+		{"mix without weights", minimalProps("scenarios: [mix]"), "mix.get: the mix scenario needs a weight above 0 in mix.get, mix.set or mix.interpolate (e.g. 80, 5, 15)"},
+		{"negative mix weight", minimalProps("scenarios: [mix]\nmix: {get: -1, set: 1}"), "mix.get: must be a weight from 0 to 1000000, got -1"},
 		{"custom without path", minimalProps("scenarios: [custom]"), `custom.path: must start with / (e.g. /api/v1/data?name=/x), got ""`},
 		{"bad duration", minimalProps("steps: {duration: 30 seconds}"), `steps.duration: "30 seconds" is not a duration`},
 		{"max below min", minimalProps("steps: {min_concurrency: 10, max_concurrency: 5}"), "steps.max_concurrency: must be >= steps.min_concurrency (10), got 5"},

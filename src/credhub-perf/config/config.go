@@ -67,6 +67,7 @@ type Config struct {
 	UAA        UAAConfig        `yaml:"uaa"`
 	Scenarios  []string         `yaml:"scenarios"`
 	Custom     CustomConfig     `yaml:"custom"`
+	Mix        MixConfig        `yaml:"mix"`
 	Steps      StepsConfig      `yaml:"steps"`
 	Warmup     WarmupConfig     `yaml:"warmup"`
 	Keepalive  bool             `yaml:"keepalive"`
@@ -174,6 +175,13 @@ type DatabaseConfig struct {
 	Name       string `yaml:"name"`
 	TLS        bool   `yaml:"tls"`
 	CACertFile string `yaml:"ca_cert_file"`
+}
+
+// MixConfig weighs the request types of the mix scenario.
+type MixConfig struct {
+	Get         int `yaml:"get"`
+	Set         int `yaml:"set"`
+	Interpolate int `yaml:"interpolate"`
 }
 
 type SLOConfig struct {

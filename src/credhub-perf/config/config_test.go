@@ -128,6 +128,13 @@ func TestValidateGood(t *testing.T) {
 	if errs := c.Validate(false); len(errs) != 0 {
 		t.Fatalf("unexpected errors: %v", errs)
 	}
+	// The mix scenario with one weight: the others may be 0.
+	for _, m := range []MixConfig{{Get: 1}, {Set: 1}, {Interpolate: 1}, {Get: 80, Set: 5, Interpolate: 15}} {
+		c.Scenarios, c.Mix = []string{"get", "mix"}, m
+		if errs := c.Validate(false); len(errs) != 0 {
+			t.Fatalf("mix %+v: unexpected errors: %v", m, errs)
+		}
+	}
 }
 
 // Each bad value gives exactly one line that names its key.
@@ -144,6 +151,10 @@ func TestValidateEachBadValueOneLine(t *testing.T) {
 		{"uaa.client_secret", func(c *Config) { c.UAA.URL = "https://uaa:8443"; c.UAA.ClientID = "x" }},
 		{"scenarios", func(c *Config) { c.Scenarios = []string{"gett"} }},
 		{"scenarios", func(c *Config) { c.Scenarios = nil }},
+		{"mix.get", func(c *Config) { c.Scenarios = []string{"mix"} }},
+		{"mix.get", func(c *Config) { c.Scenarios = []string{"mix"}; c.Mix = MixConfig{Get: -1, Set: 1} }},
+		{"mix.set", func(c *Config) { c.Mix.Set = 1000001 }},
+		{"mix.interpolate", func(c *Config) { c.Scenarios = []string{"mix"}; c.Mix = MixConfig{Get: 1, Interpolate: -5} }},
 		{"custom.path", func(c *Config) { c.Scenarios = []string{"custom"}; c.Custom.Path = "api" }},
 		{"steps.min_concurrency", func(c *Config) { c.Steps.MinConcurrency = 0 }},
 		{"steps.max_concurrency", func(c *Config) { c.Steps.MaxConcurrency = 0 }},

@@ -70,6 +70,9 @@ type Property struct {
 	After string
 }
 
+// mixWeight bounds a mix weight: the draw sums the three in an int.
+var mixWeight = between(0, 1000000, "must be a weight from 0 to 1000000, got {v}")
+
 // Keys lists every configuration key in documentation order.
 var Keys = []Key{
 	{
@@ -167,15 +170,46 @@ var Keys = []Key{
 	},
 	{
 		Name: "scenarios", Type: "list of string", Default: "[get]", Alias: "scenario",
-		Help: "Scenarios to run, each in its own run directory, in order: `get`, `set`, `interpolate`, `custom`. Flag form: comma-separated.",
+		Help: "Scenarios to run, each in its own run directory, in order: `get`, `set`, `interpolate`, `custom`, `mix`. Flag form: comma-separated.",
 		Rules: []Rule{
-			{Check: "nonempty", Msg: "is empty; use one or more of get, set, interpolate, custom"},
-			{Check: "enum", Items: true, Values: []string{"get", "set", "interpolate", "custom"}, Msg: "unknown scenario {v}; use get, set, interpolate or custom"},
+			{Check: "nonempty", Msg: "is empty; use one or more of get, set, interpolate, custom, mix"},
+			{Check: "enum", Items: true, Values: []string{"get", "set", "interpolate", "custom", "mix"}, Msg: "unknown scenario {v}; use get, set, interpolate, custom or mix"},
 			{Check: "unique", Items: true, Msg: "{v} listed twice"},
 		},
 		BOSH: &Property{Name: "scenarios", Default: []any{"get", "set", "interpolate"},
-			Description: "Scenarios to run, in order, each with its own seed, ramp, cleanup and run directory: get, set, interpolate, custom."},
+			Description: "Scenarios to run, in order, each with its own seed, ramp, cleanup and run directory: get, set, interpolate, custom, mix."},
 		field: func(c *Config) any { return &c.Scenarios },
+	},
+	{
+		Name: "mix.get", Type: "int", Default: "0",
+		Help: "Weight of `get` in the `mix` scenario: each request is a get with probability mix.get / (mix.get + mix.set + mix.interpolate). 0 to 1000000; with `mix` listed, at least one weight above 0.",
+		Rules: []Rule{
+			mixWeight,
+			// One rule on one key says "all weights are 0": it applies
+			// only when the other two are 0 (they cannot be below: their
+			// own range rule).
+			when(above(0, "the mix scenario needs a weight above 0 in {k:mix.get}, {k:mix.set} or {k:mix.interpolate} (e.g. 80, 5, 15)"),
+				Cond{Key: "scenarios", Op: "contains", Value: "mix"}, Cond{Key: "mix.set", Op: "eq", Value: "0"}, Cond{Key: "mix.interpolate", Op: "eq", Value: "0"}),
+		},
+		BOSH: &Property{Name: "mix.get", Default: 0,
+			Description: "Weight of get in the mix scenario: each request is a get with probability mix.get / (mix.get + mix.set + mix.interpolate). An integer from 0 to 1000000; with mix in scenarios at least one mix weight must be above 0."},
+		field: func(c *Config) any { return &c.Mix.Get },
+	},
+	{
+		Name: "mix.set", Type: "int", Default: "0",
+		Help:  "Weight of `set` in the `mix` scenario (see `mix.get`).",
+		Rules: []Rule{mixWeight},
+		BOSH: &Property{Name: "mix.set", Default: 0,
+			Description: "Weight of set in the mix scenario (see mix.get)."},
+		field: func(c *Config) any { return &c.Mix.Set },
+	},
+	{
+		Name: "mix.interpolate", Type: "int", Default: "0",
+		Help:  "Weight of `interpolate` in the `mix` scenario (see `mix.get`).",
+		Rules: []Rule{mixWeight},
+		BOSH: &Property{Name: "mix.interpolate", Default: 0,
+			Description: "Weight of interpolate in the mix scenario (see mix.get)."},
+		field: func(c *Config) any { return &c.Mix.Interpolate },
 	},
 	{
 		Name: "custom.method", Type: "string", Default: "GET",

@@ -88,6 +88,8 @@ func TestRuleMessages(t *testing.T) {
 	c.Steps.Duration = Duration(1500 * 1e6)
 	c.Label = "tab\there"
 	c.Abort.MaxLatency = Duration(-1500)
+	c.Scenarios = []string{"mix"}
+	c.Mix.Set = -1
 	got := map[string]string{}
 	for _, e := range c.Validate(false) {
 		k, msg, _ := strings.Cut(e.Error(), ": ")
@@ -99,6 +101,7 @@ func TestRuleMessages(t *testing.T) {
 		"steps.rates":       "rates must increase: rate #2 (0.25) is not above rate #1 (0.5)",
 		"label":             `"tab\there" must be at most 64 characters without '/', '\' or control characters`,
 		"abort.max_latency": "must be >= 0, got -1.5µs",
+		"mix.set":           "must be a weight from 0 to 1000000, got -1",
 	} {
 		if got[k] != want {
 			t.Errorf("%s: %q, want %q", k, got[k], want)

@@ -262,6 +262,47 @@ func runDirs(t *testing.T, out string) []string {
 	return dirs
 }
 
+// A mix run sends all three request types on one ramp, names each in the
+// CSV, cleans up the sets it wrote, and draws about the configured shares.
+func TestRunMixAgainstFake(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	fake := newFake()
+	srv := loadtest.NewMTLSServer(t, p, fake, true, false)
+	c := fakeConfig(t, p, srv.URL)
+	c.Scenarios = []string{"mix"}
+	c.Mix = config.MixConfig{Get: 6, Set: 2, Interpolate: 2}
+	code, out, log := execute(t, c, false)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, log)
+	}
+	dir := runDirs(t, c.OutputDir)[0]
+	got := map[string]int{}
+	if _, err := results.ReadCSV(filepath.Join(dir, "results.csv"), func(r *results.Row) error {
+		if r.Status != 200 || r.Err != "" {
+			return fmt.Errorf("line %d: %s request failed: %d %s", r.Line, r.Request, r.Status, r.Err)
+		}
+		got[r.Request]++
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	n := got["get"] + got["set"] + got["interpolate"]
+	if n != 400 || len(got) != 3 {
+		t.Fatalf("request types %v, want 400 rows of get, set and interpolate\n%s", got, log)
+	}
+	// 4 standard errors of a 60 % share over 400 draws.
+	if p := float64(got["get"]) / float64(n); p < 0.6-4*0.0245 || p > 0.6+4*0.0245 {
+		t.Fatalf("get share %.3f of %v, want 0.6", p, got)
+	}
+	meta, err := results.ReadMeta(dir)
+	if err != nil || meta.Scenario != "mix" || meta.CleanupStatus != "ok" {
+		t.Fatalf("meta %+v %v", meta, err)
+	}
+	if left := fake.count(); left != 0 {
+		t.Fatalf("%d credentials left after cleanup", left)
+	}
+}
+
 func TestRunScenariosAgainstFake(t *testing.T) {
 	p := loadtest.NewPKI(t, loadtest.ECDSA)
 	fake := newFake()

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"net/http"
 	"net/url"
@@ -326,6 +327,8 @@ func (r *runner) template(scenario string, n credhub.Names) (load.Template, erro
 		return load.Template{Name: "set", Method: "PUT", URL: base + "/api/v1/data", Header: json, Body: credhub.SetBodyTemplate(n, r.c.Tester.Index, r.c.Seed.Bytes)}, nil
 	case "interpolate":
 		return load.Template{Name: "interpolate", Method: "POST", URL: base + "/api/v1/interpolate", Header: json, Body: credhub.InterpolateBodyTemplate(n, r.c.Seed.Credentials)}, nil
+	case "mix":
+		return load.Template{}, nil // mixEngine builds the mix from the others
 	case "custom":
 		rep := strings.NewReplacer("((prefix))", n.Prefix(), "((seed_count))", fmt.Sprint(r.c.Seed.Credentials))
 		h := http.Header{}
@@ -445,6 +448,23 @@ func (r *runner) slo() results.SLO {
 	return results.SLO{Percentile: r.c.SLO.Percentile, LatencyS: r.c.SLO.Latency.D().Seconds(), MaxErrorRate: r.c.SLO.MaxErrorRate}
 }
 
+// mixEngine draws get, set and interpolate requests by the mix.* weights.
+// The draws are seeded from the run id and tester index: reproducible for a
+// run, different between testers.
+func (r *runner) mixEngine(n credhub.Names) (*load.Engine, error) {
+	var ts []load.Template
+	for _, s := range []string{"get", "set", "interpolate"} {
+		t, err := r.template(s, n)
+		if err != nil {
+			return nil, err
+		}
+		ts = append(ts, t)
+	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s/%d", r.runID, r.c.Tester.Index)
+	return load.NewMix(r.clientOptions(), ts, []int{r.c.Mix.Get, r.c.Mix.Set, r.c.Mix.Interpolate}, h.Sum64())
+}
+
 // scenario seeds, ramps and cleans up one scenario; it returns the exit status.
 func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 	c := r.c
@@ -454,7 +474,12 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 		r.log.Printf("error: %v", err)
 		return ExitUsage
 	}
-	engine, err := load.New(r.clientOptions(), tmpl)
+	var engine *load.Engine
+	if scenario == "mix" {
+		engine, err = r.mixEngine(n)
+	} else {
+		engine, err = load.New(r.clientOptions(), tmpl)
+	}
 	if err != nil {
 		r.log.Printf("error: %s scenario: %v", scenario, err)
 		return ExitUsage
