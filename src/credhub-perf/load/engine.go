@@ -33,15 +33,15 @@ type header struct {
 // Engine sends requests described by a Template with ClientOptions. One
 // Engine may Run many steps, one after another.
 type Engine struct {
-	opts     ClientOptions
-	name     string // Template.Name, copied into each Result
+	opts ClientOptions
+	name string // Template.Name, copied into each Result
 	// kinds are the request types of a mix (NewMix), one engine each for
 	// its compiled template; nil for one type. cum holds their cumulative
 	// weights, and mixSeed and runs seed the workers' draws.
-	kinds   []*Engine
-	cum     []uint64
-	mixSeed uint64
-	runs    uint64
+	kinds    []*Engine
+	cum      []uint64
+	mixSeed  uint64
+	runs     uint64
 	method   string
 	scheme   string
 	host     string // host[:port] as in the URL
