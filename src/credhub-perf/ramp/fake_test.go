@@ -301,6 +301,34 @@ func TestRunMixAgainstFake(t *testing.T) {
 	if left := fake.count(); left != 0 {
 		t.Fatalf("%d credentials left after cleanup", left)
 	}
+	// summary.json splits each step by type, as a re-summary of the CSV does.
+	sum, err := results.ReadSummary(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	re, err := results.SummarizeFiles([]string{filepath.Join(dir, "results.csv")}, sum.SLO)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perType := map[string]int64{}
+	for i, st := range sum.Steps {
+		var n int64
+		for k, f := range st.ByRequest {
+			n += f.Requests
+			perType[k] += f.Requests
+			if g := re.Steps[i].ByRequest[k]; g.Requests != f.Requests || g.P95S != f.P95S {
+				t.Fatalf("step %d %s: live %+v, from the CSV %+v", i, k, f, g)
+			}
+		}
+		if n != st.Requests {
+			t.Fatalf("step %d: by_request %+v adds up to %d of %d requests", i, st.ByRequest, n, st.Requests)
+		}
+	}
+	for k, v := range got {
+		if perType[k] != int64(v) {
+			t.Fatalf("summary.json counts %v, the CSV %v", perType, got)
+		}
+	}
 }
 
 func TestRunScenariosAgainstFake(t *testing.T) {
@@ -337,6 +365,9 @@ func TestRunScenariosAgainstFake(t *testing.T) {
 			return nil
 		}); err != nil {
 			t.Fatal(err)
+		}
+		if sum.Steps[0].ByRequest != nil {
+			t.Fatalf("%s: a single-type run split by type: %+v", dir, sum.Steps[0].ByRequest)
 		}
 		if rows != 400 || sum.Requests != 400 || sum.Errors != 0 || len(sum.Steps) != 4 {
 			t.Fatalf("%s: rows %d, summary %d requests %d errors %d steps\n%s", dir, rows, sum.Requests, sum.Errors, len(sum.Steps), log)

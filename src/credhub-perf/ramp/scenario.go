@@ -199,7 +199,15 @@ func (s *scenarioState) runStep(ctx context.Context, i, total int, st load.Step)
 	// CPU shares are CPU time over real elapsed time: the system clock,
 	// whatever clock schedules the run.
 	before := r.o.CPU(time.Now())
-	err := s.engine.Run(ctx, st, load.Multi(s.csv, microseconds{stats}, microseconds{steady}, prog))
+	sinks := []load.Sink{s.csv, microseconds{stats}, microseconds{steady}, prog}
+	var types *results.TypeStats
+	if s.scenario == "mix" {
+		// Per-type figures only for a mix: one type's are the step's own,
+		// so single-type runs pay nothing for them.
+		types = results.NewTypeStats()
+		sinks = append(sinks, microseconds{types})
+	}
+	err := s.engine.Run(ctx, st, load.Multi(sinks...))
 	usage := cpuload.Between(before, r.o.CPU(time.Now()))
 	prog.stop()
 	// Rows are flushed after every step, and on failure, so a run that dies
@@ -210,6 +218,9 @@ func (s *scenarioState) runStep(ctx context.Context, i, total int, st load.Step)
 	snap := stats.Snapshot()
 	step := results.NewSummaryStep(len(s.sum.Steps), st.Concurrency, st.Rate, snap, s.sum.SLO)
 	step.Judge(steady.Verdict())
+	if types != nil {
+		step.ByRequest = types.Figures(step.DurationS, s.sum.SLO)
+	}
 	ms := results.NewMetaStep(step, usage, r.cpuLimits())
 	step.AddTester(c.Tester.Index, c.Tester.Count, ms)
 	if snap.Requests > 0 {

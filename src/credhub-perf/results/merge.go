@@ -33,6 +33,7 @@ type stepAcc struct {
 	rate        float64
 	stats       *Stats
 	steady      *Steadiness
+	byType      *TypeStats
 }
 
 // SummarizeFiles recomputes a summary from CSV files. Several files are the
@@ -46,9 +47,10 @@ func SummarizeFiles(files []string, slo SLO) (*Summary, error) {
 		var steps []*stepAcc
 		info, err := ReadCSV(path, func(r *Row) error {
 			for len(steps) <= r.Segment {
-				steps = append(steps, &stepAcc{concurrency: r.Concurrency, rate: r.Rate, stats: NewStats(), steady: NewSteadiness()})
+				steps = append(steps, &stepAcc{concurrency: r.Concurrency, rate: r.Rate, stats: NewStats(), steady: NewSteadiness(), byType: NewTypeStats()})
 			}
 			steps[r.Segment].stats.Record(&r.Result)
+			steps[r.Segment].byType.Record(&r.Result)
 			steps[r.Segment].steady.Record(&r.Result)
 			return nil
 		})
@@ -77,11 +79,13 @@ func SummarizeFiles(files []string, slo SLO) (*Summary, error) {
 			m.rate += st.rate
 			m.stats.Merge(st.stats)
 			m.steady.Merge(st.steady)
+			m.byType.Merge(st.byType)
 		}
 	}
 	for i, m := range merged {
 		step := NewSummaryStep(i, m.concurrency, m.rate, m.stats.Snapshot(), slo)
 		step.Judge(m.steady.Verdict())
+		step.ByRequest = m.byType.Figures(step.DurationS, slo)
 		sum.Steps = append(sum.Steps, step)
 	}
 	sum.Finish()

@@ -127,3 +127,33 @@ func TestStats(t *testing.T) {
 		t.Fatalf("merge: %+v", ms)
 	}
 }
+
+// Per-type figures: known answers, and none for a single type.
+func TestTypeStatsFigures(t *testing.T) {
+	ts := NewTypeStats()
+	slo := SLO{Percentile: 50, LatencyS: 0.015, MaxErrorRate: 0.1}
+	for i := 0; i < 30; i++ {
+		ts.Record(&load.Result{Request: "get", Latency: 10 * time.Millisecond, Status: 200, Offset: time.Duration(i) * time.Millisecond})
+	}
+	if f := ts.Figures(1, slo); f != nil {
+		t.Fatalf("one type gave %+v", f)
+	}
+	other := NewTypeStats()
+	for i := 0; i < 10; i++ {
+		st := 200
+		if i == 0 {
+			st = 500
+		}
+		other.Record(&load.Result{Request: "set", Latency: 20 * time.Millisecond, Status: st})
+	}
+	other.Record(&load.Result{Latency: time.Second, Status: 200}) // no type: left out
+	ts.Merge(other)
+	f := ts.Figures(2, slo)
+	g, s := f["get"], f["set"]
+	if len(f) != 2 || g.Requests != 30 || g.Throughput != 15 || g.Errors != 0 || !g.MeetsSLO || math.Abs(g.P50S-0.01) > 0.0001 {
+		t.Fatalf("get %+v", g)
+	}
+	if s.Requests != 10 || s.Errors != 1 || s.ErrorRate != 0.1 || s.Throughput != 5 || s.MeetsSLO || math.Abs(s.SLOPercentileS-0.02) > 0.0002 {
+		t.Fatalf("set %+v", s)
+	}
+}

@@ -46,6 +46,9 @@ type SummaryStep struct {
 	// step that is not steady never counts as capacity.
 	Steady       bool          `json:"steady"`
 	Stationarity *Stationarity `json:"stationarity,omitempty"`
+	// ByRequest: a mixed run's figures per request type (get, set,
+	// interpolate); absent when the step held one type.
+	ByRequest map[string]RequestStep `json:"by_request,omitempty"`
 	// The testers' own resources: the worst tester's figures, bound if any
 	// tester was (the reason then names it); a bound step never counts as
 	// capacity.
