@@ -76,6 +76,20 @@ def step_table(run: Run, opts: Options) -> tuple[list[str], list[list[str]]]:
     return head, rows
 
 
+def request_table(run: Run, opts: Options) -> tuple[list[str], list[list[str]]]:
+    """A mixed run's steps per request type: how each type fared under the same load."""
+    head = ["step", "request", "requests", "errors", "error %", "throughput (req/s)", "p50 (ms)", "p95 (ms)",
+            "p99 (ms)", f"p{opts.slo_percentile:g} (ms)", "meets SLO"]
+    rows = [[str(f["step"] + 1), f["request"], f"{f['requests']:,}", f"{f['errors']:,}",
+             f"{f['error_rate'] * 100:.2f}", f"{f['throughput']:,.1f}", _ms(f["p50_s"]), _ms(f["p95_s"]),
+             _ms(f["p99_s"]), _ms(f["slo_s"]), "yes" if f["meets_slo"] else "no"] for f in run.by_request]
+    if opts.slo_percentile in (50, 95, 99):  # the SLO's percentile already has its column
+        head.pop(-2)
+        for r in rows:
+            r.pop(-2)
+    return head, rows
+
+
 def warmup_text(meta: dict) -> str:
     """One sentence on the run warm-up from meta.json ("" for runs written before it)."""
     w = meta.get("warmup")
@@ -216,6 +230,10 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
              + ". Little's law residual = (workers - throughput x mean latency) / workers, closed-loop steps. "
              + warmup_text(r.meta))
         table_(*step_table(r, opts))
+        if r.by_request:
+            para(f"Per request type (a mix: every type under the same load; SLO p{opts.slo_percentile:g} "
+                 f"<= {opts.slo_s * 1000:g} ms for each):")
+            table_(*request_table(r, opts))
         if r.error_messages:
             table_(["most common error messages (digits shown as N)", "count (sampled)"],
                    [[m, str(c)] for m, c in r.error_messages])

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import analysis
-from .csvread import InputError, Table, read_csv
+from .csvread import REQUEST_TYPES, InputError, Table, read_csv
 
 
 @dataclass
@@ -53,6 +53,8 @@ class Run:
     max_tput_how: str = ""
     error_messages: list[tuple[str, int]] = field(default_factory=list)
     slug: str = ""
+    # A mixed run's figures per step and request type (by_request_figures); empty for one type.
+    by_request: list[dict] = field(default_factory=list)
 
     @property
     def total(self) -> int:
@@ -197,7 +199,7 @@ def load_run(arg: str, opts: Options) -> Run:
         else:
             warnings.append(f"{path}: tester files have no start-time column, merged without clock alignment")
 
-    lat, off, err, step, conc_of, rate_of, lag = [], [], [], [], {}, {}, []
+    lat, off, err, step, conc_of, rate_of, lag, req = [], [], [], [], {}, {}, [], []
     nsteps = []
     for t in tables:
         sid = analysis.assign_steps(t.segment, t.concurrency, t.rate, t.offset)
@@ -216,6 +218,7 @@ def load_run(arg: str, opts: Options) -> Run:
         err.append(_row_errors(t))
         step.append(sid)
         lag.append(t.sched_lag if t.sched_lag is not None else None)
+        req.append(t.request if t.request is not None else np.full(len(t.latency), -1, dtype=np.int8))
     if len(set(nsteps)) > 1:
         warnings.append(f"{path}: testers ran different numbers of steps ({nsteps}); merged step by step in order")
 
@@ -226,10 +229,12 @@ def load_run(arg: str, opts: Options) -> Run:
     sched = None
     if all(x is not None for x in lag):
         sched = np.concatenate(lag) if len(lag) > 1 else lag[0]
-    del lat, off, err, step, lag
+    request = np.concatenate(req) if len(req) > 1 else req[0]
+    del lat, off, err, step, lag, req
     if len(steps_id) > 1 and np.any(np.diff(steps_id) < 0):
         order = np.argsort(steps_id, kind="stable")
         latency, offset, error, steps_id = latency[order], offset[order], error[order], steps_id[order]
+        request = request[order]
         if sched is not None:
             sched = sched[order]
         del order
@@ -239,6 +244,7 @@ def load_run(arg: str, opts: Options) -> Run:
     x = np.empty(len(latency), dtype=np.float32)
     steps: list[analysis.Step] = []
     wt0, wwidth, wcount, werr, wmax, wstep = [], [], [], [], [], []
+    by_request: list[dict] = []
     for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
         concs = conc_of.get(k, [None])
         rates = rate_of.get(k, [None])
@@ -263,6 +269,7 @@ def load_run(arg: str, opts: Options) -> Run:
         np.maximum.at(mx, widx, latency[a:b])
         wmax.append(mx)
         wstep.append(np.full(nwin, k))
+        by_request += by_request_figures(k, latency[a:b], error[a:b], request[a:b], s.duration_s, opts)
 
     scenario = str(meta.get("scenario") or "custom")
     label = str(meta.get("label") or (os.path.basename(os.path.normpath(path)) if os.path.isdir(path)
@@ -277,7 +284,8 @@ def load_run(arg: str, opts: Options) -> Run:
               latency=latency, offset=offset, error=error, step=steps_id, x=x, steps=steps,
               win_t0=np.concatenate(wt0), win_width=np.concatenate(wwidth), win_count=np.concatenate(wcount),
               win_errors=np.concatenate(werr), win_max=np.concatenate(wmax), win_step=np.concatenate(wstep),
-              has_failures_column=has_fail, warnings=warnings, error_messages=msgs.most_common(5))
+              has_failures_column=has_fail, warnings=warnings, error_messages=msgs.most_common(5),
+              by_request=by_request)
     for t in tables:  # keep the parsed columns only where they are still needed
         t.latency = t.offset = t.start = t.status = t.concurrency = t.rate = t.sched_lag = t.error = None
         t.segment = None
@@ -290,6 +298,28 @@ def load_run(arg: str, opts: Options) -> Run:
     if w:
         run.warnings.insert(0, w)
     return run
+
+
+def by_request_figures(step: int, latency: np.ndarray, error: np.ndarray, request: np.ndarray, duration_s: float,
+                       opts: Options) -> list[dict]:
+    """One step's figures per request type, when it held more than one (a mix); [] otherwise.
+
+    Throughput is the type's requests over the step's duration, so the types add up to the step."""
+    codes = np.unique(request[request >= 0])
+    if len(codes) < 2:
+        return []
+    out = []
+    for c in codes:
+        m = request == c
+        lat, n = latency[m], int(m.sum())
+        errors = int(error[m].sum())
+        p = analysis.percentiles(lat, [50, 95, 99, opts.slo_percentile])
+        rate = errors / n
+        out.append({"step": step, "request": REQUEST_TYPES[int(c)], "requests": n, "errors": errors,
+                    "error_rate": rate, "throughput": n / duration_s if duration_s > 0 else 0.0,
+                    "p50_s": float(p[0]), "p95_s": float(p[1]), "p99_s": float(p[2]), "slo_s": float(p[3]),
+                    "meets_slo": bool(p[3] <= opts.slo_s and rate <= opts.max_error_rate)})
+    return out
 
 
 def _fraction(v) -> float | None:

@@ -187,3 +187,39 @@ def test_slo_defaults_from_meta_unless_given(tmp):
     assert cli._slo_defaults(args, [meta]) == (99.0, 40.0)
     other = dict(meta, slo={"percentile": 95, "latency_s": 0.1})
     assert cli._slo_defaults(cli.parser().parse_args([str(d), "--out", "x"]), [meta, other]) == (95.0, 100.0)
+
+
+def test_mix_report_has_a_per_type_table(tmp):
+    """A mixed run: gets at 5 ms, sets at 40 ms in the same steps; the report's per-type table
+    gives each type's own throughput and percentiles, and which type misses the SLO."""
+    d = tmp / "mix"
+    d.mkdir()
+    rows = []
+    for t0, conc in ((0.0, 2), (1.0, 4)):
+        gets = [our_row(*r, request="get") for r in closed_step(t0, conc, 0.005, 160 * conc)]
+        sets = [our_row(*r, request="set") for r in closed_step(t0, conc, 0.040, 20 * conc)]
+        rows += sorted(gets + sets, key=lambda line: float(line.split(",")[8]))
+    write_ours(d / "results.csv", rows)
+    write_meta(d, scenario="mix", label="mix")
+    out = tmp / "out"
+    assert cli.main([str(d), "--out", str(out), "--slo-ms", "20", "--format", "png"]) == 0
+    md = (out / "report.md").read_text()
+    assert "Per request type" in md
+    lines = [ln for ln in md.splitlines() if ln.startswith("| 1 | get") or ln.startswith("| 1 | set")]
+    assert len(lines) == 2, md
+    get, set_ = ([c.strip() for c in ln.strip("|").split("|")] for ln in lines)
+    assert get[2] == "320" and set_[2] == "40"
+    assert float(get[7]) == pytest.approx(5.0, abs=0.1) and float(set_[7]) == pytest.approx(40.0, abs=0.1)
+    assert get[-1] == "yes" and set_[-1] == "no"
+    # the types' throughputs add up to the step's
+    run = load_run(str(d), Options(slo_s=0.020))
+    step0 = [f for f in run.by_request if f["step"] == 0]
+    assert sum(f["throughput"] for f in step0) == pytest.approx(run.steps[0].throughput, rel=1e-6)
+
+
+def test_single_type_run_has_no_per_type_table(tmp):
+    d = tmp / "one"
+    d.mkdir()
+    write_ours(d / "results.csv", closed_step(0.0, 2, 0.005, 200))
+    write_meta(d, label="one")
+    assert load_run(str(d), Options()).by_request == []
