@@ -15,7 +15,7 @@ import (
 // with a mean of -30,847,398,115 ms. Now: one line FILE:LINE: ..., exit 2,
 // and no summary.json written.
 func TestSummaryOfDamagedCSV(t *testing.T) {
-	good := "2026-01-01T00:00:00.000001Z,0.001000,0,0,0,0,0,200,0.000001,1,0,0,\n"
+	good := "2026-01-01T00:00:00.000001Z,0.001000,0,0,0,0,0,200,0.000001,1,0,0,,get\n"
 	for name, bad := range map[string]string{
 		"quote":  "ab\"c,1,2\n",
 		"binary": "\x00\xff\x89PNG\r\n",
