@@ -188,6 +188,10 @@ type SLOConfig struct {
 	Percentile   float64  `yaml:"percentile"`
 	Latency      Duration `yaml:"latency"`
 	MaxErrorRate float64  `yaml:"max_error_rate"`
+	// Bounds per request type of a mix run; 0 = Latency.
+	LatencyGet         Duration `yaml:"latency_get"`
+	LatencySet         Duration `yaml:"latency_set"`
+	LatencyInterpolate Duration `yaml:"latency_interpolate"`
 }
 
 type AbortConfig struct {
