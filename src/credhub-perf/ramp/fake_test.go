@@ -271,6 +271,7 @@ func TestRunMixAgainstFake(t *testing.T) {
 	c := fakeConfig(t, p, srv.URL)
 	c.Scenarios = []string{"mix"}
 	c.Mix = config.MixConfig{Get: 6, Set: 2, Interpolate: 2}
+	c.SLO.LatencySet = config.Duration(250 * time.Millisecond)
 	code, out, log := execute(t, c, false)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, log)
@@ -298,14 +299,23 @@ func TestRunMixAgainstFake(t *testing.T) {
 	if err != nil || meta.Scenario != "mix" || meta.CleanupStatus != "ok" {
 		t.Fatalf("meta %+v %v", meta, err)
 	}
-	if left := fake.count(); left != 0 {
-		t.Fatalf("%d credentials left after cleanup", left)
+	// The result says how it was drawn and judged.
+	if m := meta.Mix; m == nil || *m != (results.MetaMix{Get: 6, Set: 2, Interpolate: 2}) || len(meta.SLO.LatencyByRequestS) != 1 || meta.SLO.LatencyByRequestS["set"] != 0.25 {
+		t.Fatalf("meta mix %+v, slo %+v", meta.Mix, meta.SLO)
 	}
-	// summary.json splits each step by type, as a re-summary of the CSV does.
 	sum, err := results.ReadSummary(filepath.Join(dir, "summary.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, st := range sum.Steps {
+		if f := st.ByRequest["set"]; f.SLOLatencyS != 0.25 || st.ByRequest["get"].SLOLatencyS != c.SLO.Latency.D().Seconds() {
+			t.Fatalf("step %d: per-type bounds %+v", st.Step, st.ByRequest)
+		}
+	}
+	if left := fake.count(); left != 0 {
+		t.Fatalf("%d credentials left after cleanup", left)
+	}
+	// summary.json splits each step by type, as a re-summary of the CSV does.
 	re, err := results.SummarizeFiles([]string{filepath.Join(dir, "results.csv")}, sum.SLO)
 	if err != nil {
 		t.Fatal(err)
@@ -316,7 +326,7 @@ func TestRunMixAgainstFake(t *testing.T) {
 		for k, f := range st.ByRequest {
 			n += f.Requests
 			perType[k] += f.Requests
-			if g := re.Steps[i].ByRequest[k]; g.Requests != f.Requests || g.P95S != f.P95S {
+			if g := re.Steps[i].ByRequest[k]; g.Requests != f.Requests || g.P95S != f.P95S || g.SLOLatencyS != f.SLOLatencyS {
 				t.Fatalf("step %d %s: live %+v, from the CSV %+v", i, k, f, g)
 			}
 		}

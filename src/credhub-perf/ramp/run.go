@@ -407,7 +407,7 @@ func (r *runner) newMeta(scenario string, n credhub.Names, planned int) *results
 		ToolVersion: r.o.Version, Scenario: scenario, TargetURL: c.Target.URL, Label: c.Label,
 		Tester: c.Tester.Index, Testers: c.Tester.Count, Mode: "closed", Keepalive: c.Keepalive, FastRSA: c.Tester.FastRSA,
 		TLS: r.tlsMode(), Seed: results.Seed{Credentials: c.Seed.Credentials, Bytes: c.Seed.Bytes},
-		Cleanup: c.Cleanup.Mode, SLO: results.MetaSLO{Percentile: c.SLO.Percentile, LatencyS: c.SLO.Latency.D().Seconds()},
+		Cleanup: c.Cleanup.Mode, SLO: results.MetaSLO{Percentile: c.SLO.Percentile, LatencyS: c.SLO.Latency.D().Seconds(), LatencyByRequestS: r.slo().LatencyByRequestS},
 		StartedAt: r.o.Clock.Now().UTC().Format(time.RFC3339Nano), Host: r.host,
 		RunID: r.runID, Command: "run", Auth: "mtls", StartAt: c.Tester.StartAt,
 		WarmupS: c.Steps.Warmup.D().Seconds(), PlannedSteps: planned,
@@ -418,6 +418,9 @@ func (r *runner) newMeta(scenario string, n credhub.Names, planned int) *results
 	if c.Instances > 0 {
 		k := c.Instances
 		m.Instances = &k
+	}
+	if scenario == "mix" {
+		m.Mix = &results.MetaMix{Get: c.Mix.Get, Set: c.Mix.Set, Interpolate: c.Mix.Interpolate}
 	}
 	if len(c.Steps.Rates) > 0 {
 		m.Mode = "open"
@@ -445,7 +448,17 @@ func (r *runner) cpuLimits() cpuload.Limits {
 }
 
 func (r *runner) slo() results.SLO {
-	return results.SLO{Percentile: r.c.SLO.Percentile, LatencyS: r.c.SLO.Latency.D().Seconds(), MaxErrorRate: r.c.SLO.MaxErrorRate}
+	s := results.SLO{Percentile: r.c.SLO.Percentile, LatencyS: r.c.SLO.Latency.D().Seconds(), MaxErrorRate: r.c.SLO.MaxErrorRate}
+	// Only the bounds set: a type without one is held to LatencyS.
+	for k, d := range map[string]config.Duration{"get": r.c.SLO.LatencyGet, "set": r.c.SLO.LatencySet, "interpolate": r.c.SLO.LatencyInterpolate} {
+		if d > 0 {
+			if s.LatencyByRequestS == nil {
+				s.LatencyByRequestS = map[string]float64{}
+			}
+			s.LatencyByRequestS[k] = d.D().Seconds()
+		}
+	}
+	return s
 }
 
 // mixEngine draws get, set and interpolate requests by the mix.* weights.

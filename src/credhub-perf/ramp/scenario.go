@@ -219,7 +219,7 @@ func (s *scenarioState) runStep(ctx context.Context, i, total int, st load.Step)
 	step := results.NewSummaryStep(len(s.sum.Steps), st.Concurrency, st.Rate, snap, s.sum.SLO)
 	step.Judge(steady.Verdict())
 	if types != nil {
-		step.ByRequest = types.Figures(step.DurationS, s.sum.SLO)
+		step.SetByRequest(types.Figures(step.DurationS, s.sum.SLO))
 	}
 	ms := results.NewMetaStep(step, usage, r.cpuLimits())
 	step.AddTester(c.Tester.Index, c.Tester.Count, ms)

@@ -22,7 +22,9 @@ type RequestStep struct {
 	P99S           float64 `json:"p99_s"`
 	MaxS           float64 `json:"max_s"`
 	SLOPercentileS float64 `json:"slo_percentile_s"`
-	MeetsSLO       bool    `json:"meets_slo"`
+	// SLOLatencyS is the type's bound (slo.latency_<type>, else the run's).
+	SLOLatencyS float64 `json:"slo_latency_s"`
+	MeetsSLO    bool    `json:"meets_slo"`
 }
 
 // TypeStats keeps one Stats per request type (Result.Request); rows
@@ -76,6 +78,7 @@ func (t *TypeStats) Figures(stepS float64, slo SLO) map[string]RequestStep {
 			Requests: s.Requests, Errors: s.Errors,
 			MeanS: secs(s.Mean), P50S: secs(s.P50), P90S: secs(s.P90), P95S: secs(s.P95), P99S: secs(s.P99), MaxS: secs(s.Max),
 			SLOPercentileS: secs(s.Quantile(slo.Percentile / 100)),
+			SLOLatencyS:    slo.LatencyFor(k),
 		}
 		if stepS > 0 {
 			f.Throughput = math.Round(float64(s.Requests)/stepS*1000) / 1000
@@ -83,7 +86,7 @@ func (t *TypeStats) Figures(stepS float64, slo SLO) map[string]RequestStep {
 		if s.Requests > 0 {
 			f.ErrorRate = float64(s.Errors) / float64(s.Requests)
 		}
-		f.MeetsSLO = s.Requests > 0 && f.ErrorRate <= slo.MaxErrorRate && f.SLOPercentileS <= slo.LatencyS
+		f.MeetsSLO = s.Requests > 0 && f.ErrorRate <= slo.MaxErrorRate && f.SLOPercentileS <= f.SLOLatencyS
 		out[k] = f
 	}
 	return out

@@ -85,7 +85,7 @@ func SummarizeFiles(files []string, slo SLO) (*Summary, error) {
 	for i, m := range merged {
 		step := NewSummaryStep(i, m.concurrency, m.rate, m.stats.Snapshot(), slo)
 		step.Judge(m.steady.Verdict())
-		step.ByRequest = m.byType.Figures(step.DurationS, slo)
+		step.SetByRequest(m.byType.Figures(step.DurationS, slo))
 		sum.Steps = append(sum.Steps, step)
 	}
 	sum.Finish()

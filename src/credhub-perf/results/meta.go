@@ -75,6 +75,17 @@ type Seed struct {
 type MetaSLO struct {
 	Percentile float64 `json:"percentile"`
 	LatencyS   float64 `json:"latency_s"`
+	// LatencyByRequestS: the per request type bounds set for a mix run
+	// (slo.latency_<type>); absent when none is.
+	LatencyByRequestS map[string]float64 `json:"latency_by_request_s,omitempty"`
+}
+
+// MetaMix is a mix run's weights (mix.*), so a result says how it was
+// drawn.
+type MetaMix struct {
+	Get         int `json:"get"`
+	Set         int `json:"set"`
+	Interpolate int `json:"interpolate"`
 }
 
 // Abort is the abort policy in force (an addition to the contract).
@@ -105,6 +116,8 @@ type Meta struct {
 	StartedAt   string     `json:"started_at"`
 	EndedAt     string     `json:"ended_at"`
 	Host        string     `json:"host"`
+	// Mix: the weights of a mix run; absent for other scenarios.
+	Mix *MetaMix `json:"mix,omitempty"`
 
 	// Additions.
 	RunID           string  `json:"run_id"`

@@ -157,3 +157,85 @@ func TestTypeStatsFigures(t *testing.T) {
 		t.Fatalf("set %+v", s)
 	}
 }
+
+// A type's own bound: set's 20 ms passes under slo.latency_set = 25 ms
+// although the run's bound is 15 ms; get stays held to the run's.
+func TestTypeStatsFiguresOwnBound(t *testing.T) {
+	ts := NewTypeStats()
+	for i := 0; i < 10; i++ {
+		ts.Record(&load.Result{Request: "get", Latency: 10 * time.Millisecond, Status: 200})
+		ts.Record(&load.Result{Request: "set", Latency: 20 * time.Millisecond, Status: 200})
+	}
+	slo := SLO{Percentile: 50, LatencyS: 0.015, MaxErrorRate: 0.1, LatencyByRequestS: map[string]float64{"set": 0.025}}
+	f := ts.Figures(1, slo)
+	if g, s := f["get"], f["set"]; !g.MeetsSLO || g.SLOLatencyS != 0.015 || !s.MeetsSLO || s.SLOLatencyS != 0.025 {
+		t.Fatalf("get %+v set %+v", g, s)
+	}
+	slo.LatencyByRequestS = map[string]float64{"set": 0.019}
+	if s := ts.Figures(1, slo)["set"]; s.MeetsSLO || s.SLOLatencyS != 0.019 {
+		t.Fatalf("set over its own bound: %+v", s)
+	}
+}
+
+// mixStep is a steady step of a mix: the whole step's p95 and each type's.
+func mixStep(tput, p95 float64, types map[string]float64, slo SLO) SummaryStep {
+	st := SummaryStep{Requests: 1000, Throughput: tput, MeanS: p95 / 2, SLOPercentileS: p95, Steady: true, Concurrency: int(tput)}
+	st.MeetsSLO = p95 <= slo.LatencyS
+	figs := map[string]RequestStep{}
+	for k, p := range types {
+		figs[k] = RequestStep{Requests: 500, SLOPercentileS: p, SLOLatencyS: slo.LatencyFor(k), MeetsSLO: p <= slo.LatencyFor(k)}
+	}
+	st.SetByRequest(figs)
+	return st
+}
+
+// Capacity of a mix: the highest load at which every type meets its own
+// bound and the step meets the run's; the crossing is interpolated on the
+// worst latency-to-bound ratio (known answers).
+func TestMixCapacityEveryTypeMeetsItsSLO(t *testing.T) {
+	slo := SLO{Percentile: 95, LatencyS: 0.1, MaxErrorRate: 0.01}
+	steps := func(slo SLO) []SummaryStep {
+		return []SummaryStep{
+			// ratios: step 0.5, get 0.4, set 0.8 -> 0.8
+			mixStep(100, 0.05, map[string]float64{"get": 0.04, "set": 0.08}, slo),
+			// the step and get within 0.1; set at 0.12: ratio 1.2
+			mixStep(200, 0.06, map[string]float64{"get": 0.05, "set": 0.12}, slo),
+			mixStep(300, 0.2, map[string]float64{"get": 0.18, "set": 0.3}, slo),
+		}
+	}
+	s := Summary{SLO: slo, Steps: steps(slo)}
+	s.Finish()
+	if s.Steps[1].MeetsSLO {
+		t.Fatal("step 1 meets the SLO although set is over its bound")
+	}
+	// (1 - 0.8) / (1.2 - 0.8) = 0.5 of the way from 100 to 200 req/s.
+	if s.MaxThroughputAtSLO == nil || *s.MaxThroughputAtSLO != 150 {
+		t.Fatalf("max throughput at SLO %v, want 150", s.MaxThroughputAtSLO)
+	}
+	// set's own bound of 150 ms: step 1 passes (ratio max(0.6, 0.5, 0.8));
+	// step 2 (ratio max(2, 1.8, 2)) fails: (1 - 0.8) / (2 - 0.8) of 200 -> 300.
+	slo.LatencyByRequestS = map[string]float64{"set": 0.15}
+	s = Summary{SLO: slo, Steps: steps(slo)}
+	s.Finish()
+	want := 200 + (1-0.8)/(2-0.8)*100
+	if !s.Steps[1].MeetsSLO || s.MaxThroughputAtSLO == nil || math.Abs(*s.MaxThroughputAtSLO-want) > 0.001 {
+		t.Fatalf("max throughput at SLO %v, want %.3f; steps %+v", s.MaxThroughputAtSLO, want, s.Steps)
+	}
+	// A type over the error bound fails the step, and is not interpolated into.
+	s = Summary{SLO: slo, Steps: steps(slo)}
+	bad := s.Steps[1].ByRequest["set"]
+	bad.ErrorRate, bad.MeetsSLO = 0.5, false
+	s.Steps[1].ByRequest["set"] = bad
+	s.Steps[1].SetByRequest(s.Steps[1].ByRequest)
+	s.Finish()
+	if s.MaxThroughputAtSLO == nil || *s.MaxThroughputAtSLO != 100 {
+		t.Fatalf("max throughput at SLO %v, want 100", s.MaxThroughputAtSLO)
+	}
+	var txt strings.Builder
+	s.WriteTable(&txt)
+	for _, w := range []string{"  get", "  set", "SLO per request type (p95): get <= 100.00 ms, set <= 150.00 ms"} {
+		if !strings.Contains(txt.String(), w) {
+			t.Errorf("summary.txt lacks %q:\n%s", w, txt.String())
+		}
+	}
+}

@@ -17,6 +17,18 @@ type SLO struct {
 	Percentile   float64 `json:"percentile"`
 	LatencyS     float64 `json:"latency_s"`
 	MaxErrorRate float64 `json:"max_error_rate"`
+	// LatencyByRequestS: a mix run's own bounds per request type (get,
+	// set, interpolate: slo.latency_<type>); a type not listed is held to
+	// LatencyS.
+	LatencyByRequestS map[string]float64 `json:"latency_by_request_s,omitempty"`
+}
+
+// LatencyFor is the latency bound of one request type.
+func (s SLO) LatencyFor(request string) float64 {
+	if b := s.LatencyByRequestS[request]; b > 0 {
+		return b
+	}
+	return s.LatencyS
 }
 
 // SummaryStep holds one step's figures (seconds and requests/s).
@@ -99,6 +111,34 @@ func (s *Summary) AddTesterUsage(metas []*Meta) {
 			s.Steps[i].AddTester(m.Tester, max(m.Testers, len(metas)), m.Steps[i])
 		}
 	}
+}
+
+// SetByRequest records a mix step's figures per request type: the step
+// meets the SLO only when the whole step and every type meet theirs (a
+// fast majority of gets must not hide sets beyond their bound).
+func (st *SummaryStep) SetByRequest(figs map[string]RequestStep) {
+	st.ByRequest = figs
+	for _, f := range figs {
+		if !f.MeetsSLO {
+			st.MeetsSLO = false
+		}
+	}
+}
+
+// sloRatio is how far the step is from its latency bounds: its SLO
+// percentile over the SLO's latency, and for a mix the worst of that and
+// each type's over its own bound (+Inf when a type is over the error
+// bound: no latency makes that step pass). At most 1 when every bound
+// holds.
+func (st SummaryStep) sloRatio(slo SLO) float64 {
+	r := st.SLOPercentileS / slo.LatencyS
+	for k, f := range st.ByRequest {
+		if f.Requests == 0 || f.ErrorRate > slo.MaxErrorRate {
+			return math.Inf(1)
+		}
+		r = math.Max(r, f.SLOPercentileS/slo.LatencyFor(k))
+	}
+	return r
 }
 
 // Counts says whether the step may count as capacity: within the error
@@ -220,6 +260,17 @@ func (s *Summary) Finish() {
 			s.Knee, s.KneeConcurrency, s.KneeRate, s.KneeStep = &t, &c, &r, &k
 		}
 	}
+	// A mix interpolates on the worst ratio of a latency to its bound
+	// (sloRatio), whichever type it is, so the crossing is where the first
+	// type reaches its bound; a single-type run on its percentile, as ever.
+	mix := false
+	for _, st := range s.Steps {
+		mix = mix || st.ByRequest != nil
+	}
+	lat, bound := func(st SummaryStep) float64 { return st.SLOPercentileS }, s.SLO.LatencyS
+	if mix {
+		lat, bound = func(st SummaryStep) float64 { return st.sloRatio(s.SLO) }, 1
+	}
 	best := math.Inf(-1)
 	for i := range s.Steps {
 		st := s.Steps[i]
@@ -229,9 +280,10 @@ func (s *Summary) Finish() {
 		best = math.Max(best, st.Throughput)
 		if i+1 < len(s.Steps) {
 			nx := s.Steps[i+1]
+			a, b := lat(st), lat(nx)
 			if !nx.MeetsSLO && nx.Counts(s.SLO) &&
-				nx.Throughput > st.Throughput && nx.SLOPercentileS > st.SLOPercentileS {
-				f := (s.SLO.LatencyS - st.SLOPercentileS) / (nx.SLOPercentileS - st.SLOPercentileS)
+				nx.Throughput > st.Throughput && b > a && !math.IsInf(b, 1) {
+				f := (bound - a) / (b - a)
 				best = math.Max(best, st.Throughput+f*(nx.Throughput-st.Throughput))
 			}
 		}
@@ -322,6 +374,18 @@ func (s *Summary) WriteTable(w io.Writer) {
 		fmt.Fprintf(w, "%4d %7s %9d %7d %7.2f %8.2f %10.1f %9s %9s %9s %9s %9s %9s %4s %s\n",
 			st.Step, l, st.Requests, st.Errors, st.ErrorRate*100, st.DurationS, st.Throughput,
 			ms(st.MeanS), ms(st.P50S), ms(st.P90S), ms(st.P95S), ms(st.P99S), ms(st.MaxS), ok, strings.Join(flags, ","))
+		// A mix step's types, one line each under the step (slo: the
+		// type's own bound).
+		for _, k := range sortedTypes(st.ByRequest) {
+			f := st.ByRequest[k]
+			ok := "no"
+			if f.MeetsSLO {
+				ok = "yes"
+			}
+			fmt.Fprintf(w, "%4s %7s %9d %7d %7.2f %8s %10.1f %9s %9s %9s %9s %9s %9s %4s\n",
+				"", "  "+k, f.Requests, f.Errors, f.ErrorRate*100, "", f.Throughput,
+				ms(f.MeanS), ms(f.P50S), ms(f.P90S), ms(f.P95S), ms(f.P99S), ms(f.MaxS), ok)
+		}
 	}
 	fmt.Fprintf(w, "total: %d requests, %d errors", s.Requests, s.Errors)
 	if s.Testers > 1 {
@@ -329,6 +393,13 @@ func (s *Summary) WriteTable(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "SLO: p%g <= %s ms, error rate <= %g %%\n", s.SLO.Percentile, ms(s.SLO.LatencyS), s.SLO.MaxErrorRate*100)
+	if mix := s.requestTypes(); len(mix) > 0 {
+		var b []string
+		for _, k := range mix {
+			b = append(b, fmt.Sprintf("%s <= %s ms", k, ms(s.SLO.LatencyFor(k))))
+		}
+		fmt.Fprintf(w, "SLO per request type (p%g): %s; a step meets the SLO only when every type does\n", s.SLO.Percentile, strings.Join(b, ", "))
+	}
 	if s.MaxThroughputAtSLO != nil {
 		fmt.Fprintf(w, "max throughput at SLO: %.1f req/s\n", *s.MaxThroughputAtSLO)
 	} else {
@@ -374,4 +445,25 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// requestTypes lists the request types of a mix run's steps, sorted; none
+// for a single-type run.
+func (s *Summary) requestTypes() []string {
+	seen := map[string]RequestStep{}
+	for _, st := range s.Steps {
+		for k, f := range st.ByRequest {
+			seen[k] = f
+		}
+	}
+	return sortedTypes(seen)
+}
+
+func sortedTypes(m map[string]RequestStep) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
