@@ -22,7 +22,7 @@ import sys
 import numpy as np
 
 HEADER = (b"start-time,response-time,DNS+dialup,DNS,Request-write,Response-delay,"
-          b"Response-read,status-code,offset,concurrency,rate,sched-lag,error\n")
+          b"Response-read,status-code,offset,concurrency,rate,sched-lag,error,request\n")
 
 
 def mva(concurrency: int, demand: float, delay: float) -> tuple[float, float]:
@@ -92,7 +92,7 @@ def format_rows(start_ns, latency, offset, status, conc, rate, errmask, rng) -> 
         idx = np.flatnonzero(errmask & (status == 0))
         msgs[idx] = np.array(ERRORS, dtype="S128")[idx % len(ERRORS)]
         cols.append(_bytes_col(msgs, n))
-    cols.append(_const(b"\n", n))
+    cols.append(_const(b",get\n", n))  # the request column: a get ramp
     m = np.concatenate(cols, axis=1)
     return m[m != 0].tobytes()
 

@@ -249,6 +249,21 @@ def fit_knee(x: np.ndarray, r: np.ndarray, elasticity: float = 1.0) -> Knee | No
 
 # ---------------------------------------------------------------- SLO
 
+def slo_ratio(step_slo_s, bound_s: float, by_request: list[dict], max_error_rate: float) -> np.ndarray:
+    """Per step, the worst ratio of an SLO-percentile latency to its bound: the step's own over bound_s,
+    and each of its request types' (by_request rows: step, slo_s, slo_bound_s, error_rate) over the type's
+    bound; inf when a type is over the error limit (no latency makes that step pass). <= 1: every bound
+    holds."""
+    r = np.asarray(step_slo_s, dtype=float) / bound_s
+    for f in by_request:
+        k = f["step"]
+        if not 0 <= k < len(r):
+            continue
+        t = np.inf if f["error_rate"] > max_error_rate else f["slo_s"] / f["slo_bound_s"]
+        r[k] = max(r[k], t)
+    return r
+
+
 def max_throughput_at_slo(x: np.ndarray, p: np.ndarray, ok: np.ndarray, bound: float) -> tuple[float | None, str]:
     """Highest throughput whose SLO percentile stays within bound, interpolated between steps.
 
@@ -272,7 +287,7 @@ def max_throughput_at_slo(x: np.ndarray, p: np.ndarray, ok: np.ndarray, bound: f
             continue
         if best is None or x[i] > best:
             best, how = float(x[i]), "measured"
-        if i + 1 < len(x) and ok[i + 1] and p[i + 1] > bound and p[i + 1] > p[i]:
+        if i + 1 < len(x) and ok[i + 1] and p[i + 1] > bound and p[i + 1] > p[i] and np.isfinite(p[i + 1]):
             cross = x[i] + (bound - p[i]) * (x[i + 1] - x[i]) / (p[i + 1] - p[i])
             if cross > best:
                 best, how = float(cross), "interpolated"

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import glob
 import json
+import math
 import os
 import re
 from collections import Counter
@@ -55,6 +56,9 @@ class Run:
     slug: str = ""
     # A mixed run's figures per step and request type (by_request_figures); empty for one type.
     by_request: list[dict] = field(default_factory=list)
+    # A mixed run's own latency bounds per request type (meta.json slo.latency_by_request_s); a type
+    # not listed is held to the run's SLO.
+    slo_by_request: dict = field(default_factory=dict)
 
     @property
     def total(self) -> int:
@@ -239,6 +243,8 @@ def load_run(arg: str, opts: Options) -> Run:
             sched = sched[order]
         del order
 
+    slo_by_request, w = request_bounds(path, meta)
+    warnings += w
     meta_steps = meta.get("steps") if isinstance(meta.get("steps"), list) else None
     bounds = np.concatenate(([0], np.flatnonzero(np.diff(steps_id)) + 1, [len(steps_id)]))
     x = np.empty(len(latency), dtype=np.float32)
@@ -269,7 +275,8 @@ def load_run(arg: str, opts: Options) -> Run:
         np.maximum.at(mx, widx, latency[a:b])
         wmax.append(mx)
         wstep.append(np.full(nwin, k))
-        by_request += by_request_figures(k, latency[a:b], error[a:b], request[a:b], s.duration_s, opts)
+        by_request += by_request_figures(k, latency[a:b], error[a:b], request[a:b], s.duration_s, opts,
+                                         slo_by_request)
 
     scenario = str(meta.get("scenario") or "custom")
     label = str(meta.get("label") or (os.path.basename(os.path.normpath(path)) if os.path.isdir(path)
@@ -285,7 +292,7 @@ def load_run(arg: str, opts: Options) -> Run:
               win_t0=np.concatenate(wt0), win_width=np.concatenate(wwidth), win_count=np.concatenate(wcount),
               win_errors=np.concatenate(werr), win_max=np.concatenate(wmax), win_step=np.concatenate(wstep),
               has_failures_column=has_fail, warnings=warnings, error_messages=msgs.most_common(5),
-              by_request=by_request)
+              by_request=by_request, slo_by_request=slo_by_request)
     for t in tables:  # keep the parsed columns only where they are still needed
         t.latency = t.offset = t.start = t.status = t.concurrency = t.rate = t.sched_lag = t.error = None
         t.segment = None
@@ -300,11 +307,34 @@ def load_run(arg: str, opts: Options) -> Run:
     return run
 
 
+def request_bounds(path: str, meta: dict) -> tuple[dict, list[str]]:
+    """meta.json's slo.latency_by_request_s: {type: seconds > 0} for known types; anything else is left
+    out with a warning (the type is then held to the run's SLO)."""
+    slo = meta.get("slo")
+    raw = slo.get("latency_by_request_s") if isinstance(slo, dict) else None
+    if raw is None:
+        return {}, []
+    if not isinstance(raw, dict):
+        return {}, [f"{path}: meta.json slo.latency_by_request_s is not an object: per-type bounds ignored, "
+                    "every type held to the run's SLO"]
+    out, bad = {}, []
+    for k, v in raw.items():
+        if (k in REQUEST_TYPES and isinstance(v, (int, float)) and not isinstance(v, bool)
+                and math.isfinite(v) and v > 0):
+            out[k] = float(v)
+        else:
+            bad.append(str(k)[:20])
+    w = [f"{path}: meta.json slo.latency_by_request_s: ignored {', '.join(bad)} (a request type with a bound "
+         "in seconds > 0): held to the run's SLO"] if bad else []
+    return out, w
+
+
 def by_request_figures(step: int, latency: np.ndarray, error: np.ndarray, request: np.ndarray, duration_s: float,
-                       opts: Options) -> list[dict]:
+                       opts: Options, bounds: dict | None = None) -> list[dict]:
     """One step's figures per request type, when it held more than one (a mix); [] otherwise.
 
-    Throughput is the type's requests over the step's duration, so the types add up to the step."""
+    Throughput is the type's requests over the step's duration, so the types add up to the step.
+    bounds: a type's own latency bound (seconds), else opts.slo_s."""
     codes = np.unique(request[request >= 0])
     if len(codes) < 2:
         return []
@@ -315,10 +345,12 @@ def by_request_figures(step: int, latency: np.ndarray, error: np.ndarray, reques
         errors = int(error[m].sum())
         p = analysis.percentiles(lat, [50, 95, 99, opts.slo_percentile])
         rate = errors / n
-        out.append({"step": step, "request": REQUEST_TYPES[int(c)], "requests": n, "errors": errors,
+        name = REQUEST_TYPES[int(c)]
+        bound = (bounds or {}).get(name, opts.slo_s)
+        out.append({"step": step, "request": name, "requests": n, "errors": errors,
                     "error_rate": rate, "throughput": n / duration_s if duration_s > 0 else 0.0,
                     "p50_s": float(p[0]), "p95_s": float(p[1]), "p99_s": float(p[2]), "slo_s": float(p[3]),
-                    "meets_slo": bool(p[3] <= opts.slo_s and rate <= opts.max_error_rate)})
+                    "slo_bound_s": float(bound), "meets_slo": bool(p[3] <= bound and rate <= opts.max_error_rate)})
     return out
 
 
@@ -391,8 +423,14 @@ def evaluate(run: Run, opts: Options) -> None:
     # monotone curve cannot follow that, so each step counts at the highest throughput reached so far.
     plateau = np.maximum.accumulate(np.where(ok, xs, 0.0)) if len(xs) else xs
     run.knee = analysis.fit_knee(plateau[ok], np.array([s.mean_s for s in st])[ok], opts.knee_elasticity)
-    run.max_tput, run.max_tput_how = analysis.max_throughput_at_slo(
-        xs, np.array([s.slo_s for s in st]), ok, opts.slo_s)
+    if run.by_request:
+        # A mix is within the SLO where the step and every type meet their own bounds: the curve is the
+        # worst latency-to-bound ratio, and the bound 1 (summary.json's rule, results.Summary.Finish).
+        run.max_tput, run.max_tput_how = analysis.max_throughput_at_slo(
+            xs, analysis.slo_ratio([s.slo_s for s in st], opts.slo_s, run.by_request, opts.max_error_rate), ok, 1.0)
+    else:
+        run.max_tput, run.max_tput_how = analysis.max_throughput_at_slo(
+            xs, np.array([s.slo_s for s in st]), ok, opts.slo_s)
     w = run.warnings
     name = run.label
     if not run.has_failures_column:
@@ -435,6 +473,9 @@ def evaluate(run: Run, opts: Options) -> None:
         if s.sched_lag_p99_s is not None and s.sched_lag_p99_s > 0.010:
             w.append(f"{name}: step at rate {s.rate:g} req/s: p99 schedule lag {s.sched_lag_p99_s * 1000:.0f} ms "
                      "- the generator fell behind; latencies include that lag")
+    if run.by_request:
+        w.append(f"{name}: a mix: its capacity at the SLO is the highest load at which every request type meets "
+                 "its bound; it has no interval (the bootstrap does not yet resample per type)")
     if run.knee is None and len(st) >= 1:
         w.append(f"{name}: fewer than 3 usable steps, no knee fitted")
 

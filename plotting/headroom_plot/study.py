@@ -28,6 +28,19 @@ class Scenario:
     points: list[scalability.Point]
     fit: scalability.Fit | None
     advice: scalability.Advice | None = None
+    # A mix: the latency bound (s) each request type was held to; None for a type whose runs disagree.
+    # None when the scenario's runs are not mixes.
+    request_bounds: dict | None = None
+
+
+def request_bounds(runs: list[Run]) -> dict | None:
+    seen: dict[str, set] = {}
+    for r in runs:
+        for f in r.by_request:
+            seen.setdefault(f["request"], set()).add(f["slo_bound_s"])
+    if not seen:
+        return None
+    return {k: (v.pop() if len(v) == 1 else None) for k, v in sorted(seen.items())}
 
 
 @dataclass
@@ -45,11 +58,17 @@ def run_replicates(run: Run, opts: Options, reps: int) -> tuple[np.ndarray, np.n
     """The run's capacity and knee replicates (seeded by its path, so a report is reproducible)."""
     if reps <= 0 or not len(run.latency):
         return np.empty(0), np.empty(0)
-    return bootstrap.run_replicates(
+    cap, knee = bootstrap.run_replicates(
         run.latency, run.offset, run.error, run.step, opts.slo_percentile, opts.slo_s, opts.max_error_rate,
         width=opts.window_s, knee_elasticity=opts.knee_elasticity, reps=reps,
         knee_reps=min(reps, bootstrap.KNEE_REPLICATES), seed=zlib.crc32(os.fsencode(os.path.abspath(run.path))),
         usable=usable_steps(run))
+    if run.by_request:
+        # The replicates judge the step's own percentile, not each type's against its bound: for a mix
+        # they would be an interval around another number than the capacity. None until they resample
+        # per type (the warning in runs.evaluate says so).
+        cap = np.empty(0)
+    return cap, knee
 
 
 def usable_steps(run: Run) -> np.ndarray:
@@ -86,7 +105,7 @@ def build(runs: list[Run], table: list[analysis.CapacityRow], opts: Options, tar
                                     lower_bound=c.lower_bound)
                   for c in rows if c.instances and c.max_tput]
         f = scalability.fit(points)
-        s = Scenario(scen, rows, points, f)
+        s = Scenario(scen, rows, points, f, request_bounds=request_bounds([r for r in runs if r.scenario == scen]))
         if target:
             s.advice = scalability.recommend(scen, target, points, f)
             bad = scalability.misfits(points, f) if f is not None else []
@@ -198,7 +217,9 @@ def to_json(study: Study, opts: Options) -> dict:
             rec = {"target_rps": a.target, "instances": a.instances, "extrapolated": a.extrapolated,
                    "basis": a.basis, "capacity_low_rps": _num(a.capacity_low),
                    "peak_instances": _num(a.peak_instances), "peak_rps": _num(a.peak_throughput), "text": a.text}
-        out["scenarios"][scen] = {"capacity": caps, "usl": usl, "recommendation": rec}
+        out["scenarios"][scen] = {"capacity": caps, "usl": usl, "recommendation": rec,
+                                  "slo_latency_by_request_s": (None if s.request_bounds is None else
+                                                               {k: _num(v) for k, v in s.request_bounds.items()})}
     return out
 
 

@@ -86,7 +86,7 @@ def ramp_for(capacity, slo_s, fractions=(0.3, 0.5, 0.7, 0.85, 0.95, 1.05, 1.15, 
 
 
 HEADER = ("start-time,response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,"
-          "status-code,offset,concurrency,rate,sched-lag,error\n")
+          "status-code,offset,concurrency,rate,sched-lag,error,request\n")
 
 
 def run_dir(path, rng, capacity, instances, slo_s=0.025, duration=10.0, label=None):
@@ -104,7 +104,7 @@ def run_dir(path, rng, capacity, instances, slo_s=0.025, duration=10.0, label=No
         stamp = base.strftime("%Y-%m-%dT%H:%M:%S")
         for o, l_, r in zip(off, lat, rate_col):
             # start-time only needs to parse; the offset column carries the time
-            f.write(f"{stamp}Z,{l_:.6f},0,0,0,{l_:.6f},0,200,{o:.6f},64,{r},0.000000,\n")
+            f.write(f"{stamp}Z,{l_:.6f},0,0,0,{l_:.6f},0,200,{o:.6f},64,{r},0.000000,,get\n")
     lab = label or f"{instances}-instances"
     meta = {"tool_version": "synthetic", "scenario": "get", "label": lab, "instances": instances,
             "mode": "open", "slo": {"percentile": 95, "latency_s": slo_s}, "started_at": "2026-11-18T10:00:00Z"}

@@ -149,6 +149,33 @@ def test_knee_through_the_whole_pipeline_on_generated_data(tmp):
 
 # ------------------------------------------------------------------ SLO
 
+def test_mix_capacity_every_type_meets_its_bound():
+    """Known answers (as results.TestMixCapacityEveryTypeMeetsItsSLO): a mix is within the SLO where the
+    step and every type meet their bounds, interpolated on the worst latency-to-bound ratio."""
+    from headroom_plot.analysis import slo_ratio
+    x, ok = np.array([100.0, 200, 300]), np.ones(3, bool)
+    step = [0.05, 0.06, 0.2]
+
+    def rows(set_bound, set_err=(0, 0, 0)):
+        return ([{"step": k, "request": "get", "slo_s": p, "slo_bound_s": 0.1, "error_rate": 0}
+                 for k, p in enumerate((0.04, 0.05, 0.18))]
+                + [{"step": k, "request": "set", "slo_s": p, "slo_bound_s": set_bound, "error_rate": e}
+                   for k, (p, e) in enumerate(zip((0.08, 0.12, 0.3), set_err))])
+    r = slo_ratio(step, 0.1, rows(0.1), 0.01)
+    assert r == pytest.approx([0.8, 1.2, 3.0])
+    # set over its bound at 200 req/s although the step's own p95 (60 ms) is within 100 ms
+    assert max_throughput_at_slo(x, r, ok, 1.0) == (pytest.approx(150.0), "interpolated")
+    assert max_throughput_at_slo(x, np.array(step), ok, 0.1)[0] == pytest.approx(200 + 40 / 140 * 100)
+    # set's own bound of 150 ms: ratios max(0.5, 0.4, 0.533), max(0.6, 0.5, 0.8), 2
+    r = slo_ratio(step, 0.1, rows(0.15), 0.01)
+    assert r == pytest.approx([0.08 / 0.15, 0.8, 2.0])
+    assert max_throughput_at_slo(x, r, ok, 1.0) == (pytest.approx(200 + 0.2 / 1.2 * 100), "interpolated")
+    # a type over the error limit: the step fails and is not interpolated into
+    r = slo_ratio(step, 0.1, rows(0.15, (0, 0.5, 0)), 0.01)
+    assert np.isinf(r[1])
+    assert max_throughput_at_slo(x, r, ok, 1.0) == (100.0, "measured")
+
+
 def test_max_throughput_at_slo_interpolates():
     x = np.array([100.0, 200, 300])
     p = np.array([0.050, 0.150, 0.300])

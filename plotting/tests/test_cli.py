@@ -217,6 +217,63 @@ def test_mix_report_has_a_per_type_table(tmp):
     assert sum(f["throughput"] for f in step0) == pytest.approx(run.steps[0].throughput, rel=1e-6)
 
 
+def _mix_dir(d, set_latencies, **meta):
+    """A mix ramp: gets at 5 ms on conc-1 workers, sets on one worker at set_latencies[k] in step k."""
+    d.mkdir()
+    rows = []
+    for k, ls in enumerate(set_latencies):
+        conc = 4 * (k + 1)
+        gets = [(o, la, 200, conc) for o, la, _, _ in closed_step(float(k), conc - 1, 0.005, (conc - 1) * 190)]
+        sets = [(o, la, 200, conc) for o, la, _, _ in closed_step(float(k), 1, ls, int(0.95 / ls))]
+        rows += sorted([our_row(*r, request="get") for r in gets] + [our_row(*r, request="set") for r in sets],
+                       key=lambda line: float(line.split(",")[8]) + float(line.split(",")[1]))
+    write_ours(d / "results.csv", rows)
+    write_meta(d, scenario="mix", label=d.name, instances=1, mix={"get": 95, "set": 5, "interpolate": 0}, **meta)
+    return d
+
+
+def test_mix_capacity_every_type_meets_its_bound(tmp):
+    """Sets slow down step by step (10, 30, 60 ms) while the step's own p95 stays at a few ms: capacity
+    at the SLO (20 ms) is where sets cross it, not the run's last step; with sets' own bound of 40 ms
+    (meta.json slo.latency_by_request_s), where they cross that. report/capacity.json says the same."""
+    d = _mix_dir(tmp / "mix", (0.010, 0.030, 0.060))
+    run = load_run(str(d), Options(slo_s=0.020))
+    x = [s.throughput for s in run.steps]
+    assert all(s.slo_s < 0.020 for s in run.steps)  # the step alone would be a lower bound at x[2]
+    sets = {f["step"]: f for f in run.by_request if f["request"] == "set"}
+    assert [sets[k]["slo_s"] for k in range(3)] == pytest.approx([0.010, 0.030, 0.060], rel=0.01)
+    assert [sets[k]["meets_slo"] for k in range(3)] == [True, False, False]
+    # worst ratios 0.5 then 1.5: half way from step 1 to step 2
+    assert run.max_tput_how == "interpolated"
+    assert run.max_tput == pytest.approx(x[0] + 0.5 * (x[1] - x[0]), rel=0.02)
+
+    d2 = _mix_dir(tmp / "own", (0.010, 0.030, 0.060),
+                  slo={"percentile": 95, "latency_s": 0.02, "latency_by_request_s": {"set": 0.04}})
+    run2 = load_run(str(d2), Options(slo_s=0.020))
+    assert run2.slo_by_request == {"set": 0.04}
+    assert run2.max_tput == pytest.approx(x[1] + (1 - 0.75) / (1.5 - 0.75) * (x[2] - x[1]), rel=0.02)
+
+    out = tmp / "out"
+    assert cli.main([str(d2), "--out", str(out), "--slo-ms", "20", "--format", "png", "--replicates", "50"]) == 0
+    mix = json.loads((out / "capacity.json").read_text())["scenarios"]["mix"]
+    cap = mix["capacity"][0]
+    assert cap["capacity_rps"] == pytest.approx(run2.max_tput) and cap["interval"] is None
+    assert mix["slo_latency_by_request_s"] == {"get": 0.02, "set": 0.04}
+    md = (out / "report.md").read_text()
+    assert "except set <= 40 ms" in md and "no interval" in md
+
+
+def test_mix_hostile_per_type_bounds(tmp):
+    """meta.json's per-type bounds that are not a known type with seconds > 0 are left out, with a warning."""
+    for bad in ([0.04], "x", {"set": -1}, {"set": "40ms"}, {"delete": 0.04}, {"set": float("nan")},
+                {"set": True}):
+        d = _mix_dir(tmp / f"bad{abs(hash(repr(bad)))}", (0.010, 0.030, 0.060),
+                     slo={"percentile": 95, "latency_s": 0.02, "latency_by_request_s": bad})
+        run = load_run(str(d), Options(slo_s=0.020))
+        assert run.slo_by_request == {}, bad
+        assert any("latency_by_request_s" in w for w in run.warnings), bad
+
+
 def test_single_type_run_has_no_per_type_table(tmp):
     d = tmp / "one"
     d.mkdir()
