@@ -224,8 +224,10 @@ def _caption(run: Run, opts: Options) -> str:
              "Left of the knee, more load costs little latency; past it requests queue, so throughput "
              "barely grows while latency climbs. "]
     if run.max_tput is not None:
-        parts.append("The red star is the most throughput that kept p%g within %g ms (%s): your capacity at "
-                     "that SLO. " % (opts.slo_percentile, opts.slo_s * 1000, run.max_tput_how))
+        parts.append("The red star is the most throughput that kept p%g within %g ms (%s)%s: your capacity at "
+                     "that SLO. " % (opts.slo_percentile, opts.slo_s * 1000, run.max_tput_how,
+                                     " and every request type of the mix within its own bound (the report's "
+                                     "per-type table)" if run.by_request else ""))
     else:
         parts.append("No step kept p%g within %g ms: no capacity at this SLO. " % (opts.slo_percentile,
                                                                                   opts.slo_s * 1000))

@@ -233,7 +233,7 @@ func TestMixCapacityEveryTypeMeetsItsSLO(t *testing.T) {
 	}
 	var txt strings.Builder
 	s.WriteTable(&txt)
-	for _, w := range []string{"  get", "  set", "SLO per request type (p95): get <= 100.00 ms, set <= 150.00 ms"} {
+	for _, w := range []string{"\n         get       500", "\n         set       500", "SLO per request type (p95): get <= 100.00 ms, set <= 150.00 ms"} {
 		if !strings.Contains(txt.String(), w) {
 			t.Errorf("summary.txt lacks %q:\n%s", w, txt.String())
 		}

@@ -382,8 +382,8 @@ func (s *Summary) WriteTable(w io.Writer) {
 			if f.MeetsSLO {
 				ok = "yes"
 			}
-			fmt.Fprintf(w, "%4s %7s %9d %7d %7.2f %8s %10.1f %9s %9s %9s %9s %9s %9s %4s\n",
-				"", "  "+k, f.Requests, f.Errors, f.ErrorRate*100, "", f.Throughput,
+			fmt.Fprintf(w, "%12s %9d %7d %7.2f %8s %10.1f %9s %9s %9s %9s %9s %9s %4s\n",
+				k, f.Requests, f.Errors, f.ErrorRate*100, "", f.Throughput,
 				ms(f.MeanS), ms(f.P50S), ms(f.P90S), ms(f.P95S), ms(f.P99S), ms(f.MaxS), ok)
 		}
 	}
