@@ -51,7 +51,15 @@ class Interrupted(BaseException):
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
+# The stop signals received since main() began. A handler's Interrupted can reach main as
+# another exception: raised while a C extension initialises (matplotlib imports its PDF and
+# SVG backends on first use, mid-render), CPython replaces it with "ImportError:
+# initialization failed". main() reads this list to still say "stopped by ...".
+_received: list[int] = []
+
+
 def _on_signal(signum, _frame):
+    _received.append(signum)
     raise Interrupted(signum)
 
 
@@ -235,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         except (AttributeError, ValueError):
             pass
     previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+    _received.clear()
     _set_stop_handlers(_on_signal)
     from .output import OutputError, sweep
     out_dir = None
@@ -243,13 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         out_dir = args.out
         return _main(args)
     except Interrupted as exc:
-        _set_stop_handlers(signal.SIG_IGN)  # a second Ctrl-C must not interrupt the cleanup
-        if out_dir:
-            sweep(out_dir)
-        name = signal.Signals(exc.signum).name
-        _say(f"headroom-plot: stopped by {name}; files not complete were removed from {out_dir or '--out'}"
-             if out_dir else f"headroom-plot: stopped by {name}")
-        return 128 + exc.signum
+        return _stopped(exc.signum, out_dir, sweep)
     except OutputError as exc:
         sweep(out_dir)
         _say(f"headroom-plot: error: {exc}")
@@ -265,6 +268,8 @@ def main(argv: list[str] | None = None) -> int:
         _say("headroom-plot: error: out of memory; plot fewer or smaller runs at once")
         return 1
     except Exception as exc:  # a bug: one line, the traceback on request
+        if _received:  # not a bug: a stop signal's Interrupted, replaced on its way up
+            return _stopped(_received[0], out_dir, sweep)
         if out_dir:
             sweep(out_dir)
         if os.environ.get("HEADROOM_PLOT_DEBUG"):
@@ -279,6 +284,16 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+
+
+def _stopped(signum: int, out_dir, sweep) -> int:
+    _set_stop_handlers(signal.SIG_IGN)  # a second Ctrl-C must not interrupt the cleanup
+    if out_dir:
+        sweep(out_dir)
+    name = signal.Signals(signum).name
+    _say(f"headroom-plot: stopped by {name}; files not complete were removed from {out_dir}"
+         if out_dir else f"headroom-plot: stopped by {name}")
+    return 128 + signum
 
 
 def _say(line: str) -> None:

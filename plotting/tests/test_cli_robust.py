@@ -164,6 +164,28 @@ def test_internal_error_is_one_line(tmp, capsys, monkeypatch):
     assert rc == 1 and err.count("\n") == 1 and "internal error: ZeroDivisionError" in err and "HEADROOM_PLOT_DEBUG" in err
 
 
+def test_signal_replaced_on_its_way_up_still_stops(tmp, capsys, monkeypatch):
+    """A SIGTERM whose Interrupted CPython turns into "ImportError: initialization failed"
+    (it arrived while matplotlib initialised a backend's C extension): still "stopped by
+    SIGTERM", 143, one line, not an internal error."""
+    def signal_mid_import(*a, **k):
+        try:
+            cli._on_signal(signal.SIGTERM, None)  # what the interpreter runs when the signal lands
+        except cli.Interrupted as exc:
+            raise ImportError("initialization failed") from exc
+
+    monkeypatch.setattr(analysis, "capacity_table", signal_mid_import)
+    monkeypatch.setenv("HEADROOM_PLOT_NO_FORK", "1")
+    rc = cli.main([str(_run_dir(tmp)), "--out", str(tmp / "out"), "--format", "png"])
+    err = capsys.readouterr().err
+    assert rc == 143 and err.count("\n") == 1 and "stopped by SIGTERM" in err, err
+    # The next call in the same process starts clean: a real ImportError is a bug again.
+    monkeypatch.setattr(analysis, "capacity_table", lambda *a, **k: (_ for _ in ()).throw(ImportError("x")))
+    rc = cli.main([str(_run_dir(tmp, "again")), "--out", str(tmp / "out2"), "--format", "png"])
+    err = capsys.readouterr().err
+    assert rc == 1 and "internal error: ImportError" in err, err
+
+
 def test_unwritable_out_is_refused_before_reading(tmp, capsys):
     if os.geteuid() == 0:
         pytest.skip("root writes anywhere")
