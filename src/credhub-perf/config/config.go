@@ -216,6 +216,7 @@ type TesterConfig struct {
 	RunID             string   `yaml:"run_id"`
 	ScenarioGap       Duration `yaml:"scenario_gap"`
 	FastRSA           bool     `yaml:"fast_rsa"`
+	FastHTTP          bool     `yaml:"fast_http"`
 }
 
 // SaturationConfig bounds the tester's own resources: past them a step

@@ -618,6 +618,13 @@ var Keys = []Key{
 		field: func(c *Config) any { return &c.Tester.FastRSA },
 	},
 	{
+		Name: "tester.fast_http", Type: "bool", Default: "false",
+		Help: "Send this tester's HTTP/1.1 requests with credhub-perf's hand-made lean client on raw connections instead of Go's net/http. It costs less tester CPU per request (docs/benchmarks.md); net/http is the default because it is the standard library's, widely used and reviewed. With `target.http2` net/http sends anyway. meta.json's `http_client` records which one ran.",
+		BOSH: &Property{Name: "tester.fast_http", Default: false,
+			Description: "Send the tester's HTTP/1.1 requests with credhub-perf's hand-made lean client on raw connections instead of Go's net/http. It saves tester CPU per request; more tester instances buy the same headroom. With target.http2 net/http sends anyway; meta.json's http_client records which one ran."},
+		field: func(c *Config) any { return &c.Tester.FastHTTP },
+	},
+	{
 		Name: "saturation.max_tester_cpu", Type: "number", Default: "0.8",
 		Help:  "A step in which this tester's process used more than this share of the cores it may use (rusage CPU / wall / cores) is `tester_bound`: flagged, and not counted as capacity. 1 = never.",
 		Rules: []Rule{{Check: "range", Min: num(0), MinExcl: true, Max: num(1), Msg: "must be a fraction above 0 and at most 1 (1 = never flag), got {v}"}},

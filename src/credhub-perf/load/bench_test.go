@@ -10,7 +10,8 @@ import (
 )
 
 // BenchmarkExternal drives an external server (LOAD_BENCH_URL, with
-// LOAD_BENCH_CERT/KEY/CA for mTLS) to profile the engine's own CPU cost:
+// LOAD_BENCH_CERT/KEY/CA for mTLS, LOAD_BENCH_FAST_HTTP=on for the lean
+// client) to profile the engine's own CPU cost:
 //
 //	LOAD_BENCH_URL=https://127.0.0.1:8443/ taskset -c 1 go test -run X -bench External -cpuprofile cpu.out ./load
 func BenchmarkExternal(b *testing.B) {
@@ -20,6 +21,7 @@ func BenchmarkExternal(b *testing.B) {
 	}
 	opts := load.ClientOptions{
 		KeepAlive: os.Getenv("LOAD_BENCH_KEEPALIVE") != "off",
+		FastHTTP:  os.Getenv("LOAD_BENCH_FAST_HTTP") == "on",
 		Timeout:   20 * time.Second,
 		TLS: load.TLSOptions{CertFile: os.Getenv("LOAD_BENCH_CERT"), KeyFile: os.Getenv("LOAD_BENCH_KEY"),
 			CAFile: os.Getenv("LOAD_BENCH_CA")},

@@ -176,7 +176,7 @@ func New(opts ClientOptions, t Template) (*Engine, error) {
 	if opts.ProxyURL != nil && opts.ProxyURL.Host == "" {
 		return nil, fmt.Errorf("proxy URL %q has no host: use host:port or http://host:port", opts.ProxyURL.String())
 	}
-	e.fast = !opts.HTTP2 && opts.ProxyURL == nil && !opts.ForceNetHTTP
+	e.fast = opts.FastHTTP && !opts.HTTP2 && opts.ProxyURL == nil
 	if e.fast {
 		if e.target.static() && e.body.static() && opts.Authorize == nil {
 			allStatic := true
@@ -188,7 +188,7 @@ func New(opts ClientOptions, t Template) (*Engine, error) {
 			}
 		}
 	} else {
-		e.hc = e.newHTTPClient()
+		e.hc = e.newHTTPClient(0)
 	}
 	if opts.Authorize != nil {
 		e.authURL, _ = url.Parse(e.baseURL + "/")
@@ -200,6 +200,28 @@ func New(opts ClientOptions, t Template) (*Engine, error) {
 // (rsasign.StdName or rsasign.FastName) and, when TLSOptions.FastRSA was
 // asked for and not used, why; meta.json and hey report both.
 func (e *Engine) RSASigner() (name, note string) { return e.signer, e.signerNote }
+
+// Names of the two HTTP clients, as meta.json's http_client records them.
+const (
+	StdHTTPName  = "net/http"
+	FastHTTPName = "lean"
+)
+
+// HTTPClient names the client that sends this engine's requests
+// (StdHTTPName or FastHTTPName) and, when ClientOptions.FastHTTP was asked
+// for and not used, why.
+func (e *Engine) HTTPClient() (name, note string) {
+	switch {
+	case e.fast:
+		return FastHTTPName, ""
+	case !e.opts.FastHTTP:
+		return StdHTTPName, ""
+	case e.opts.HTTP2:
+		return StdHTTPName, "HTTP/2 is sent by net/http"
+	default:
+		return StdHTTPName, "a proxy is used through net/http"
+	}
+}
 
 func (e *Engine) parseURL(raw string) error {
 	if raw == "" {
@@ -268,6 +290,7 @@ type worker struct {
 	loc  []byte        // Location of a redirect
 	areq *http.Request // handed to ClientOptions.Authorize, reused
 	res  Result        // the request in progress (not on the stack: it escapes)
+	hc   *http.Client  // the net/http path's client (closed loop: the worker's own)
 	// end: in a closed-loop step with a duration, no request stamped at
 	// or after it is sent (zero: no end).
 	end  time.Time
@@ -432,9 +455,18 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 	}
 	workers := make([]*worker, n)
 	for i := range workers {
-		workers[i] = &worker{e: e, t: e, rng: newRNG()}
+		workers[i] = &worker{e: e, t: e, rng: newRNG(), hc: e.hc}
 		if e.kinds != nil {
 			workers[i].mix = e.mixSeed ^ (e.runs<<32 + uint64(i)*0x9e3779b97f4a7c15)
+		}
+		if s.Rate == 0 && e.hc != nil && !e.opts.HTTP2 {
+			// Closed loop: each worker keeps one connection, as the lean
+			// client does and hey promises. A shared Transport would dial a
+			// spare connection whenever a worker's next request asks
+			// before its last response's connection is back in the idle
+			// pool (net/http returns it from another goroutine), so the
+			// handshake count would depend on scheduling.
+			workers[i].hc = e.newHTTPClient(1)
 		}
 	}
 
@@ -495,6 +527,11 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 		}
 	}
 	wg.Wait()
+	for _, w := range workers {
+		if w.hc != nil && w.hc != e.hc {
+			w.hc.CloseIdleConnections()
+		}
+	}
 	close(finished)
 	close(ch)
 	<-collected

@@ -243,7 +243,7 @@ func (w *worker) followRedirect(ctx context.Context, r *Result, raw []byte, stat
 			req.Header[k] = v
 		}
 	}
-	e.redirectOnce.Do(func() { e.redirectClient = e.newHTTPClient() })
+	e.redirectOnce.Do(func() { e.redirectClient = e.newHTTPClient(0) })
 	resp, err := e.redirectClient.Do(req)
 	if err != nil {
 		var ue *url.Error

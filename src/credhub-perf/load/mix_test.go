@@ -31,7 +31,7 @@ func TestMixSendsEachTypesTemplate(t *testing.T) {
 			{Name: "set", Method: "PUT", URL: srv.URL + "/set", Body: `{"v":"{{seq}}"}`},
 			{Name: "interpolate", Method: "POST", URL: srv.URL + "/interpolate", Body: "x"},
 		}
-		e, err := load.NewMix(load.ClientOptions{KeepAlive: true, ForceNetHTTP: std, TLS: load.TLSOptions{Insecure: true}}, ts, []int{80, 20, 0}, 42)
+		e, err := load.NewMix(load.ClientOptions{KeepAlive: true, FastHTTP: !std, TLS: load.TLSOptions{Insecure: true}}, ts, []int{80, 20, 0}, 42)
 		if err != nil {
 			t.Fatal(err)
 		}

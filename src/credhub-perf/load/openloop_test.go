@@ -80,34 +80,38 @@ func TestCoordinatedOmission(t *testing.T) {
 			time.Sleep(until.Sub(now))
 		}
 	}), true, false)
-	start := time.Now().Add(50 * time.Millisecond)
-	mu.Lock()
-	stallFrom, stallUntil = start.Add(500*time.Millisecond), start.Add(800*time.Millisecond)
-	mu.Unlock()
-	// Few workers: once they all wait on the stalled server, later requests
-	// cannot even be sent on time. Their sched-lag must count.
-	res := run(t, mtlsOpts(p, true), load.Template{Name: "set", URL: srv.URL}, load.Step{Concurrency: 4, Rate: 200, Duration: 1500 * time.Millisecond, StartAt: start})
-	if len(res) != 300 {
-		t.Fatalf("%d requests, want 300", len(res))
-	}
-	var inStall, lagged int
-	for _, r := range res {
-		if r.Err != "" || r.Request != "set" {
-			t.Fatalf("request failed: %+v", r)
+	paths(t, func(t *testing.T, force bool) {
+		start := time.Now().Add(50 * time.Millisecond)
+		mu.Lock()
+		stallFrom, stallUntil = start.Add(500*time.Millisecond), start.Add(800*time.Millisecond)
+		mu.Unlock()
+		// Few workers: once they all wait on the stalled server, later requests
+		// cannot even be sent on time. Their sched-lag must count.
+		opts := mtlsOpts(p, true)
+		opts.FastHTTP = !force
+		res := run(t, opts, load.Template{Name: "set", URL: srv.URL}, load.Step{Concurrency: 4, Rate: 200, Duration: 1500 * time.Millisecond, StartAt: start})
+		if len(res) != 300 {
+			t.Fatalf("%d requests, want 300", len(res))
 		}
-		if r.Start.After(stallFrom.Add(5*time.Millisecond)) && r.Start.Before(stallUntil.Add(-20*time.Millisecond)) {
-			inStall++
-			if want := stallUntil.Sub(r.Start) - 5*time.Millisecond; r.Latency < want {
-				t.Fatalf("request scheduled %v into the stall reports %v, want >= %v", r.Start.Sub(stallFrom), r.Latency, want)
+		var inStall, lagged int
+		for _, r := range res {
+			if r.Err != "" || r.Request != "set" {
+				t.Fatalf("request failed: %+v", r)
 			}
-			if r.SchedLag > 10*time.Millisecond {
-				lagged++
+			if r.Start.After(stallFrom.Add(5*time.Millisecond)) && r.Start.Before(stallUntil.Add(-20*time.Millisecond)) {
+				inStall++
+				if want := stallUntil.Sub(r.Start) - 5*time.Millisecond; r.Latency < want {
+					t.Fatalf("request scheduled %v into the stall reports %v, want >= %v", r.Start.Sub(stallFrom), r.Latency, want)
+				}
+				if r.SchedLag > 10*time.Millisecond {
+					lagged++
+				}
 			}
 		}
-	}
-	if inStall < 50 || lagged < inStall/2 {
-		t.Fatalf("%d requests scheduled in the stall, %d of them sent late", inStall, lagged)
-	}
+		if inStall < 50 || lagged < inStall/2 {
+			t.Fatalf("%d requests scheduled in the stall, %d of them sent late", inStall, lagged)
+		}
+	})
 }
 
 // clockRun runs step s on a fake clock in the background; its results
@@ -198,7 +202,11 @@ func TestOpenLoopConnectionsFollowInFlight(t *testing.T) {
 	}), true, false, loadtest.CountConns(&conns))
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	clk := loadtest.NewFakeClock(start)
-	results, done := clockRun(t, clk, mtlsOpts(p, true), srv.URL, load.Step{Concurrency: 64, Rate: 10, Requests: 10})
+	// The lean client's most-recently-used pool (FastHTTP): net/http keeps
+	// its own.
+	opts := mtlsOpts(p, true)
+	opts.FastHTTP = true
+	results, done := clockRun(t, clk, opts, srv.URL, load.Step{Concurrency: 64, Rate: 10, Requests: 10})
 	// Request 0 left at once on the connection dialled before the step and
 	// is held at the server; request 1 is due while it is in flight, and
 	// waits for its connection first (the pool's patience: 2 ms while no
@@ -249,15 +257,19 @@ func TestOpenLoopConnectionsFollowInFlight(t *testing.T) {
 // connection per worker.
 func TestClosedLoopConnectionPerWorker(t *testing.T) {
 	p := loadtest.NewPKI(t, loadtest.ECDSA)
-	var conns atomic.Int64
-	srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), true, false, loadtest.CountConns(&conns))
-	res := run(t, mtlsOpts(p, true), load.Template{URL: srv.URL}, load.Step{Concurrency: 4, Requests: 40})
-	if len(res) != 40 {
-		t.Fatalf("%d results, want 40", len(res))
-	}
-	if c := conns.Load(); c != 4 {
-		t.Fatalf("4 closed-loop workers opened %d connections, want 4", c)
-	}
+	paths(t, func(t *testing.T, force bool) {
+		var conns atomic.Int64
+		srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), true, false, loadtest.CountConns(&conns))
+		opts := mtlsOpts(p, true)
+		opts.FastHTTP = !force
+		res := run(t, opts, load.Template{URL: srv.URL}, load.Step{Concurrency: 4, Requests: 40})
+		if len(res) != 40 {
+			t.Fatalf("%d results, want 40", len(res))
+		}
+		if c := conns.Load(); c != 4 {
+			t.Fatalf("4 closed-loop workers opened %d connections, want 4", c)
+		}
+	})
 }
 
 // TestOpenLoopCancelDuringLongGap: cancelling a slow open-loop step ends

@@ -14,11 +14,15 @@ import (
 	"time"
 )
 
-// The net/http path: HTTP/2, proxies, and ForceNetHTTP. Phase timings come
-// from httptrace as in rakyll/hey.
+// The net/http path, the default (the lean client is opt-in with
+// ClientOptions.FastHTTP; HTTP/2 and proxies always come here). Phase timings
+// come from httptrace as in rakyll/hey.
 
-func (e *Engine) newHTTPClient() *http.Client {
+// newHTTPClient builds a client on its own Transport; maxConns > 0 caps the
+// connections it opens (a closed-loop worker's one connection).
+func (e *Engine) newHTTPClient(maxConns int) *http.Client {
 	tr := &http.Transport{
+		MaxConnsPerHost:     maxConns,
 		TLSClientConfig:     e.tlsConf,
 		DisableKeepAlives:   !e.opts.KeepAlive,
 		DisableCompression:  e.opts.DisableCompression,
@@ -98,7 +102,7 @@ func (w *worker) doStd(ctx context.Context, r *Result) bool {
 		return false
 	}
 	r.Start = at
-	resp, err := e.hc.Do(req)
+	resp, err := w.hc.Do(req)
 	if err == nil {
 		r.Status = resp.StatusCode
 		n, rerr := io.Copy(io.Discard, resp.Body)

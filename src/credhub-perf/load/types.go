@@ -1,6 +1,6 @@
 // Package load is the load engine shared by hey and credhub-perf: closed-loop
-// and open-loop request generation over HTTP/1.1 (a lean client on raw
-// connections) or net/http (HTTP/2, proxies), with mutual TLS, per-request
+// and open-loop request generation over net/http (the default) or, opt-in,
+// a lean HTTP/1.1 client on raw connections, with mutual TLS, per-request
 // templates and per-request phase timings streamed to a Sink.
 package load
 
@@ -24,9 +24,12 @@ type ClientOptions struct {
 	// that may be refreshed). Only the headers it sets are used. An error
 	// fails that request (recorded, not fatal).
 	Authorize func(*http.Request) error
-	// ForceNetHTTP routes HTTP/1.1 through net/http instead of the lean
-	// client; for comparison and as an escape hatch.
-	ForceNetHTTP bool
+	// FastHTTP sends HTTP/1.1 with the engine's hand-made lean client on
+	// raw connections instead of net/http (hey -fast-http, tester.fast_http).
+	// It is opt-in: net/http is the default, as the standard library's
+	// paths are (docs/design.md). HTTP/2 and proxies always use net/http;
+	// Engine.HTTPClient says which one runs.
+	FastHTTP bool
 	// Clock is the time source of schedules, Start and Latency; nil is the
 	// system clock, with open-loop sends paced by a precise kernel timer.
 	// Tests set one they control.

@@ -346,6 +346,7 @@ func (r *runner) clientOptions() load.ClientOptions {
 		TLS:       tlsOptions(r.c),
 		KeepAlive: r.c.Keepalive,
 		HTTP2:     r.c.Target.HTTP2,
+		FastHTTP:  r.c.Tester.FastHTTP,
 		Timeout:   r.c.Target.Timeout.D(),
 		Clock:     r.o.Clock,
 	}
@@ -405,7 +406,7 @@ func (r *runner) newMeta(scenario string, n credhub.Names, planned int) *results
 	c := r.c
 	m := &results.Meta{
 		ToolVersion: r.o.Version, Scenario: scenario, TargetURL: c.Target.URL, Label: c.Label,
-		Tester: c.Tester.Index, Testers: c.Tester.Count, Mode: "closed", Keepalive: c.Keepalive, FastRSA: c.Tester.FastRSA,
+		Tester: c.Tester.Index, Testers: c.Tester.Count, Mode: "closed", Keepalive: c.Keepalive, FastRSA: c.Tester.FastRSA, FastHTTP: c.Tester.FastHTTP,
 		TLS: r.tlsMode(), Seed: results.Seed{Credentials: c.Seed.Credentials, Bytes: c.Seed.Bytes},
 		Cleanup: c.Cleanup.Mode, SLO: results.MetaSLO{Percentile: c.SLO.Percentile, LatencyS: c.SLO.Latency.D().Seconds(), LatencyByRequestS: r.slo().LatencyByRequestS},
 		StartedAt: r.o.Clock.Now().UTC().Format(time.RFC3339Nano), Host: r.host,
@@ -507,6 +508,10 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 	meta.RSASigner, meta.RSASignerNote = engine.RSASigner()
 	if meta.RSASignerNote != "" && k == 0 {
 		r.log.Printf("tester.fast_rsa: %s signs instead of %s: %s", meta.RSASigner, rsasign.FastName, meta.RSASignerNote)
+	}
+	meta.HTTPClient, meta.HTTPClientNote = engine.HTTPClient()
+	if meta.HTTPClientNote != "" && k == 0 {
+		r.log.Printf("tester.fast_http: %s sends instead of the %s client: %s", meta.HTTPClient, load.FastHTTPName, meta.HTTPClientNote)
 	}
 	if r.o.Capacity {
 		meta.PlannedSteps = c.Capacity.MaxProbes

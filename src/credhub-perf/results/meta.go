@@ -150,6 +150,12 @@ type Meta struct {
 	FastRSA       bool   `json:"fast_rsa"`
 	RSASigner     string `json:"rsa_signer"`
 	RSASignerNote string `json:"rsa_signer_note,omitempty"`
+	// FastHTTP is tester.fast_http; HTTPClient names the client that sent
+	// the requests ("net/http", the default, or "lean"), and HTTPClientNote
+	// why the lean client was asked for and not used (HTTP/2).
+	FastHTTP       bool   `json:"fast_http"`
+	HTTPClient     string `json:"http_client"`
+	HTTPClientNote string `json:"http_client_note,omitempty"`
 	// Insecure lists the configuration keys in force that weaken transport
 	// security (target.insecure_skip_verify, uaa.allow_plaintext_secret).
 	Insecure []string `json:"insecure"`

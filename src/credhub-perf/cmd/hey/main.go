@@ -73,6 +73,10 @@ Options:
   -disable-keepalive    Disable keep-alive, prevents re-use of TCP
                         connections between different HTTP requests.
   -disable-redirects    Disable following of HTTP redirects
+  -fast-http            Send HTTP/1.1 with credhub-perf's hand-made lean
+                        client on raw connections instead of Go's net/http
+                        (the default): less CPU per request. -h2 and -x
+                        use net/http anyway (said on stderr).
   -cpus                 Number of used cpu cores.
                         (default for current machine is %d cores)
 
@@ -150,6 +154,7 @@ func parse(args []string, getenv func(string) string) (*config, error) {
 		serverName  = fs.String("servername", "", "")
 		insecure    = fs.Bool("insecure", false, "")
 		fastRSA     = fs.Bool("fast-rsa", false, "")
+		fastHTTP    = fs.Bool("fast-http", false, "")
 	)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -250,6 +255,7 @@ func parse(args []string, getenv func(string) string) (*config, error) {
 		},
 		KeepAlive:          !*noKeepAlive,
 		HTTP2:              *h2,
+		FastHTTP:           *fastHTTP,
 		Timeout:            time.Duration(*t) * time.Second,
 		DisableCompression: *noCompress,
 		DisableRedirects:   *noRedirects,
@@ -294,6 +300,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if signer, note := engine.RSASigner(); note != "" {
 		fmt.Fprintf(stderr, "hey: -fast-rsa: %s signs instead: %s\n", signer, note)
+	}
+	if client, note := engine.HTTPClient(); note != "" {
+		fmt.Fprintf(stderr, "hey: -fast-http: %s sends instead: %s\n", client, note)
 	}
 	tuneGC()
 	sum := summarySink{ok: results.NewStats(), all: results.NewStats()}
