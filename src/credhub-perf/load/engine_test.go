@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -635,6 +636,31 @@ func TestClosedLoopNothingSentAfterEnd(t *testing.T) {
 			if r.Err != "" || r.Start.Before(stepStart) || !r.Start.Before(end) {
 				t.Fatalf("net/http %v: request at %v of a step [0, 50ms): %+v", force, r.Start.Sub(stepStart), r)
 			}
+		}
+	}
+}
+
+// The engine names the client it sends with: net/http unless FastHTTP asks
+// for the lean client and nothing (HTTP/2, a proxy) needs net/http.
+func TestHTTPClientNamed(t *testing.T) {
+	proxy, _ := url.Parse("http://127.0.0.1:3128")
+	for _, c := range []struct {
+		opts       load.ClientOptions
+		want, note string
+	}{
+		{load.ClientOptions{}, load.StdHTTPName, ""},
+		{load.ClientOptions{FastHTTP: true}, load.FastHTTPName, ""},
+		{load.ClientOptions{HTTP2: true}, load.StdHTTPName, ""},
+		{load.ClientOptions{FastHTTP: true, HTTP2: true}, load.StdHTTPName, "HTTP/2"},
+		{load.ClientOptions{FastHTTP: true, ProxyURL: proxy}, load.StdHTTPName, "proxy"},
+	} {
+		e, err := load.New(c.opts, load.Template{URL: "https://127.0.0.1:1/"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		name, note := e.HTTPClient()
+		if name != c.want || (c.note == "") != (note == "") || !strings.Contains(note, c.note) {
+			t.Fatalf("fast %v h2 %v proxy %v: %q (note %q), want %q (note %q)", c.opts.FastHTTP, c.opts.HTTP2, c.opts.ProxyURL != nil, name, note, c.want, c.note)
 		}
 	}
 }
