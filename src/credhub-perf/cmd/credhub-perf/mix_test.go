@@ -16,7 +16,14 @@ import (
 func TestMixSetsSlowReads(t *testing.T) {
 	binaries(t)
 	// One instance, 2 cores, 10 ms exponential service: 90 gets/s alone use
-	// 45 % of the cores; with 50 sets/s as well, 70 % (the write lock 50 %).
+	// 45 % of the cores; with 80 sets/s as well, 85 % (the write lock 80 %).
+	// The sets must be that many for the effect to stand clear of the noise
+	// of an 8 s step: at 50 sets/s a seeded simulation of the capacity model
+	// (1,000 repetitions of this test) put the reads' mean up by 30 % and
+	// p95 by 25 % in the median repetition, but under the bounds below in
+	// one repetition of five (CI failed so once). At 80 sets/s the median
+	// is +117 % (mean) and +102 % (p95), the 1st percentile +53 % and +34 %;
+	// no repetition came under the bounds.
 	s := startSim(t, "", "-workers", "1", "-cores", "2", "-service-time", "10ms", "-service-dist", "exponential")
 	steps := "steps: {rates: [%g], duration: 8s, warmup: 3s, max_concurrency: 64}\n"
 	run := func(scenario, extra string, rate float64) *results.Summary {
@@ -30,7 +37,7 @@ func TestMixSetsSlowReads(t *testing.T) {
 	// Reads alone before and after the mix; the faster counts, so a burst
 	// of other work on the machine cannot make the mix look slower.
 	alone := run("get", "", 90)
-	mixed := run("mix", "mix: {get: 9, set: 5}", 140)
+	mixed := run("mix", "mix: {get: 9, set: 8}", 170)
 	if again := run("get", "", 90); len(again.Steps) == 1 && len(alone.Steps) == 1 && again.Steps[0].MeanS < alone.Steps[0].MeanS {
 		alone = again
 	}
@@ -39,14 +46,13 @@ func TestMixSetsSlowReads(t *testing.T) {
 	}
 	a, m := alone.Steps[0], mixed.Steps[0]
 	get, set := m.ByRequest["get"], m.ByRequest["set"]
-	if get.Requests < 500 || set.Requests < 300 || a.ByRequest != nil {
+	if get.Requests < 500 || set.Requests < 450 || a.ByRequest != nil {
 		t.Fatalf("mixed step by type %+v; alone %+v", m.ByRequest, a.ByRequest)
 	}
-	// M/M/2 at 45 % vs 70 % load would put the reads' mean up by 57 %; less
-	// here, as a write waiting for the lock holds no core (a parked Tomcat
-	// thread), so reads overtake it. 15 % is inside that and above the
-	// run-to-run noise.
-	if get.MeanS < 1.15*a.MeanS || get.P95S < 1.15*a.P95S {
+	// Bounds well inside the simulated 1st percentiles: a write waiting for
+	// the lock holds no core (a parked Tomcat thread), so reads overtake it,
+	// and the p95 of ~700 reads is the noisier figure.
+	if get.MeanS < 1.25*a.MeanS || get.P95S < 1.10*a.P95S {
 		t.Fatalf("reads with sets: mean %.1f ms p95 %.1f ms; alone: mean %.1f ms p95 %.1f ms: the sets did not slow the reads (throughput alone %.1f/s, mixed %.1f/s; sets %+v)",
 			get.MeanS*1e3, get.P95S*1e3, a.MeanS*1e3, a.P95S*1e3, a.Throughput, m.Throughput, set)
 	}
