@@ -11,9 +11,12 @@ import (
 	"github.com/credhub-perf/credhub-sim/internal/store"
 )
 
-// msgTransitionalUnsupported is the sim's own answer: it keeps no
-// transitional certificate versions (CredHub's rotation flow).
-const msgTransitionalUnsupported = "credhub-sim does not implement transitional certificate versions (set_as_transitional)."
+// CredHub's ErrorMessages for certificate versions, verbatim.
+const (
+	msgTooManyTransitional     = "The maximum number of transitional versions for a given CA is 1."
+	msgMismatchedVersion       = "The request could not be completed because the specified version does not exist or does not belong to the specified credential."
+	msgCannotDeleteLastVersion = "The minimum number of versions for a Certificate is 1."
+)
 
 type certificateVersionView struct {
 	ID                   string `json:"id"`
@@ -117,45 +120,68 @@ func (s *Server) handleCertificates(w http.ResponseWriter, r *http.Request, acto
 
 // certificateByID resolves /api/v1/certificates/{id} (the credential's
 // uuid) to a certificate credential the actor may use for op.
-func (s *Server) certificateByID(r *http.Request, id, actor string, op auth.Operation) (string, error) {
+func (s *Server) certificateByID(r *http.Request, id, actor string, op auth.Operation) (store.CredentialRef, error) {
 	c, err := s.store.CredentialByUUID(r.Context(), id)
 	if err != nil {
-		return "", err
+		return c, err
 	}
 	if err := s.requirePermission(r, actor, c.Name, op); err != nil {
-		return "", err
+		return c, err
 	}
 	typ, err := s.store.LatestType(r.Context(), c.Name)
 	if err != nil {
-		return "", err
+		return c, err
 	}
 	if typ != store.TypeCert {
-		return "", errNotFound
+		return c, errNotFound
 	}
-	return c.Name, nil
+	return c, nil
 }
 
 // handleCertificateVersions is GET /api/v1/certificates/{id}/versions: a
-// JSON array of certificate views, newest first (current=true: the newest).
+// JSON array of certificate views, newest first; with current=true the
+// active version and the transitional one, as GET /api/v1/data does.
 func (s *Server) handleCertificateVersions(w http.ResponseWriter, r *http.Request, id, actor string) {
-	name, err := s.certificateByID(r, id, actor, auth.OpRead)
+	c, err := s.certificateByID(r, id, actor, auth.OpRead)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	limit := 0
+	var vs []store.Version
 	if strings.EqualFold(r.URL.Query().Get("current"), "true") {
-		limit = 1
+		vs, err = s.currentVersions(r, c.Name)
+	} else {
+		vs, err = s.store.Versions(r.Context(), c.Name, 0)
 	}
-	views, ok := s.versionViews(w, r, name, limit)
+	views, ok := s.versionViews(w, r, vs, err)
 	if !ok {
 		return
 	}
 	writeJSON(w, http.StatusOK, views)
 }
 
+// decodeBody reads a JSON object body whose keys must be among allowed:
+// malformed JSON is 400, an unknown key unknownStatus (422 where CredHub
+// binds the body to a typed request, 400 where it reads a map).
+func decodeBody(r *http.Request, unknownStatus int, allowed ...string) (map[string]json.RawMessage, error) {
+	body, err := readJSONBody(r)
+	if err != nil {
+		return nil, err
+	}
+	keys, fields, err := decodeObject(body)
+	if err != nil {
+		return nil, badRequest(msgBadRequest)
+	}
+	if k := firstUnknown(keys, allowed...); k != "" {
+		return nil, &apiError{unknownStatus, fmt.Sprintf(msgInvalidJSONKey, k)}
+	}
+	return fields, nil
+}
+
 // handleCertificateRegenerate is POST /api/v1/certificates/{id}/regenerate
-// with an optional {"set_as_transitional": false, "metadata": ...}.
+// with an optional {"set_as_transitional": bool, "metadata": ...}: a new
+// version from the active one's parameters, transitional if asked (then
+// 400 when the certificate has a transitional version already).
 func (s *Server) handleCertificateRegenerate(w http.ResponseWriter, r *http.Request, id, actor string) {
 	f := map[string]json.RawMessage{}
 	if r.ContentLength != 0 {
@@ -177,14 +203,11 @@ func (s *Server) handleCertificateRegenerate(w http.ResponseWriter, r *http.Requ
 			f = fields
 		}
 	}
+	transitional := false
 	if !isNull(f["set_as_transitional"]) {
-		t, err := unmarshalBool(f["set_as_transitional"])
-		if err != nil {
+		var err error
+		if transitional, err = unmarshalBool(f["set_as_transitional"]); err != nil {
 			s.fail(w, r, err)
-			return
-		}
-		if t {
-			writeError(w, http.StatusBadRequest, msgTransitionalUnsupported)
 			return
 		}
 	}
@@ -193,15 +216,153 @@ func (s *Server) handleCertificateRegenerate(w http.ResponseWriter, r *http.Requ
 		s.fail(w, r, err)
 		return
 	}
-	name, err := s.certificateByID(r, id, actor, auth.OpWrite)
+	c, err := s.certificateByID(r, id, actor, auth.OpWrite)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	v, used, err := s.regenerateName(r, name, metadata)
+	// CredHub regenerates from findByCredentialUuid: the active version.
+	active, err := s.activeVersion(r, c.Name)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v, used, err := s.regenerateVersion(r, active, metadata, transitional)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	s.writeGenerateView(w, r, v, used)
+}
+
+// handleCertificateCreateVersion is POST /api/v1/certificates/{id}/versions
+// {"value": {certificate value}, "transitional": bool}: a new version set
+// from the value, validated as a set's (CredHub's CreateVersionRequest
+// validates its value with the same bean constraints), 200 with the
+// version's view.
+func (s *Server) handleCertificateCreateVersion(w http.ResponseWriter, r *http.Request, id, actor string) {
+	f, err := decodeBody(r, http.StatusUnprocessableEntity, "value", "transitional")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if isNull(f["value"]) {
+		writeError(w, http.StatusBadRequest, msgMissingValue)
+		return
+	}
+	var nv store.NewVersion
+	if !isNull(f["transitional"]) {
+		if nv.Cert.Transitional, err = unmarshalBool(f["transitional"]); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	if err := s.parseCertificateValue(r, f["value"], &nv); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	c, err := s.certificateByID(r, id, actor, auth.OpWrite)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	nv.Name, nv.Type = c.Name, store.TypeCert
+	v, err := s.writeCertificateVersion(r, nv)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.writeView(w, r, v)
+}
+
+// handleUpdateTransitionalVersion is PUT
+// /api/v1/certificates/{id}/update_transitional_version {"version": uuid}:
+// the named version becomes the only transitional one ("latest": the
+// newest version; null or absent: none), and the answer is the active and
+// transitional versions, as current=true lists them.
+func (s *Server) handleUpdateTransitionalVersion(w http.ResponseWriter, r *http.Request, id, actor string) {
+	f, err := decodeBody(r, http.StatusUnprocessableEntity, "version")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	want, err := unmarshalString(f["version"])
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	c, err := s.certificateByID(r, id, actor, auth.OpWrite)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.transitionalMu.Lock()
+	defer s.transitionalMu.Unlock()
+	versionID := ""
+	switch {
+	case isNull(f["version"]):
+	case want == "latest":
+		// CredHub's handler: the newest version whose certificate parses.
+		vs, err := s.store.Versions(r.Context(), c.Name, 0)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		for _, v := range vs {
+			if _, ok := parseCert(v.Cert.Certificate.String); ok {
+				versionID = v.ID
+				break
+			}
+		}
+	default:
+		v, err := s.store.ByID(r.Context(), want)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && (v.Type != store.TypeCert || !strings.EqualFold(v.Name, c.Name))) {
+			err = badRequest(msgMismatchedVersion)
+		}
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		versionID = v.ID
+	}
+	if err := s.store.SetTransitional(r.Context(), c.UUID, versionID); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			err = badRequest(msgMismatchedVersion) // deleted meanwhile
+		}
+		s.fail(w, r, err)
+		return
+	}
+	vs, err := s.currentVersions(r, c.Name)
+	views, ok := s.versionViews(w, r, vs, err)
+	if !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, views)
+}
+
+// handleDeleteCertificateVersion is DELETE
+// /api/v1/certificates/{id}/versions/{version}: 200 with the deleted
+// version's view; a version that is not the certificate's is 404, the
+// certificate's only version 400.
+func (s *Server) handleDeleteCertificateVersion(w http.ResponseWriter, r *http.Request, id, versionID, actor string) {
+	c, err := s.certificateByID(r, id, actor, auth.OpDelete)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v, err := s.store.ByID(r.Context(), versionID)
+	if err == nil && !strings.EqualFold(v.Name, c.Name) {
+		err = errNotFound
+	}
+	if err == nil {
+		err = s.store.DeleteVersion(r.Context(), c.UUID, v.ID)
+		if errors.Is(err, store.ErrLastVersion) {
+			err = badRequest(msgCannotDeleteLastVersion)
+		}
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.writeView(w, r, v)
 }

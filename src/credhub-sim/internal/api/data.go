@@ -351,15 +351,15 @@ func (s *Server) parseCertificateValue(r *http.Request, raw json.RawMessage, nv 
 	ca := vals["ca"]
 	if vals["ca_name"] != "" {
 		caName := lookupName(vals["ca_name"])
-		vs, err := s.store.Versions(r.Context(), caName, 1)
+		caVersion, err := s.activeVersion(r, caName)
 		if err != nil {
 			return err
 		}
-		caCert, ok := parseCert(vs[0].Cert.Certificate.String)
-		if vs[0].Type != store.TypeCert || !ok || !caCert.IsCA {
+		caCert, ok := parseCert(caVersion.Cert.Certificate.String)
+		if caVersion.Type != store.TypeCert || !ok || !caCert.IsCA {
 			return badRequest(msgNotACAName)
 		}
-		ca = vs[0].Cert.Certificate.String
+		ca = caVersion.Cert.Certificate.String
 		nv.Cert.CAName = sql.NullString{String: caName, Valid: true}
 	}
 	if ca != "" {
@@ -443,9 +443,7 @@ func (s *Server) getByName(w http.ResponseWriter, r *http.Request, actor string,
 		return
 	}
 	limit := 0
-	if hasCurrent && strings.EqualFold(first(q["current"]), "true") {
-		limit = 1
-	}
+	current := hasCurrent && strings.EqualFold(first(q["current"]), "true")
 	if hasVersions {
 		n, err := strconv.Atoi(first(q["versions"]))
 		if err != nil || n < 0 {
@@ -465,17 +463,58 @@ func (s *Server) getByName(w http.ResponseWriter, r *http.Request, actor string,
 		writeError(w, http.StatusNotFound, msgInvalidAccess)
 		return
 	}
-	views, ok := s.versionViews(w, r, name, limit)
+	var vs []store.Version
+	var err error
+	if current {
+		vs, err = s.currentVersions(r, name)
+	} else {
+		vs, err = s.store.Versions(r.Context(), name, limit)
+	}
+	views, ok := s.versionViews(w, r, vs, err)
 	if !ok {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"data": views})
 }
 
-// versionViews reads name's newest limit versions (0 = all) as API views;
-// false means it answered the request with the error.
-func (s *Server) versionViews(w http.ResponseWriter, r *http.Request, name string, limit int) ([]json.RawMessage, bool) {
-	vs, err := s.store.Versions(r.Context(), name, limit)
+// currentVersions is what current=true answers: the newest version, and
+// for a certificate CredHub's findActiveWithTransitional, the active
+// (newest non-transitional) version followed by the transitional one, each
+// when there is one.
+func (s *Server) currentVersions(r *http.Request, name string) ([]store.Version, error) {
+	vs, err := s.store.Versions(r.Context(), name, 1)
+	if err != nil || vs[0].Type != store.TypeCert {
+		return vs, err
+	}
+	newest := vs[0]
+	other, err := s.store.LatestCertificate(r.Context(), name, !newest.Cert.Transitional)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return vs, nil
+	case err != nil:
+		return nil, err
+	case newest.Cert.Transitional:
+		return []store.Version{other, newest}, nil
+	}
+	return []store.Version{newest, other}, nil
+}
+
+// activeVersion is name's newest version, or for a certificate its newest
+// non-transitional one: what CredHub signs with and regenerates from.
+func (s *Server) activeVersion(r *http.Request, name string) (store.Version, error) {
+	vs, err := s.store.Versions(r.Context(), name, 1)
+	if err != nil {
+		return store.Version{}, err
+	}
+	if vs[0].Type == store.TypeCert && vs[0].Cert.Transitional {
+		return s.store.LatestCertificate(r.Context(), name, false)
+	}
+	return vs[0], nil
+}
+
+// versionViews renders the versions a query (whose error is err) found as
+// API views; false means it answered the request with the error.
+func (s *Server) versionViews(w http.ResponseWriter, r *http.Request, vs []store.Version, err error) ([]json.RawMessage, bool) {
 	if err != nil {
 		s.fail(w, r, err)
 		return nil, false

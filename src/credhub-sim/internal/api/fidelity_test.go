@@ -516,7 +516,6 @@ func TestFidelityCertificatesEndpoints(t *testing.T) {
 	if err := json.Unmarshal(r.body, &versions); err != nil || len(versions) != 1 {
 		t.Fatalf("current version: %v %s", err, r.body)
 	}
-	h.expect(post("/api/v1/certificates/"+leaf.ID+"/regenerate", map[string]any{"set_as_transitional": true}), 400, errBody(msgTransitionalUnsupported))
 	h.expect(post("/api/v1/certificates/"+leaf.ID+"/regenerate", map[string]any{"bogus": 1}), 400, fmtErr(msgInvalidJSONKey, "bogus"))
 	h.expect(h.do(h.client, "GET", "/api/v1/certificates/not-a-uuid/versions", nil), 404, errBody(msgInvalidAccess))
 	h.expect(h.do(h.client, "GET", "/api/v1/certificates/00000000-0000-4000-8000-000000000000/versions", nil), 404, errBody(msgInvalidAccess))
@@ -534,8 +533,9 @@ func TestFidelityNotServed(t *testing.T) {
 		{"GET", "/api/v1/permissions?credential_name=/x"},
 		{"POST", "/api/v1/permissions"},
 		{"DELETE", "/api/v1/permissions?credential_name=/x&actor=a"},
-		{"POST", "/api/v1/certificates/00000000-0000-4000-8000-000000000000/versions"},
-		{"PUT", "/api/v1/certificates/00000000-0000-4000-8000-000000000000/update_transitional_version"},
+		{"PUT", "/api/v1/certificates/00000000-0000-4000-8000-000000000000/versions"},
+		{"GET", "/api/v1/certificates/00000000-0000-4000-8000-000000000000/update_transitional_version"},
+		{"DELETE", "/api/v1/certificates/00000000-0000-4000-8000-000000000000/versions/a/b"},
 	} {
 		r := h.do(h.client, c.method, c.path, "{}")
 		if r.status != 404 || len(r.body) != 0 {

@@ -42,6 +42,9 @@ type generateRequest struct {
 	metadata sql.NullString
 	params   json.RawMessage
 	value    json.RawMessage
+	// transitional marks the new certificate version transitional
+	// (set_as_transitional on the certificates endpoint's regenerate).
+	transitional bool
 }
 
 // handleGenerate is POST /api/v1/data: generate (or regenerate) with
@@ -292,6 +295,28 @@ func (s *Server) generateVersion(r *http.Request, req generateRequest, used **ce
 	if nv.Secret == nil && existing != nil {
 		return *existing, nil // no-overwrite, or converge with nothing to change
 	}
+	nv.Cert.Transitional = req.transitional && req.dbType == store.TypeCert
+	return s.writeCertificateVersion(r, nv)
+}
+
+// writeCertificateVersion writes nv; a transitional certificate version
+// only while the credential has none, as CredHub's certificate service
+// checks when it saves one (after generating it, so a regenerate that
+// cannot be done fails with that error first).
+func (s *Server) writeCertificateVersion(r *http.Request, nv store.NewVersion) (store.Version, error) {
+	if !nv.Cert.Transitional {
+		return s.store.Write(r.Context(), nv)
+	}
+	// transitionalMu keeps the check and the write together within this
+	// instance; it is not CredHub's @Synchronized (the certificates
+	// endpoints have none), so it is not writeMu.
+	s.transitionalMu.Lock()
+	defer s.transitionalMu.Unlock()
+	if _, err := s.store.LatestCertificate(r.Context(), nv.Name, true); err == nil {
+		return store.Version{}, badRequest(msgTooManyTransitional)
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return store.Version{}, err
+	}
 	return s.store.Write(r.Context(), nv)
 }
 
@@ -365,8 +390,13 @@ func (s *Server) regenerateName(r *http.Request, name string, metadata sql.NullS
 	if err != nil {
 		return store.Version{}, nil, err
 	}
-	old := vs[0]
-	req := generateRequest{name: old.Name, dbType: old.Type, mode: modeOverwrite, metadata: metadata}
+	return s.regenerateVersion(r, vs[0], metadata, false)
+}
+
+// regenerateVersion writes a new version from old's generation parameters,
+// transitional (a certificate only) when asked.
+func (s *Server) regenerateVersion(r *http.Request, old store.Version, metadata sql.NullString, transitional bool) (store.Version, *certParams, error) {
+	req := generateRequest{name: old.Name, dbType: old.Type, mode: modeOverwrite, metadata: metadata, transitional: transitional}
 	switch old.Type {
 	case store.TypePassword, store.TypeUser:
 		if old.Params == nil {
@@ -606,15 +636,18 @@ func (s *Server) generateCertificate(r *http.Request, p certParams, nv *store.Ne
 	parent, signer := tmpl, any(key)
 	var caPEM string
 	if p.CA != "" {
-		vs, err := s.store.Versions(r.Context(), p.CA, 1)
+		// CredHub signs with the CA's active version (its newest
+		// non-transitional one, CertificateAuthorityService.findActiveVersion),
+		// so a transitional CA signs nothing until it is made active.
+		ca, err := s.activeVersion(r, p.CA)
 		if err != nil {
 			return err
 		}
-		caCert, ok := parseCert(vs[0].Cert.Certificate.String)
-		if vs[0].Type != store.TypeCert || !ok || !caCert.IsCA {
+		caCert, ok := parseCert(ca.Cert.Certificate.String)
+		if ca.Type != store.TypeCert || !ok || !caCert.IsCA {
 			return badRequest("The requested certificate cannot be signed by the given CA because the given CA is not a certificate authority. A certificate must contain the extension 'Certificate Authority: YES' to be used to sign other certificates.")
 		}
-		block, _ := pem.Decode(vs[0].Secret)
+		block, _ := pem.Decode(ca.Secret)
 		if block == nil {
 			return badRequest("The specified CA object does not have an associated private key.")
 		}
@@ -622,9 +655,9 @@ func (s *Server) generateCertificate(r *http.Request, p certParams, nv *store.Ne
 		if err != nil {
 			return badRequest("Private key is malformed.")
 		}
-		parent, signer, caPEM = caCert, caKey, vs[0].Cert.Certificate.String
+		parent, signer, caPEM = caCert, caKey, ca.Cert.Certificate.String
 		tmpl.AuthorityKeyId = caCert.SubjectKeyId
-		nv.Cert.CAName = sql.NullString{String: vs[0].Name, Valid: true}
+		nv.Cert.CAName = sql.NullString{String: ca.Name, Valid: true}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, signer)
 	if err != nil {

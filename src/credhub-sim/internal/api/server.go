@@ -158,6 +158,9 @@ type Server struct {
 	// writeMu serialises set and generate: CredHub's controller methods are
 	// @Synchronized on a singleton, so one instance writes one at a time.
 	writeMu sync.Mutex
+	// transitionalMu serialises the sim's own check-then-write of a
+	// certificate's transitional flag (at most one per credential).
+	transitionalMu sync.Mutex
 
 	urlMu     sync.RWMutex
 	publicURL string
@@ -364,15 +367,28 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			s.served(w, r, false, func(w http.ResponseWriter, r *http.Request) { s.handleCertificates(w, r, actor) })
 		})
 	case strings.HasPrefix(path, "/api/v1/certificates/"):
+		// None of CredHub's certificates endpoints is @Synchronized: each
+		// takes a core like a read.
 		id, sub, _ := strings.Cut(path[len("/api/v1/certificates/"):], "/")
-		switch sub {
-		case "versions":
+		version, hasVersion := strings.CutPrefix(sub, "versions/")
+		switch {
+		case sub == "versions" && r.Method == http.MethodPost:
+			s.served(w, r, false, func(w http.ResponseWriter, r *http.Request) { s.handleCertificateCreateVersion(w, r, id, actor) })
+		case sub == "versions":
 			s.only(w, r, http.MethodGet, func(w http.ResponseWriter, r *http.Request) {
 				s.served(w, r, false, func(w http.ResponseWriter, r *http.Request) { s.handleCertificateVersions(w, r, id, actor) })
 			})
-		case "regenerate":
+		case hasVersion && version != "" && !strings.Contains(version, "/"):
+			s.only(w, r, http.MethodDelete, func(w http.ResponseWriter, r *http.Request) {
+				s.served(w, r, false, func(w http.ResponseWriter, r *http.Request) { s.handleDeleteCertificateVersion(w, r, id, version, actor) })
+			})
+		case sub == "regenerate":
 			s.only(w, r, http.MethodPost, func(w http.ResponseWriter, r *http.Request) {
 				s.served(w, r, false, func(w http.ResponseWriter, r *http.Request) { s.handleCertificateRegenerate(w, r, id, actor) })
+			})
+		case sub == "update_transitional_version":
+			s.only(w, r, http.MethodPut, func(w http.ResponseWriter, r *http.Request) {
+				s.served(w, r, false, func(w http.ResponseWriter, r *http.Request) { s.handleUpdateTransitionalVersion(w, r, id, actor) })
 			})
 		default:
 			w.WriteHeader(http.StatusNotFound)

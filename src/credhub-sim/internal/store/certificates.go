@@ -82,3 +82,104 @@ func (s *Store) CertificatesSignedBy(ctx context.Context, caName string) ([]stri
 	}
 	return out, rows.Err()
 }
+
+// LatestCertificate returns name's newest certificate version whose
+// transitional flag is transitional: false gives CredHub's active version
+// (findLatestNonTransitionalCertificateVersion, what signs and what
+// regenerate starts from), true its transitional one. ErrNotFound when
+// there is none.
+func (s *Store) LatestCertificate(ctx context.Context, name string, transitional bool) (Version, error) {
+	rows, err := s.db.QueryContext(ctx, s.rebind("SELECT "+versionColumns+`
+		JOIN certificate_credential cc ON cc.uuid = cv.uuid
+		WHERE c.name_lowercase = ? AND cc.transitional = ?
+		ORDER BY cv.version_created_at DESC LIMIT 1`), strings.ToLower(name), transitional)
+	if err != nil {
+		return Version{}, fmt.Errorf("querying certificate %q: %w", name, err)
+	}
+	vs, err := s.scanVersions(ctx, rows)
+	if err != nil {
+		return Version{}, err
+	}
+	if len(vs) == 0 {
+		return Version{}, ErrNotFound
+	}
+	return vs[0], nil
+}
+
+// SetTransitional clears the transitional flag on every version of the
+// credential credUUID and, unless versionID is "", sets it on that
+// version, in one transaction (CredHub's updateTransitionalVersion is
+// @Transactional). The caller has checked that versionID is one of the
+// credential's certificate versions.
+func (s *Store) SetTransitional(ctx context.Context, credUUID, versionID string) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("starting transaction: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // no-op after Commit
+	if _, err := s.exec(ctx, tx, `UPDATE certificate_credential SET transitional = ?
+		WHERE transitional = ? AND uuid IN (SELECT uuid FROM credential_version WHERE credential_uuid = ?)`,
+		false, true, strings.ToLower(credUUID)); err != nil {
+		return fmt.Errorf("clearing transitional versions: %w", err)
+	}
+	if versionID != "" {
+		res, err := s.exec(ctx, tx, "UPDATE certificate_credential SET transitional = ? WHERE uuid = ?", true, strings.ToLower(versionID))
+		if err != nil {
+			return fmt.Errorf("setting transitional version: %w", err)
+		}
+		if n, err := res.RowsAffected(); err == nil && n == 0 {
+			return ErrNotFound
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("committing transitional version: %w", err)
+	}
+	return nil
+}
+
+// ErrLastVersion means a delete would leave a certificate without versions.
+var ErrLastVersion = errors.New("the credential's only version")
+
+// DeleteVersion removes one version of the credential credUUID with its
+// encrypted value (credential_version does not cascade to encrypted_value).
+// ErrNotFound when the version is not the credential's, ErrLastVersion
+// when it is its only one.
+func (s *Store) DeleteVersion(ctx context.Context, credUUID, versionID string) error {
+	if _, err := uuid.Parse(versionID); err != nil {
+		return ErrNotFound
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("starting transaction: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // no-op after Commit
+	credUUID, versionID = strings.ToLower(credUUID), strings.ToLower(versionID)
+	var ev sql.NullString
+	err = tx.QueryRowContext(ctx, s.rebind("SELECT encrypted_value_uuid FROM credential_version WHERE uuid = ? AND credential_uuid = ?"),
+		versionID, credUUID).Scan(&ev)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("looking up version: %w", err)
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, s.rebind("SELECT COUNT(*) FROM credential_version WHERE credential_uuid = ?"), credUUID).Scan(&n); err != nil {
+		return fmt.Errorf("counting versions: %w", err)
+	}
+	if n <= 1 {
+		return ErrLastVersion
+	}
+	if _, err := s.exec(ctx, tx, "DELETE FROM credential_version WHERE uuid = ?", versionID); err != nil {
+		return fmt.Errorf("deleting version: %w", err)
+	}
+	if ev.Valid {
+		if _, err := s.exec(ctx, tx, "DELETE FROM encrypted_value WHERE uuid = ?", ev.String); err != nil {
+			return fmt.Errorf("deleting encrypted value: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("committing version delete: %w", err)
+	}
+	return nil
+}
