@@ -9,7 +9,8 @@ import (
 
 // FuzzRequestReaders feeds hostile bytes to the readers issue 14 added or
 // changed (JSON objects, metadata, certificate parameters, alternative
-// names, set values, permission and bulk-regenerate bodies; bearer tokens
+// names, set values, permission, bulk-regenerate and certificate-version
+// bodies; bearer tokens
 // are fuzzed in package auth): an error is fine, a panic is not. The
 // seeds run in every go test; go test -fuzz FuzzRequestReaders explores.
 func FuzzRequestReaders(f *testing.F) {
@@ -22,6 +23,7 @@ func FuzzRequestReaders(f *testing.F) {
 		"a.b.c", "e30.e30.", "..", "eyJhbGciOiJub25lIn0.eyJleHAiOjF9.",
 		`{"path":"/a/*","actor":"x","operations":["read","write_acl"]}`, `{"path":1,"actor":true,"operations":[null]}`,
 		`{"operations":"read"}`, `{"path":"//","actor":"","operations":[]}`, `{"signed_by":["x"]}`,
+		`{"version":"latest"}`, `{"version":1}`, `{"version":{}}`, `{"value":{},"transitional":"yes"}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -31,6 +33,18 @@ func FuzzRequestReaders(f *testing.F) {
 		req.Header.Set("Content-Type", "application/json")
 		if p, err := decodePermissionRequest(req, "path", "actor", "operations"); err == nil {
 			p.validate() //nolint:errcheck
+		}
+		// The certificate-version bodies: update_transitional_version and
+		// POST .../versions.
+		req = httptest.NewRequest("PUT", "/api/v1/certificates/x/update_transitional_version", bytes.NewReader(data))
+		req.Header.Set("Content-Type", "application/json")
+		if fields, err := decodeBody(req, 422, "version"); err == nil {
+			unmarshalString(fields["version"]) //nolint:errcheck
+		}
+		req = httptest.NewRequest("POST", "/api/v1/certificates/x/versions", bytes.NewReader(data))
+		req.Header.Set("Content-Type", "application/json")
+		if fields, err := decodeBody(req, 422, "value", "transitional"); err == nil && !isNull(fields["transitional"]) {
+			unmarshalBool(fields["transitional"]) //nolint:errcheck
 		}
 		jacksonString(data)   //nolint:errcheck
 		metadataOf(data)      //nolint:errcheck

@@ -380,7 +380,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			})
 		case hasVersion && version != "" && !strings.Contains(version, "/"):
 			s.only(w, r, http.MethodDelete, func(w http.ResponseWriter, r *http.Request) {
-				s.served(w, r, false, func(w http.ResponseWriter, r *http.Request) { s.handleDeleteCertificateVersion(w, r, id, version, actor) })
+				s.served(w, r, false, func(w http.ResponseWriter, r *http.Request) {
+					s.handleDeleteCertificateVersion(w, r, id, version, actor)
+				})
 			})
 		case sub == "regenerate":
 			s.only(w, r, http.MethodPost, func(w http.ResponseWriter, r *http.Request) {

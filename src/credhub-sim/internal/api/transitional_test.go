@@ -231,3 +231,37 @@ func transitionalConformance(t *testing.T, kind string) {
 		t.Fatalf("DELETE .../versions: %d %q", r.status, r.body)
 	}
 }
+
+// With ACLs on, DefaultCertificatesHandler.checkPermissionsByUuid: write
+// for regenerate, create version and update (403 when missing), delete for
+// deleting a version and read for listing them (404 when missing).
+func TestFidelityTransitionalACLs(t *testing.T) {
+	h, admin, userA := aclHarness(t, "sqlite-memory")
+	as := func(who []string, method, path string, body any) response {
+		return h.do(h.anon, method, path, body, who...)
+	}
+	h.expect(as(admin, "POST", "/api/v1/data", map[string]any{"name": "/perm/rca", "type": "certificate", "parameters": map[string]any{"common_name": "rca", "is_ca": true}}), 200, "")
+	r := as(admin, "POST", "/api/v1/data", map[string]any{"name": "/perm/rca", "type": "certificate", "mode": "overwrite", "parameters": map[string]any{"common_name": "rca", "is_ca": true}})
+	h.expect(r, 200, "")
+	second := r.json(t)
+	r = as(admin, "GET", "/api/v1/certificates?name=/perm/rca", nil)
+	h.expect(r, 200, "")
+	id := r.json(t)["certificates"].([]any)[0].(map[string]any)["id"].(string)
+	value := map[string]any{"certificate": second["value"].(map[string]any)["certificate"], "private_key": second["value"].(map[string]any)["private_key"]}
+	for _, c := range []struct {
+		method, path string
+		body         any
+		status       int
+	}{
+		{"POST", "/api/v1/certificates/" + id + "/regenerate", map[string]any{"set_as_transitional": true}, 403},
+		{"POST", "/api/v1/certificates/" + id + "/versions", map[string]any{"value": value, "transitional": true}, 403},
+		{"PUT", "/api/v1/certificates/" + id + "/update_transitional_version", map[string]any{"version": second["id"]}, 403},
+		{"DELETE", "/api/v1/certificates/" + id + "/versions/" + second["id"].(string), nil, 404},
+		{"GET", "/api/v1/certificates/" + id + "/versions?current=true", nil, 404},
+	} {
+		h.expect(as(userA, c.method, c.path, c.body), c.status, errBody(msgInvalidAccess))
+	}
+	// Nothing changed; the administrator may.
+	h.expect(as(admin, "PUT", "/api/v1/certificates/"+id+"/update_transitional_version", map[string]any{"version": second["id"]}), 200, "")
+	h.expect(as(admin, "DELETE", "/api/v1/certificates/"+id+"/versions/"+second["id"].(string), nil), 200, "")
+}
