@@ -3,7 +3,6 @@ package api
 import (
 	"database/sql"
 	"errors"
-	"fmt"
 	"net/http"
 	"sort"
 	"strings"
@@ -23,19 +22,10 @@ const msgMissingSignedBy = "You must specify a signing CA. Please update and ret
 // a failure writes nothing; the sim checks permissions and that every
 // certificate can be regenerated before it writes the first.
 func (s *Server) handleBulkRegenerate(w http.ResponseWriter, r *http.Request, actor string) {
-	body, err := readJSONBody(r)
+	// A @RequestBody bean: Jackson's unknown property is a 422.
+	f, err := decodeBody(r, http.StatusUnprocessableEntity, "signed_by")
 	if err != nil {
 		s.fail(w, r, err)
-		return
-	}
-	keys, f, err := decodeObject(body)
-	if err != nil {
-		s.fail(w, r, badRequest(msgBadRequest))
-		return
-	}
-	if k := firstUnknown(keys, "signed_by"); k != "" {
-		// A @RequestBody bean: Jackson's unknown property is a 422.
-		s.fail(w, r, &apiError{http.StatusUnprocessableEntity, fmt.Sprintf(msgInvalidJSONKey, k)})
 		return
 	}
 	if isNull(f["signed_by"]) {

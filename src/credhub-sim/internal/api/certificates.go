@@ -1,6 +1,7 @@
 package api
 
 import (
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -160,79 +161,62 @@ func (s *Server) handleCertificateVersions(w http.ResponseWriter, r *http.Reques
 	writeJSON(w, http.StatusOK, views)
 }
 
-// decodeBody reads a JSON object body whose keys must be among allowed:
-// malformed JSON is 400, an unknown key unknownStatus (422 where CredHub
-// binds the body to a typed request, 400 where it reads a map).
-func decodeBody(r *http.Request, unknownStatus int, allowed ...string) (map[string]json.RawMessage, error) {
-	body, err := readJSONBody(r)
-	if err != nil {
-		return nil, err
-	}
-	keys, fields, err := decodeObject(body)
-	if err != nil {
-		return nil, badRequest(msgBadRequest)
-	}
-	if k := firstUnknown(keys, allowed...); k != "" {
-		return nil, &apiError{unknownStatus, fmt.Sprintf(msgInvalidJSONKey, k)}
-	}
-	return fields, nil
-}
-
 // handleCertificateRegenerate is POST /api/v1/certificates/{id}/regenerate
 // with an optional {"set_as_transitional": bool, "metadata": ...}: a new
 // version from the active one's parameters, transitional if asked (then
 // 400 when the certificate has a transitional version already).
 func (s *Server) handleCertificateRegenerate(w http.ResponseWriter, r *http.Request, id, actor string) {
-	f := map[string]json.RawMessage{}
-	if r.ContentLength != 0 {
-		body, err := readJSONBody(r)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		if len(strings.TrimSpace(string(body))) > 0 {
-			keys, fields, err := decodeObject(body)
-			if err != nil {
-				writeError(w, http.StatusBadRequest, msgBadRequest)
-				return
-			}
-			if k := firstUnknown(keys, "set_as_transitional", "metadata"); k != "" {
-				writeError(w, http.StatusBadRequest, fmt.Sprintf(msgInvalidJSONKey, k))
-				return
-			}
-			f = fields
-		}
-	}
-	transitional := false
-	if !isNull(f["set_as_transitional"]) {
-		var err error
-		if transitional, err = unmarshalBool(f["set_as_transitional"]); err != nil {
-			s.fail(w, r, err)
-			return
-		}
-	}
-	metadata, err := metadataOf(f["metadata"])
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	c, err := s.certificateByID(r, id, actor, auth.OpWrite)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	// CredHub regenerates from findByCredentialUuid: the active version.
-	active, err := s.activeVersion(r, c.Name)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	v, used, err := s.regenerateVersion(r, active, metadata, transitional)
+	v, used, err := s.regenerateCertificate(r, id, actor)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	s.writeGenerateView(w, r, v, used)
+}
+
+func (s *Server) regenerateCertificate(r *http.Request, id, actor string) (store.Version, *certParams, error) {
+	// The body is optional (@RequestBody(required = false)).
+	f := map[string]json.RawMessage{}
+	var err error
+	if r.ContentLength != 0 {
+		var body []byte
+		var keys []string
+		body, err = readJSONBody(r)
+		if err == nil && len(strings.TrimSpace(string(body))) > 0 {
+			if keys, f, err = objectOf(body); err == nil {
+				err = onlyKeys(keys, http.StatusBadRequest, "set_as_transitional", "metadata")
+			}
+		}
+	}
+	var transitional bool
+	var metadata sql.NullString
+	var c store.CredentialRef
+	if err == nil {
+		transitional, err = optionalBool(f["set_as_transitional"])
+	}
+	if err == nil {
+		metadata, err = metadataOf(f["metadata"])
+	}
+	if err == nil {
+		c, err = s.certificateByID(r, id, actor, auth.OpWrite)
+	}
+	if err != nil {
+		return store.Version{}, nil, err
+	}
+	// CredHub regenerates from findByCredentialUuid: the active version.
+	active, err := s.activeVersion(r, c.Name)
+	if err != nil {
+		return store.Version{}, nil, err
+	}
+	return s.regenerateVersion(r, active, metadata, transitional)
+}
+
+// optionalBool reads a boolean field that defaults to false.
+func optionalBool(raw json.RawMessage) (bool, error) {
+	if isNull(raw) {
+		return false, nil
+	}
+	return unmarshalBool(raw)
 }
 
 // handleCertificateCreateVersion is POST /api/v1/certificates/{id}/versions
@@ -241,38 +225,35 @@ func (s *Server) handleCertificateRegenerate(w http.ResponseWriter, r *http.Requ
 // validates its value with the same bean constraints), 200 with the
 // version's view.
 func (s *Server) handleCertificateCreateVersion(w http.ResponseWriter, r *http.Request, id, actor string) {
-	f, err := decodeBody(r, http.StatusUnprocessableEntity, "value", "transitional")
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if isNull(f["value"]) {
-		writeError(w, http.StatusBadRequest, msgMissingValue)
-		return
-	}
-	var nv store.NewVersion
-	if !isNull(f["transitional"]) {
-		if nv.Cert.Transitional, err = unmarshalBool(f["transitional"]); err != nil {
-			s.fail(w, r, err)
-			return
-		}
-	}
-	if err := s.parseCertificateValue(r, f["value"], &nv); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	c, err := s.certificateByID(r, id, actor, auth.OpWrite)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	nv.Name, nv.Type = c.Name, store.TypeCert
-	v, err := s.writeCertificateVersion(r, nv)
+	v, err := s.createCertificateVersion(r, id, actor)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	s.writeView(w, r, v)
+}
+
+func (s *Server) createCertificateVersion(r *http.Request, id, actor string) (store.Version, error) {
+	f, err := decodeBody(r, http.StatusUnprocessableEntity, "value", "transitional")
+	if err == nil && isNull(f["value"]) {
+		err = badRequest(msgMissingValue)
+	}
+	var nv store.NewVersion
+	if err == nil {
+		nv.Cert.Transitional, err = optionalBool(f["transitional"])
+	}
+	if err == nil {
+		err = s.parseCertificateValue(r, f["value"], &nv)
+	}
+	var c store.CredentialRef
+	if err == nil {
+		c, err = s.certificateByID(r, id, actor, auth.OpWrite)
+	}
+	if err != nil {
+		return store.Version{}, err
+	}
+	nv.Name, nv.Type = c.Name, store.TypeCert
+	return s.writeCertificateVersion(r, nv)
 }
 
 // handleUpdateTransitionalVersion is PUT
@@ -281,20 +262,26 @@ func (s *Server) handleCertificateCreateVersion(w http.ResponseWriter, r *http.R
 // newest version; null or absent: none), and the answer is the active and
 // transitional versions, as current=true lists them.
 func (s *Server) handleUpdateTransitionalVersion(w http.ResponseWriter, r *http.Request, id, actor string) {
+	vs, err := s.updateTransitionalVersion(r, id, actor)
+	views, ok := s.versionViews(w, r, vs, err)
+	if !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, views)
+}
+
+func (s *Server) updateTransitionalVersion(r *http.Request, id, actor string) ([]store.Version, error) {
 	f, err := decodeBody(r, http.StatusUnprocessableEntity, "version")
-	if err != nil {
-		s.fail(w, r, err)
-		return
+	var want string
+	if err == nil {
+		want, err = unmarshalString(f["version"])
 	}
-	want, err := unmarshalString(f["version"])
-	if err != nil {
-		s.fail(w, r, err)
-		return
+	var c store.CredentialRef
+	if err == nil {
+		c, err = s.certificateByID(r, id, actor, auth.OpWrite)
 	}
-	c, err := s.certificateByID(r, id, actor, auth.OpWrite)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, err
 	}
 	s.transitionalMu.Lock()
 	defer s.transitionalMu.Unlock()
@@ -305,8 +292,7 @@ func (s *Server) handleUpdateTransitionalVersion(w http.ResponseWriter, r *http.
 		// CredHub's handler: the newest version whose certificate parses.
 		vs, err := s.store.Versions(r.Context(), c.Name, 0)
 		if err != nil {
-			s.fail(w, r, err)
-			return
+			return nil, err
 		}
 		for _, v := range vs {
 			if _, ok := parseCert(v.Cert.Certificate.String); ok {
@@ -320,8 +306,7 @@ func (s *Server) handleUpdateTransitionalVersion(w http.ResponseWriter, r *http.
 			err = badRequest(msgMismatchedVersion)
 		}
 		if err != nil {
-			s.fail(w, r, err)
-			return
+			return nil, err
 		}
 		versionID = v.ID
 	}
@@ -329,15 +314,9 @@ func (s *Server) handleUpdateTransitionalVersion(w http.ResponseWriter, r *http.
 		if errors.Is(err, store.ErrNotFound) {
 			err = badRequest(msgMismatchedVersion) // deleted meanwhile
 		}
-		s.fail(w, r, err)
-		return
+		return nil, err
 	}
-	vs, err := s.currentVersions(r, c.Name)
-	views, ok := s.versionViews(w, r, vs, err)
-	if !ok {
-		return
-	}
-	writeJSON(w, http.StatusOK, views)
+	return s.currentVersions(r, c.Name)
 }
 
 // handleDeleteCertificateVersion is DELETE

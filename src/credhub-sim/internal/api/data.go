@@ -194,16 +194,9 @@ func (s *Server) writeView(w http.ResponseWriter, r *http.Request, v store.Versi
 
 func (s *Server) parseSet(r *http.Request) (store.NewVersion, error) {
 	var nv store.NewVersion
-	body, err := readJSONBody(r)
+	f, err := decodeBody(r, http.StatusUnprocessableEntity, "name", "type", "value", "metadata")
 	if err != nil {
 		return nv, err
-	}
-	keys, f, err := decodeObject(body)
-	if err != nil {
-		return nv, badRequest(msgBadRequest)
-	}
-	if k := firstUnknown(keys, "name", "type", "value", "metadata"); k != "" {
-		return nv, &apiError{http.StatusUnprocessableEntity, fmt.Sprintf(msgInvalidJSONKey, k)}
 	}
 	typeName, err := unmarshalString(f["type"])
 	if err != nil {
@@ -307,14 +300,11 @@ func valueObject(raw json.RawMessage, unknownStatus int, allowed ...string) (map
 	if isNull(raw) {
 		return nil, badRequest(msgMissingValue)
 	}
-	keys, fields, err := decodeObject(raw)
+	keys, fields, err := objectOf(raw)
 	if err != nil {
-		return nil, badRequest(msgBadRequest)
+		return nil, err
 	}
-	if k := firstUnknown(keys, allowed...); k != "" {
-		return nil, &apiError{unknownStatus, fmt.Sprintf(msgInvalidJSONKey, k)}
-	}
-	return fields, nil
+	return fields, onlyKeys(keys, unknownStatus, allowed...)
 }
 
 func parseCert(p string) (*x509.Certificate, bool) {

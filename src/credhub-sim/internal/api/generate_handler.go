@@ -50,18 +50,9 @@ type generateRequest struct {
 // handleGenerate is POST /api/v1/data: generate (or regenerate) with
 // CredHub's overwrite/mode semantics; default mode is converge.
 func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request, actor string) {
-	body, err := readJSONBody(r)
+	f, err := decodeBody(r, http.StatusBadRequest, "name", "type", "parameters", "overwrite", "mode", "metadata", "value", "regenerate")
 	if err != nil {
 		s.fail(w, r, err)
-		return
-	}
-	keys, f, err := decodeObject(body)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, msgBadRequest)
-		return
-	}
-	if k := firstUnknown(keys, "name", "type", "parameters", "overwrite", "mode", "metadata", "value", "regenerate"); k != "" {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf(msgInvalidJSONKey, k))
 		return
 	}
 	if !isNull(f["regenerate"]) {
@@ -174,12 +165,12 @@ func decodeParams(raw json.RawMessage, dst any, allowed ...string) error {
 	if isNull(raw) {
 		return nil
 	}
-	keys, _, err := decodeObject(raw)
+	keys, _, err := objectOf(raw)
 	if err != nil {
-		return badRequest(msgBadRequest)
+		return err
 	}
-	if k := firstUnknown(keys, allowed...); k != "" {
-		return badRequest(fmt.Sprintf(msgInvalidJSONKey, k))
+	if err := onlyKeys(keys, http.StatusBadRequest, allowed...); err != nil {
+		return err
 	}
 	if err := json.Unmarshal(raw, dst); err != nil {
 		return badRequest(msgBadRequest)
@@ -322,18 +313,9 @@ func (s *Server) writeCertificateVersion(r *http.Request, nv store.NewVersion) (
 
 // handleRegenerate is POST /api/v1/regenerate {"name"}.
 func (s *Server) handleRegenerate(w http.ResponseWriter, r *http.Request, actor string) {
-	body, err := readJSONBody(r)
+	f, err := decodeBody(r, http.StatusBadRequest, "name", "metadata")
 	if err != nil {
 		s.fail(w, r, err)
-		return
-	}
-	keys, f, err := decodeObject(body)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, msgBadRequest)
-		return
-	}
-	if k := firstUnknown(keys, "name", "metadata"); k != "" {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf(msgInvalidJSONKey, k))
 		return
 	}
 	// CredHub's regenerate controller is not @Synchronized (only set and

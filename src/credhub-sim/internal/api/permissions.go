@@ -63,13 +63,9 @@ type permissionRequest struct {
 // the keys the request type has.
 func decodePermissionRequest(r *http.Request, allowed ...string) (permissionRequest, error) {
 	var req permissionRequest
-	body, err := readJSONBody(r)
+	keys, fields, err := readObject(r)
 	if err != nil {
 		return req, err
-	}
-	keys, fields, err := decodeObject(body)
-	if err != nil {
-		return req, badRequest(msgBadRequest)
 	}
 	req.opsMissing = true
 	for _, k := range keys {
@@ -179,10 +175,31 @@ func validPermissionPath(p string) bool {
 	return true
 }
 
-// callerMay applies CredHub's permission check for the permissions
-// endpoints: always true with ACLs off.
-func (s *Server) callerMay(r *http.Request, actor, path string, op auth.Operation) (bool, error) {
-	return s.permitted(r, actor, lookupName(path), op)
+// requireACL is CredHub's permission check on the permissions endpoints
+// (always passed with ACLs off): a caller without op on path gets 404 with
+// msg, the text each endpoint answers a missing row with.
+func (s *Server) requireACL(r *http.Request, actor, path string, op auth.Operation, msg string) error {
+	ok, err := s.permitted(r, actor, lookupName(path), op)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &apiError{http.StatusNotFound, msg}
+	}
+	return nil
+}
+
+// permissionFor is the row id for a caller holding op on its path: an
+// unknown row and one the caller may not use are both 404 with msg.
+func (s *Server) permissionFor(r *http.Request, id, actor string, op auth.Operation, msg string) (store.PermissionRow, error) {
+	p, err := s.store.Permission(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return p, &apiError{http.StatusNotFound, msg}
+	}
+	if err != nil {
+		return p, err
+	}
+	return p, s.requireACL(r, actor, p.Path, op, msg)
 }
 
 // handlePermissions serves /api/v2/permissions: GET ?path=&actor= and POST.
@@ -206,19 +223,13 @@ func (s *Server) findPermission(w http.ResponseWriter, r *http.Request, actor st
 		}
 	}
 	path := lookupName(q.Get("path"))
-	ok, err := s.callerMay(r, actor, path, auth.OpReadACL)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if !ok {
-		writeError(w, http.StatusNotFound, msgPermInvalidAccess)
-		return
-	}
-	p, err := s.store.PermissionByPathActor(r.Context(), path, q.Get("actor"))
-	if errors.Is(err, store.ErrNotFound) {
-		writeError(w, http.StatusNotFound, msgPermInvalidAccess)
-		return
+	err := s.requireACL(r, actor, path, auth.OpReadACL, msgPermInvalidAccess)
+	var p store.PermissionRow
+	if err == nil {
+		p, err = s.store.PermissionByPathActor(r.Context(), path, q.Get("actor"))
+		if errors.Is(err, store.ErrNotFound) {
+			err = &apiError{http.StatusNotFound, msgPermInvalidAccess}
+		}
 	}
 	if err != nil {
 		s.fail(w, r, err)
@@ -236,13 +247,8 @@ func (s *Server) createPermission(w http.ResponseWriter, r *http.Request, actor 
 		s.fail(w, r, err)
 		return
 	}
-	ok, err := s.callerMay(r, actor, req.path, auth.OpWriteACL)
-	if err != nil {
+	if err := s.requireACL(r, actor, req.path, auth.OpWriteACL, msgInvalidAccess); err != nil {
 		s.fail(w, r, err)
-		return
-	}
-	if !ok {
-		writeError(w, http.StatusNotFound, msgInvalidAccess)
 		return
 	}
 	if s.cfg.ACLs && req.actor == actor {
@@ -284,22 +290,9 @@ func (s *Server) handlePermission(w http.ResponseWriter, r *http.Request, id, ac
 // credential 404 text. (CredHub's own parse of a malformed uuid is not
 // handled there; the sim answers it as unknown.)
 func (s *Server) getPermission(w http.ResponseWriter, r *http.Request, id, actor string) {
-	p, err := s.store.Permission(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		writeError(w, http.StatusNotFound, msgInvalidAccess)
-		return
-	}
+	p, err := s.permissionFor(r, id, actor, auth.OpReadACL, msgInvalidAccess)
 	if err != nil {
 		s.fail(w, r, err)
-		return
-	}
-	ok, err := s.callerMay(r, actor, p.Path, auth.OpReadACL)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if !ok {
-		writeError(w, http.StatusNotFound, msgInvalidAccess)
 		return
 	}
 	writeJSON(w, http.StatusOK, viewOf(p))
@@ -310,19 +303,9 @@ func (s *Server) getPermission(w http.ResponseWriter, r *http.Request, id, actor
 // (else 404 does-not-exist), and, with ACLs on, no one changes their own
 // access (400).
 func (s *Server) modifiable(r *http.Request, id, actor string) (store.PermissionRow, error) {
-	p, err := s.store.Permission(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		return p, &apiError{http.StatusNotFound, msgPermDoesNotExist}
-	}
+	p, err := s.permissionFor(r, id, actor, auth.OpWriteACL, msgPermDoesNotExist)
 	if err != nil {
 		return p, err
-	}
-	ok, err := s.callerMay(r, actor, p.Path, auth.OpWriteACL)
-	if err != nil {
-		return p, err
-	}
-	if !ok {
-		return p, &apiError{http.StatusNotFound, msgPermDoesNotExist}
 	}
 	if s.cfg.ACLs && p.Actor == actor {
 		return p, badRequest(msgPermUpdateSelf)

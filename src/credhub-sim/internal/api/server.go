@@ -530,6 +530,42 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "UP"})
 }
 
+// readObject reads a request's JSON object body (keys in document order);
+// a wrong content type or a body that is not a JSON object is 400.
+func readObject(r *http.Request) (keys []string, fields map[string]json.RawMessage, err error) {
+	body, err := readJSONBody(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	return objectOf(body)
+}
+
+func objectOf(body []byte) (keys []string, fields map[string]json.RawMessage, err error) {
+	keys, fields, err = decodeObject(body)
+	if err != nil {
+		return nil, nil, badRequest(msgBadRequest)
+	}
+	return keys, fields, nil
+}
+
+// decodeBody is readObject for a body whose keys must be among allowed:
+// the first other key is unknownStatus (422 where CredHub binds the body
+// to a typed request, 400 where it reads a map or checks keys itself).
+func decodeBody(r *http.Request, unknownStatus int, allowed ...string) (map[string]json.RawMessage, error) {
+	keys, fields, err := readObject(r)
+	if err != nil {
+		return nil, err
+	}
+	return fields, onlyKeys(keys, unknownStatus, allowed...)
+}
+
+func onlyKeys(keys []string, unknownStatus int, allowed ...string) error {
+	if k := firstUnknown(keys, allowed...); k != "" {
+		return &apiError{unknownStatus, fmt.Sprintf(msgInvalidJSONKey, k)}
+	}
+	return nil
+}
+
 // decodeObject parses a JSON object keeping its keys in document order, so
 // the first unknown key can be reported as Jackson does.
 func decodeObject(data []byte) (keys []string, fields map[string]json.RawMessage, err error) {

@@ -96,14 +96,7 @@ func (s *Store) LatestCertificate(ctx context.Context, name string, transitional
 	if err != nil {
 		return Version{}, fmt.Errorf("querying certificate %q: %w", name, err)
 	}
-	vs, err := s.scanVersions(ctx, rows)
-	if err != nil {
-		return Version{}, err
-	}
-	if len(vs) == 0 {
-		return Version{}, ErrNotFound
-	}
-	return vs[0], nil
+	return s.firstVersion(ctx, rows)
 }
 
 // SetTransitional clears the transitional flag on every version of the

@@ -255,6 +255,11 @@ func (s *Store) ByID(ctx context.Context, id string) (Version, error) {
 	if err != nil {
 		return Version{}, fmt.Errorf("querying credential version: %w", err)
 	}
+	return s.firstVersion(ctx, rows)
+}
+
+// firstVersion reads the first version rows hold; ErrNotFound when none.
+func (s *Store) firstVersion(ctx context.Context, rows *sql.Rows) (Version, error) {
 	vs, err := s.scanVersions(ctx, rows)
 	if err != nil {
 		return Version{}, err
