@@ -277,6 +277,11 @@ func (s *Server) generateVersion(r *http.Request, req generateRequest, used **ce
 		}
 		*used = &p
 		same = existing != nil && p.matches(existing)
+		if same && req.mode == modeConverge {
+			if same, err = s.signerUnchanged(r, existing); err != nil {
+				return store.Version{}, err
+			}
+		}
 		if existing == nil || req.mode == modeOverwrite || (req.mode == modeConverge && !same) {
 			if err := s.generateCertificate(r, p, &nv); err != nil {
 				return store.Version{}, err
@@ -309,6 +314,22 @@ func (s *Server) writeCertificateVersion(r *http.Request, nv store.NewVersion) (
 		return store.Version{}, err
 	}
 	return s.store.Write(r.Context(), nv)
+}
+
+// signerUnchanged is converge's check of a signed certificate (CredHub's
+// shouldWriteNewCredential): it is current only while its stored CA is
+// its CA's active version, so once a rotation makes a new CA version
+// active, the next converge generate (a deploy) reissues it.
+func (s *Server) signerUnchanged(r *http.Request, existing *store.Version) (bool, error) {
+	caName := existing.Cert.CAName
+	if !caName.Valid || strings.EqualFold(caName.String, existing.Name) {
+		return true, nil
+	}
+	ca, err := s.activeVersion(r, caName.String)
+	if err != nil {
+		return false, err
+	}
+	return existing.Cert.CA.String == ca.Cert.Certificate.String, nil
 }
 
 // handleRegenerate is POST /api/v1/regenerate {"name"}.

@@ -31,7 +31,10 @@ import (
 //     the order after an update).
 //   - CertificateAuthorityService.findActiveVersion: a CA signs with its
 //     newest non-transitional version, and the signed certificate stores
-//     that CA's certificate as its "ca"; with certificates.concatenate_cas
+//     that CA's certificate as its "ca" (and a converge generate reissues
+//     a certificate whose "ca" is no longer its CA's active certificate:
+//     DefaultCredentialService.shouldWriteNewCredential); with
+//     certificates.concatenate_cas
 //     off (the default, ConcatenateCasDisabledEndToEndTest) a get returns
 //     that one CA, not the transitional one.
 func TestFidelityTransitionalSQLite(t *testing.T) { transitionalConformance(t, "sqlite") }
@@ -139,9 +142,17 @@ func transitionalConformance(t *testing.T, kind string) {
 	}
 	same("listed versions", flags(list.Certificates[0].Versions), [][2]any{{ca2["id"], true}, {ca1["id"], false}})
 
-	// The active CA still signs: a regenerated leaf carries the old CA.
+	// The active CA still signs: a regenerated leaf carries the old CA, and
+	// a deploy's converge generate leaves the leaf as it is.
+	leafParams := map[string]any{"name": "/rot/leaf", "type": "certificate", "parameters": map[string]any{"common_name": "leaf", "ca": "/rot/ca"}}
 	h.expect(post("/api/v1/regenerate", map[string]any{"name": "/rot/leaf"}), 200, "")
 	signedBy(current("/rot/leaf")[0], ca1)
+	leafBefore := current("/rot/leaf")[0]["id"]
+	r = post("/api/v1/data", leafParams)
+	h.expect(r, 200, "")
+	if r.json(t)["id"] != leafBefore {
+		t.Fatalf("converge generate reissued the leaf (version %v) while its CA's active version is unchanged", r.json(t)["id"])
+	}
 
 	// 2. Make the old version the transitional one: the new CA is active.
 	r = put("/api/v1/certificates/"+caID+"/update_transitional_version", map[string]any{"version": ca1["id"]})
@@ -151,8 +162,22 @@ func transitionalConformance(t *testing.T, kind string) {
 		t.Fatalf("update answer is not the certificate's view: %s", r.body)
 	}
 	same("current after update", flags(current("/rot/ca")), [][2]any{{ca2["id"], false}, {ca1["id"], true}})
-	// The leaf keeps the CA that signed it until it is regenerated.
+	// The leaf keeps the CA that signed it until it is regenerated; then
+	// it is signed by the new active version, by a converge generate
+	// (CredHub's shouldWriteNewCredential: its stored ca is no longer the
+	// CA's active certificate) as by a bulk regenerate.
 	signedBy(current("/rot/leaf")[0], ca1)
+	r = post("/api/v1/data", leafParams)
+	h.expect(r, 200, "")
+	if r.json(t)["id"] == leafBefore {
+		t.Fatalf("converge generate kept the leaf (version %v) signed by the CA's old version", leafBefore)
+	}
+	signedBy(current("/rot/leaf")[0], ca2)
+	leafBefore = current("/rot/leaf")[0]["id"]
+	h.expect(post("/api/v1/data", leafParams), 200, "")
+	if current("/rot/leaf")[0]["id"] != leafBefore {
+		t.Fatal("a second converge generate reissued the leaf")
+	}
 	r = post("/api/v1/bulk-regenerate", map[string]any{"signed_by": "/rot/ca"})
 	h.expect(r, 200, `{"regenerated_credentials":["/rot/leaf"]}`)
 	signedBy(current("/rot/leaf")[0], ca2)
