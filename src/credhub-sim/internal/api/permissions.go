@@ -189,8 +189,9 @@ func (s *Server) requireACL(r *http.Request, actor, path string, op auth.Operati
 	return nil
 }
 
-// permissionFor is the row id for a caller holding op on its path: an
-// unknown row and one the caller may not use are both 404 with msg.
+// permissionFor looks up row id for a caller who must hold op on its
+// path: an unknown row and one the caller may not use are both 404 with
+// msg, so a row's existence is not given away.
 func (s *Server) permissionFor(r *http.Request, id, actor string, op auth.Operation, msg string) (store.PermissionRow, error) {
 	p, err := s.store.Permission(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
