@@ -4,7 +4,9 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"sync"
 	"testing"
+	"time"
 )
 
 // Transitional certificate versions, the CA rotation flow of CredHub's
@@ -289,4 +291,45 @@ func TestFidelityTransitionalACLs(t *testing.T) {
 	// Nothing changed; the administrator may.
 	h.expect(as(admin, "PUT", "/api/v1/certificates/"+id+"/update_transitional_version", map[string]any{"version": second["id"]}), 200, "")
 	h.expect(as(admin, "DELETE", "/api/v1/certificates/"+id+"/versions/"+second["id"].(string), nil), 200, "")
+}
+
+// CredHub's CertificatesController is not @Synchronized: the certificate
+// version endpoints run while a set holds the write lock.
+func TestFidelityTransitionalNotSynchronised(t *testing.T) {
+	h := newHarness(t, dbURL(t, "sqlite-memory"), nil)
+	h.expect(h.do(h.client, "POST", "/api/v1/data", map[string]any{"name": "/sync/ca", "type": "certificate", "parameters": map[string]any{"common_name": "ca", "is_ca": true}}), 200, "")
+	r := h.do(h.client, "GET", "/api/v1/certificates?name=/sync/ca", nil)
+	h.expect(r, 200, "")
+	id := r.json(t)["certificates"].([]any)[0].(map[string]any)["id"].(string)
+	h.srv.writeMu.Lock()
+	var once sync.Once
+	unlock := func() { once.Do(h.srv.writeMu.Unlock) }
+	defer unlock()
+	done := make(chan []response, 1)
+	go func() {
+		var rs []response
+		reg := h.do(h.client, "POST", "/api/v1/certificates/"+id+"/regenerate", map[string]any{"set_as_transitional": true})
+		rs = append(rs, reg)
+		if reg.status == 200 {
+			version := reg.json(t)["id"].(string)
+			rs = append(rs,
+				h.do(h.client, "PUT", "/api/v1/certificates/"+id+"/update_transitional_version", `{}`),
+				h.do(h.client, "DELETE", "/api/v1/certificates/"+id+"/versions/"+version, nil))
+		}
+		done <- rs
+	}()
+	select {
+	case rs := <-done:
+		if len(rs) != 3 {
+			t.Fatalf("regenerate during a held write lock: %d %s", rs[0].status, rs[0].body)
+		}
+		for _, r := range rs[1:] {
+			if r.status != 200 {
+				t.Fatalf("certificate version request during a held write lock: %d %s", r.status, r.body)
+			}
+		}
+	case <-time.After(20 * time.Second):
+		unlock()
+		t.Fatal("the certificate version endpoints waited for the write lock")
+	}
 }
