@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"crypto/tls"
 	"crypto/x509"
-	"database/sql"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
@@ -21,7 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/credhub-perf/credhub-sim/internal/store"
 	"github.com/credhub-perf/credhub-sim/internal/testdb"
 )
 
@@ -273,30 +271,9 @@ func TestServeRestartSQLite(t *testing.T) {
 	restart(t, "sqlite:"+filepath.Join(t.TempDir(), "sim.db"))
 }
 
-func TestServeRestartPostgres(t *testing.T) {
-	env := testdb.Shared(t, "postgres")
-	dropSchema(t, env.URL())
-	restart(t, env.URL())
-}
+func TestServeRestartPostgres(t *testing.T) { restart(t, testdb.EmptyURL(t, "postgres")) }
 
-func TestServeRestartMariaDB(t *testing.T) {
-	env := testdb.Shared(t, "mariadb")
-	dropSchema(t, env.URL())
-	restart(t, env.URL())
-}
-
-func dropSchema(t *testing.T, url string) {
-	driver, dsn, _, err := store.ParseDSN(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open(driver, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	testdb.DropSchema(t, db)
-}
+func TestServeRestartMariaDB(t *testing.T) { restart(t, testdb.EmptyURL(t, "mariadb")) }
 
 // restart: values survive a restart with the same encryption password; a
 // different password is refused at start with a clear error.

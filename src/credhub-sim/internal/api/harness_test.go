@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -95,18 +94,7 @@ func dbURL(t *testing.T, kind string) string {
 	case "sqlite-memory":
 		return "sqlite::memory:"
 	}
-	env := testdb.Shared(t, kind)
-	driver, dsn, _, err := store.ParseDSN(env.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open(driver, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	testdb.DropSchema(t, db)
-	return env.URL()
+	return testdb.EmptyURL(t, kind)
 }
 
 func newHarness(t *testing.T, dsn string, tweak func(*Config)) *harness {

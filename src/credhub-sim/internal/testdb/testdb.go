@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/credhub-perf/credhub-sim/internal/store"
 )
 
 // Env is what scripts/test-db prints.
@@ -159,6 +161,24 @@ var credhubTables = []string{
 	"permission", "password_credential", "user_credential", "certificate_credential", "ssh_credential",
 	"rsa_credential", "credential_version", "encrypted_value", "encryption_key_canary", "credential",
 	"flyway_schema_history",
+}
+
+// EmptyURL is the -db URL of the shared server of kind with credhub-sim's
+// tables dropped: a server started on it begins from an empty database.
+func EmptyURL(t testing.TB, kind string) string {
+	t.Helper()
+	env := Shared(t, kind)
+	driver, dsn, _, err := store.ParseDSN(env.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	DropSchema(t, db)
+	return env.URL()
 }
 
 // DropSchema removes every table credhub-sim creates, so the next server
