@@ -4,41 +4,23 @@ import "strings"
 
 // historyDDL creates Flyway's own table with Flyway's columns, so tools that
 // check "is this CredHub's schema" by reading it find what they expect.
-var historyDDL = map[Dialect]string{
-	Postgres: `CREATE TABLE IF NOT EXISTS flyway_schema_history (
-  installed_rank INTEGER NOT NULL PRIMARY KEY,
+var historyDDL = func() map[Dialect]string {
+	out := map[Dialect]string{}
+	for d, stmts := range ddl(`CREATE TABLE IF NOT EXISTS flyway_schema_history (
+  installed_rank {INT} NOT NULL PRIMARY KEY,
   version VARCHAR(50),
   description VARCHAR(200) NOT NULL,
   type VARCHAR(20) NOT NULL,
   script VARCHAR(1000) NOT NULL,
-  checksum INTEGER,
+  checksum {INT},
   installed_by VARCHAR(100) NOT NULL,
-  installed_on TIMESTAMP NOT NULL DEFAULT now(),
-  execution_time INTEGER NOT NULL,
-  success BOOLEAN NOT NULL)`,
-	MySQL: `CREATE TABLE IF NOT EXISTS flyway_schema_history (
-  installed_rank INT NOT NULL PRIMARY KEY,
-  version VARCHAR(50),
-  description VARCHAR(200) NOT NULL,
-  type VARCHAR(20) NOT NULL,
-  script VARCHAR(1000) NOT NULL,
-  checksum INT,
-  installed_by VARCHAR(100) NOT NULL,
-  installed_on TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
-  execution_time INT NOT NULL,
-  success TINYINT(1) NOT NULL) ENGINE=InnoDB`,
-	SQLite: `CREATE TABLE IF NOT EXISTS flyway_schema_history (
-  installed_rank INTEGER NOT NULL PRIMARY KEY,
-  version VARCHAR(50),
-  description VARCHAR(200) NOT NULL,
-  type VARCHAR(20) NOT NULL,
-  script VARCHAR(1000) NOT NULL,
-  checksum INTEGER,
-  installed_by VARCHAR(100) NOT NULL,
-  installed_on TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
-  execution_time INTEGER NOT NULL,
-  success BOOLEAN NOT NULL)`,
-}
+  installed_on TIMESTAMP NOT NULL DEFAULT {NOW},
+  execution_time {INT} NOT NULL,
+  success {BOOL} NOT NULL)` + "{ENGINE}") {
+		out[d] = stmts[0]
+	}
+	return out
+}()
 
 // Column types per dialect, substituted into the portable DDL below. They
 // are the types CredHub's Flyway migrations leave: bytea on PostgreSQL and
@@ -50,9 +32,9 @@ var historyDDL = map[Dialect]string{
 // BINARY(16). PERMUNIQUE is the UNIQUE (path, actor) CredHub has on
 // MySQL/MariaDB only.
 var typeNames = map[Dialect]map[string]string{
-	Postgres: {"UUID": "UUID", "BLOB": "BYTEA", "PEM": "VARCHAR(7000)", "BOOL": "BOOLEAN", "FALSE": "FALSE", "NAMELC": "VARCHAR(1024) GENERATED ALWAYS AS (lower(name)) STORED", "ENGINE": "", "IDXLEN": "", "PERMUNIQUE": ""},
-	MySQL:    {"UUID": "VARCHAR(36)", "BLOB": "BLOB", "PEM": "TEXT(7000)", "BOOL": "TINYINT(1)", "FALSE": "0", "NAMELC": "VARCHAR(1024) AS (LOWER(name)) STORED", "ENGINE": " ENGINE=InnoDB", "IDXLEN": "(255)", "PERMUNIQUE": ",\n  CONSTRAINT permission_path_actor_unique UNIQUE (path, actor)"},
-	SQLite:   {"UUID": "VARCHAR(36)", "BLOB": "BLOB", "PEM": "VARCHAR(7000)", "BOOL": "BOOLEAN", "FALSE": "0", "NAMELC": "VARCHAR(1024) GENERATED ALWAYS AS (lower(name)) STORED", "ENGINE": "", "IDXLEN": "", "PERMUNIQUE": ""},
+	Postgres: {"INT": "INTEGER", "NOW": "now()", "UUID": "UUID", "BLOB": "BYTEA", "PEM": "VARCHAR(7000)", "BOOL": "BOOLEAN", "FALSE": "FALSE", "NAMELC": "VARCHAR(1024) GENERATED ALWAYS AS (lower(name)) STORED", "ENGINE": "", "IDXLEN": "", "PERMUNIQUE": ""},
+	MySQL:    {"INT": "INT", "NOW": "CURRENT_TIMESTAMP", "UUID": "VARCHAR(36)", "BLOB": "BLOB", "PEM": "TEXT(7000)", "BOOL": "TINYINT(1)", "FALSE": "0", "NAMELC": "VARCHAR(1024) AS (LOWER(name)) STORED", "ENGINE": " ENGINE=InnoDB", "IDXLEN": "(255)", "PERMUNIQUE": ",\n  CONSTRAINT permission_path_actor_unique UNIQUE (path, actor)"},
+	SQLite:   {"INT": "INTEGER", "NOW": "CURRENT_TIMESTAMP", "UUID": "VARCHAR(36)", "BLOB": "BLOB", "PEM": "VARCHAR(7000)", "BOOL": "BOOLEAN", "FALSE": "0", "NAMELC": "VARCHAR(1024) GENERATED ALWAYS AS (lower(name)) STORED", "ENGINE": "", "IDXLEN": "", "PERMUNIQUE": ""},
 }
 
 func ddl(stmts ...string) map[Dialect][]string {
