@@ -14,9 +14,11 @@ import (
 )
 
 // warmingSim is credhub-sim as a JVM that has just started: service times
-// 4 times longer at first, normal after 20 s.
-func warmingSim(t *testing.T) *sim {
-	return startSim(t, "", "-workers", "2", "-service-time", "5ms", "-warmup-time", "20s", "-warmup-factor", "4")
+// factor times longer at first, normal after 20 s (-warmup-time), on
+// workers instances of one core with a fixed service time.
+func warmingSim(t *testing.T, workers int, service string, factor float64) *sim {
+	return startSim(t, "", "-workers", fmt.Sprint(workers), "-service-time", service,
+		"-warmup-time", "20s", "-warmup-factor", fmt.Sprint(factor))
 }
 
 func runSummary(t *testing.T, cfg string, args ...string) (*results.Summary, *results.Meta, perfRun) {
@@ -36,21 +38,40 @@ func runSummary(t *testing.T, cfg string, args ...string) (*results.Summary, *re
 
 // Without the run warm-up the first steps measure the warm-up itself: they
 // come out not steady, with warnings, and do not count as capacity.
+//
+// Margins (a seeded simulation of the sim's model through
+// results.Steadiness, and the runs of this test): a step is not steady
+// when its p50 moves by more than 10 % between its halves and the share of
+// its second half above the first half's median is more than 4 standard
+// errors from 1/2. Service times fall as 1+(K-1)(1-t/20 s)^2; over the 2 s
+// between two halves' middles that moves p50 by 18-20 % with K = 6 (15 %
+// with K = 4), 7-25 standard errors of the change past the bound, and the
+// fall stays above 10 % with 4 ms of tester overhead per request. The sign
+// test needs requests: with one or two clients (about 100 per half) a busy
+// machine's latency tail hid the trend in half the simulated steps
+// (seen here too: step 0 judged steady at p50 -12 %); three and four
+// clients on four instances (no queueing) give 300-600 per half, and no
+// simulated step was missed with half the requests delayed by 10 ms on
+// average. Steps 2 and 3 (5 and 6 clients) queue and are not asserted.
 func TestRunWarmupOffFlagsWarmingTarget(t *testing.T) {
 	binaries(t)
 	t.Parallel()
-	s := warmingSim(t)
-	cfg := writeConfig(t, s.URL, `steps: {min_concurrency: 1, max_concurrency: 4, step: 1, duration: 4s}`)
+	s := warmingSim(t, 4, "5ms", 6)
+	const first = 3 // concurrency of step 0
+	cfg := writeConfig(t, s.URL, fmt.Sprintf(`steps: {min_concurrency: %d, max_concurrency: %d, step: 1, duration: 4s}`, first, first+3))
 	sum, meta, r := runSummary(t, cfg)
 	if meta.Warmup == nil || meta.Warmup.Mode != "off" || meta.Warmup.Requests != 0 {
 		t.Fatalf("warmup %+v", meta.Warmup)
+	}
+	for _, st := range sum.Steps {
+		t.Logf("step %d: %d requests, steady %v, %+v", st.Step, st.Requests, st.Steady, st.Stationarity)
 	}
 	for _, i := range []int{0, 1} {
 		st := sum.Steps[i]
 		if st.Steady || st.Stationarity == nil || !st.Stationarity.Judged {
 			t.Errorf("step %d on a warming target judged steady: %+v", i, st.Stationarity)
 		}
-		if !strings.Contains(r.stdout, fmt.Sprintf("warning: step %d (concurrency %d): not steady", i, i+1)) {
+		if !strings.Contains(r.stdout, fmt.Sprintf("warning: step %d (concurrency %d): not steady", i, i+first)) {
 			t.Errorf("no warning for step %d:\n%s", i, r.stdout)
 		}
 	}
@@ -60,11 +81,21 @@ func TestRunWarmupOffFlagsWarmingTarget(t *testing.T) {
 }
 
 // With the default auto warm-up the first steps measure the warm target:
-// their p50 is within 15 % of the same steps measured again later.
+// their p50 is at most 15 % above that of the same steps measured again later.
+//
+// Margins: the service time is fixed, so p50's sampling noise is tiny
+// (about 1 % between the two measurements here); what moves it is the
+// machine: the tester's and the sim's own time per request (about 1.3 ms
+// on a quiet machine) grows when other work shares the CPUs, and the two
+// measurements are 10 s apart. With a 5 ms service time a busy machine
+// moved one against the other by 12 %; with 10 ms that overhead is half
+// the share of p50. A warm-up that ends too early is far outside 15 %:
+// without one, step 0 runs at 2-3.5 times the warm service time, and
+// with a warm-up of 10 s instead of about 30 s, 1.2-1.5 times.
 func TestRunWarmupAutoMeasuresWarmTarget(t *testing.T) {
 	binaries(t)
 	t.Parallel()
-	s := warmingSim(t)
+	s := warmingSim(t, 2, "10ms", 4)
 	steps := `steps: {min_concurrency: 1, max_concurrency: 2, step: 1, duration: 3s}`
 	cfg := writeConfig(t, s.URL, steps)
 	first, meta, r := runSummary(t, cfg, "--warmup.run", "auto")
@@ -75,7 +106,11 @@ func TestRunWarmupAutoMeasuresWarmTarget(t *testing.T) {
 	again, _, _ := runSummary(t, writeConfig(t, s.URL, steps))
 	for i := range again.Steps {
 		a, b := first.Steps[i].P50S, again.Steps[i].P50S
-		if d := (a - b) / b; d > 0.15 || d < -0.15 {
+		t.Logf("step %d: p50 %.3f ms after the warm-up, %.3f ms warm", i, 1000*a, 1000*b)
+		// One-sided: a target still warming is only ever slower, so a first
+		// measurement faster than the second says nothing about the
+		// warm-up, only that other work slowed the second (seen: -18 %).
+		if d := (a - b) / b; d > 0.15 {
 			t.Errorf("step %d: p50 %.2f ms after the auto warm-up, %.2f ms warm (%+.0f %%)", i, 1000*a, 1000*b, 100*d)
 		}
 		if !first.Steps[i].Steady {
