@@ -108,6 +108,7 @@ class Step:
     steady: bool | None = None
     tester_bound: bool | None = None
     flag_note: str = ""                # why the step is flagged, for the report
+    tester_bound_reason: str = ""      # summary.json's, e.g. "host CPU 97 % busy on the tester's core(s)"
     tester_cpu: float | None = None
     host_cpu: float | None = None
 
@@ -308,6 +309,7 @@ class CapacityRow:
     labels: list[str] = field(default_factory=list)
     lower_bound: bool = False  # the SLO was never crossed: capacity is at least max_tput
     unusable: bool = False     # no run of the group had a step that counts: nothing known about the SLO
+    why_none: str = ""         # why the group has no capacity though steps met the SLO (runs.no_capacity_reason)
     # 95 % intervals and the bootstrap replicates behind them (headroom_plot.study fills these in)
     max_tput_ci: tuple | None = None
     knee_ci: tuple | None = None
@@ -332,7 +334,8 @@ def capacity_table(rows: list[dict]) -> list[CapacityRow]:
                                knee=float(np.median(knees)) if knees else None, efficiency=None,
                                labels=[r["label"] for r in rs],
                                lower_bound=any(r.get("how") == "lower bound" for r in rs),
-                               unusable=all(r.get("how") == "no usable step" for r in rs)))
+                               unusable=all(r.get("how") == "no usable step" for r in rs),
+                               why_none="" if vals else "; ".join(dict.fromkeys(r["why"] for r in rs if r.get("why")))))
     out.sort(key=lambda c: (c.scenario, c.instances is None, c.instances or 0, c.group))
     for scen in {c.scenario for c in out}:
         counted = [c for c in out if c.scenario == scen and c.instances and c.max_tput]

@@ -351,7 +351,8 @@ def _main(args) -> int:
         return 2
 
     table = capacity_table([{"scenario": r.scenario, "instances": r.instances, "label": r.label,
-                             "max_tput": r.max_tput, "how": r.max_tput_how, "knee": r.knee.throughput if r.knee else None}
+                             "max_tput": r.max_tput, "how": r.max_tput_how, "why": r.no_capacity_why,
+                             "knee": r.knee.throughput if r.knee else None}
                             for r in runs])
     from . import study as studies
     study = studies.build(runs, table, opts, args.target_rps, args.replicates)

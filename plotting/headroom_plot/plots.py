@@ -228,6 +228,8 @@ def _caption(run: Run, opts: Options) -> str:
                      "that SLO. " % (opts.slo_percentile, opts.slo_s * 1000, run.max_tput_how,
                                      " and every request type of the mix within its own bound (the report's "
                                      "per-type table)" if run.by_request else ""))
+    elif run.no_capacity_why:
+        parts.append("CAPACITY UNKNOWN: %s. " % run.no_capacity_why)
     else:
         parts.append("No step kept p%g within %g ms: no capacity at this SLO. " % (opts.slo_percentile,
                                                                                   opts.slo_s * 1000))
@@ -358,6 +360,7 @@ def overlay(runs: list[Run], opts: Options, out_dir: str, formats: list[str], sc
         p50 = np.array([s.p50_s for s in r.steps]) * 1000
         allv += list(ys) + list(p50)
         cap = (f"max {r.max_tput:,.0f} req/s within SLO" if r.max_tput is not None else
+               "capacity unknown (tester-bound or unsteady steps)" if r.no_capacity_why else
                "no usable step" if r.max_tput_how == "no usable step" else "SLO never met")
         ax.plot(xs, ys, "-o", color=c, lw=2, ms=5, label=f"{r.legend()}: p{pct:g}; {cap}")
         ax.plot(xs, p50, ":", color=c, lw=1.2, alpha=0.8)

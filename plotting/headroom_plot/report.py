@@ -122,7 +122,8 @@ def capacity(table: list[CapacityRow], scenario: str) -> tuple[list[str], list[l
         rows.append([c.group if c.instances is not None else f"? (label {c.group})", str(c.runs),
                      ("\u2265 " + _num(c.max_tput) + " (SLO not crossed)" if c.lower_bound else _num(c.max_tput))
                      if c.max_tput is not None else
-                     ("no usable step (see Warnings)" if c.unusable else "SLO never met"),
+                     ("unknown: no step counts (see below)" if c.why_none else
+                      "no usable step (see Warnings)" if c.unusable else "SLO never met"),
                      _interval(c.max_tput_ci),
                      _num(c.knee) if c.knee is not None else "not reached",
                      _interval(c.knee_ci),
@@ -199,6 +200,15 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
         if len(scenarios) > 1:
             h(3, f"Scenario: {scen}")
         table_(*capacity(table, scen))
+        missing = [c for c in table if c.scenario == scen and c.max_tput is None and c.why_none]
+        if missing:
+            kept = [c.group for c in table if c.scenario == scen and c.instances and c.max_tput]
+            for c in missing:
+                what = f"{c.group} instance(s)" if c.instances is not None else f"label {c.group}"
+                para(f"NO CAPACITY for {what}: {c.why_none}. That row has no figures, and "
+                     + (f"the scalability fit and the recommendation use only {', '.join(kept)} instance(s)."
+                        if kept else "no instance count is left for the scalability fit and the recommendation."),
+                     cls="warn")
         for rec in recs:
             if rec.scenario == scen:
                 md.append(f"**Recommendation:** {rec.text}\n")

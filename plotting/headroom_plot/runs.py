@@ -52,6 +52,7 @@ class Run:
     knee: analysis.Knee | None = None
     max_tput: float | None = None
     max_tput_how: str = ""
+    no_capacity_why: str = ""   # no_capacity_reason: steps met the SLO, none counts
     error_messages: list[tuple[str, int]] = field(default_factory=list)
     slug: str = ""
     # A mixed run's figures per step and request type (by_request_figures); empty for one type.
@@ -389,8 +390,9 @@ def apply_step_flags(label: str, steps: list[analysis.Step], summary: dict) -> l
         if isinstance(t.get("tester_bound"), bool):
             s.tester_bound = t["tester_bound"]
             if s.tester_bound:
-                notes.append("tester-bound" + (f": {t['tester_bound_reason']}"
-                                               if isinstance(t.get("tester_bound_reason"), str) else ""))
+                if isinstance(t.get("tester_bound_reason"), str):
+                    s.tester_bound_reason = t["tester_bound_reason"]
+                notes.append("tester-bound" + (f": {s.tester_bound_reason}" if s.tester_bound_reason else ""))
         s.tester_cpu = _fraction(t.get("tester_cpu"))
         s.host_cpu = _fraction(t.get("host_cpu"))
         s.flag_note = "; ".join(notes)
@@ -433,6 +435,10 @@ def evaluate(run: Run, opts: Options) -> None:
             xs, np.array([s.slo_s for s in st]), ok, opts.slo_s)
     w = run.warnings
     name = run.label
+    run.no_capacity_why = no_capacity_reason(run, opts)
+    if run.no_capacity_why:
+        w.append(f"{name}: NO CAPACITY at the SLO: {run.no_capacity_why}. This run is left out of the capacity "
+                 "table's figures, the scalability fit and the recommendation")
     if not run.has_failures_column:
         fmts = ", ".join(sorted({t.format for t in run.files}))
         w.append(f"{name}: this file had no status/error column ({fmts} format): failed requests were not "
@@ -448,8 +454,8 @@ def evaluate(run: Run, opts: Options) -> None:
                              "latency or throughput moved within the step (a target still warming up, or "
                              "changing under load)"),
                             (lambda s: s.tester_bound is True, "tester-bound",
-                             "the tester ran out of CPU, so these steps measured the tester: add testers or "
-                             "use a bigger VM")):
+                             "the tester was short of CPU (its own or its host's), so these steps measured the tester: "
+                             + bound_advice([s.tester_bound_reason for s in st if s.tester_bound]))):
         hit = [s for s in st if flag(s)]
         if hit:
             w.append(f"{name}: {len(hit)} step(s) {what} (step {', '.join(str(s.index + 1) for s in hit[:8])}"
@@ -478,6 +484,57 @@ def evaluate(run: Run, opts: Options) -> None:
                  "its bound; it has no interval (the bootstrap does not yet resample per type)")
     if run.knee is None and len(st) >= 1:
         w.append(f"{name}: fewer than 3 usable steps, no knee fitted")
+
+
+def bound_advice(reasons: list[str]) -> str:
+    """What to do about tester-bound steps, by what bound them (results.TesterBoundAdvice in Go).
+
+    A tester short of CPU needs more or bigger testers; a busy host is other work beside the tester (on a
+    laptop other programs, or a target on the same machine), which a bigger tester does not cure."""
+    text = " ".join(reasons)
+    do = []
+    if "tester CPU" in text:
+        do.append("add testers or use a bigger VM")
+    if "host CPU" in text:
+        do.append("other work kept the tester's CPUs busy: run on a quiet machine (a target on the same machine "
+                  "counts too: lower the load, or move the target or the tester to another host)")
+    if "steal" in text:
+        do.append("the hypervisor gave the tester's CPUs to other guests: use a VM with dedicated CPUs, or run "
+                  "again later")
+    return "; ".join(do) or "add testers or use a bigger VM"
+
+
+def no_capacity_reason(run: Run, opts: Options) -> str:
+    """Why a run has no capacity at the SLO although some of its steps met it ("" otherwise).
+
+    Such steps were left out as tester-bound or not steady, so the capacity is unknown, not absent: the
+    capacity table, the scalability fit and the recommendation go without this run."""
+    if run.max_tput is not None:
+        return ""
+    met = [s for s in run.steps if s.slo_s <= opts.slo_s and s.error_rate <= opts.max_error_rate
+           and not s.counts(opts.max_error_rate)]
+    if not met:
+        return ""
+    bound = [s for s in met if s.tester_bound is True]
+    unsteady = [s for s in met if s.tester_bound is not True and s.steady is False]
+    why = []
+    if bound:
+        kinds = []
+        for k in ("tester CPU", "host CPU", "CPU steal"):
+            hit = [s for s in bound if k in s.tester_bound_reason]
+            if not hit:
+                continue
+            fig = [getattr(s, {"tester CPU": "tester_cpu", "host CPU": "host_cpu"}.get(k, ""), None) for s in hit]
+            fig = [f for f in fig if f is not None]
+            lo, hi = (f"{100 * min(fig):.0f}", f"{100 * max(fig):.0f}") if fig else ("", "")
+            kinds.append(k + ((f" {lo} %" if lo == hi else f" {lo}-{hi} %") if fig else "")
+                         + (" busy" if k == "host CPU" else ""))
+        why.append(f"{len(bound)} tester-bound ({', '.join(kinds) or 'no reason recorded'}): "
+                   + bound_advice([s.tester_bound_reason for s in bound]))
+    if unsteady:
+        why.append(f"{len(unsteady)} not steady: the target was warming up or changing under the load "
+                   "(see warmup.run)")
+    return (f"{len(met)} of {len(run.steps)} steps met the SLO but none counts: " + "; ".join(why))
 
 
 def check_summary(run: Run, summary: dict) -> list[str]:

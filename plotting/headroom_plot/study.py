@@ -112,6 +112,13 @@ def build(runs: list[Run], table: list[analysis.CapacityRow], opts: Options, tar
             if bad and s.advice.basis == "fit":
                 s.advice.text += (f" - but the fit misses the measured {', '.join(str(n) for n, _, _ in bad)} "
                                   "instance(s) (see the scalability note): re-measure before relying on it")
+            lost = [c.group for c in rows if c.max_tput is None and c.why_none and c.instances]
+            if lost and not points:
+                s.advice.text = (f"{scen}: no instance count has a capacity at the SLO: the steps that met it were "
+                                 "all left out (see NO CAPACITY); cannot recommend an instance count")
+            elif lost:
+                s.advice.text += (f" - without {', '.join(lost)} instance(s), whose capacity is unknown (see NO "
+                                  "CAPACITY): re-measure them before relying on it")
         study.scenarios[scen] = s
     return study
 
@@ -197,7 +204,8 @@ def to_json(study: Study, opts: Options) -> dict:
         for c in s.rows:
             caps.append({"instances": c.instances, "group": c.group, "runs": c.runs, "labels": c.labels,
                          "capacity_rps": _num(c.max_tput), "interval": _ci(getattr(c, "max_tput_ci", None)),
-                         "lower_bound": c.lower_bound, "knee_rps": _num(c.knee),
+                         "lower_bound": c.lower_bound, "no_capacity_reason": c.why_none or None,
+                         "knee_rps": _num(c.knee),
                          "knee_interval": _ci(getattr(c, "knee_ci", None)), "efficiency": _num(c.efficiency)})
         usl = None
         if s.fit is not None:

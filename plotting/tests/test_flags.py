@@ -86,3 +86,58 @@ def test_warmup_warning_and_report_line(tmp):
     assert report.warmup_text({}) == ""
     run = load_run(_run_dir(tmp, None, warmup=not_steady), OPTS)
     assert "warm-up ended" in run.warnings[0]
+
+
+def _counted_run(tmp, name, instances, flags):
+    d = tmp / name
+    d.mkdir()
+    rows, t = [], 0.0
+    for c in (1, 2, 4, 8):
+        rows += closed_step(t, c, 0.010, 200 * c)
+        t += 2.5
+    write_ours(d / "results.csv", rows)
+    write_meta(d, instances=instances, label=f"{instances}-instances")
+    with open(d / "summary.json", "w") as f:
+        json.dump({"steps": _summary(flags)}, f)
+    return str(d)
+
+
+def _host_bound(cpu):
+    return {"steady": True, "tester_bound": True, "host_cpu": cpu,
+            "tester_bound_reason": f"host CPU {cpu * 100:.0f} % busy on the tester's core(s)"}
+
+
+def test_a_count_whose_steps_were_all_host_bound_is_named_not_dropped(tmp, capsys):
+    """The single-host demo on a busy machine: every step of the 2-instance run met the SLO but was
+    tester-bound by the host's CPU. Its capacity is unknown, and the report, capacity.json, the
+    recommendation and stderr say so, why, and what to do; the advice is not 'a bigger VM'."""
+    from headroom_plot import cli
+    ok = {"steady": True, "tester_bound": False}
+    one = _counted_run(tmp, "one", 1, [ok] * 4)
+    two = _counted_run(tmp, "two", 2, [_host_bound(c) for c in (0.95, 0.97, 0.99, 0.99)])
+    run = load_run(two, OPTS)
+    assert run.max_tput is None
+    assert run.no_capacity_why.startswith("4 of 4 steps met the SLO but none counts: 4 tester-bound "
+                                          "(host CPU 95-99 % busy): other work kept the tester's CPUs busy: "
+                                          "run on a quiet machine")
+    assert "bigger VM" not in " ".join(run.warnings)
+    out = tmp / "out"
+    assert cli.main([one, two, "--out", str(out), "--target-rps", "100", "--format", "png"]) == 0
+    err = capsys.readouterr().err
+    assert "2-instances: NO CAPACITY at the SLO: 4 of 4 steps met the SLO" in err
+    md = (out / "report.md").read_text()
+    assert "| 2 | 1 | unknown: no step counts (see below) |" in md
+    assert ("NO CAPACITY for 2 instance(s): 4 of 4 steps met the SLO but none counts: 4 tester-bound "
+            "(host CPU 95-99 % busy)") in md
+    assert "the scalability fit and the recommendation use only 1 instance(s)" in md
+    assert "without 2 instance(s), whose capacity is unknown" in md
+    caps = json.loads((out / "capacity.json").read_text())["scenarios"]["get"]["capacity"]
+    assert caps[0]["no_capacity_reason"] is None and caps[0]["capacity_rps"] is not None
+    assert caps[1]["capacity_rps"] is None and "host CPU 95-99 % busy" in caps[1]["no_capacity_reason"]
+
+
+def test_a_count_that_never_met_the_slo_has_no_reason(tmp):
+    """Not every missing capacity is unknown: steps that counted and missed the SLO mean 'never met'."""
+    ok = {"steady": True, "tester_bound": False}
+    run = load_run(_counted_run(tmp, "slow", 1, [ok] * 4), Options(slo_percentile=95, slo_s=0.001))
+    assert run.max_tput is None and run.no_capacity_why == ""

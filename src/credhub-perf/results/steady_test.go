@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -137,5 +138,35 @@ func TestUnsteadyAndTesterBoundStepsAreNotCapacity(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("warnings lack %q:\n%s", want, got)
 		}
+	}
+}
+
+// A run whose every step met the SLO while the tester's host was busy has
+// no capacity, and the summary says why and what to do, not "no step met
+// the SLO" (the single-host demo on a busy laptop).
+func TestHostBoundRunSaysWhyItHasNoCapacity(t *testing.T) {
+	s := &Summary{SLO: SLO{Percentile: 95, LatencyS: 0.100, MaxErrorRate: 0.01}}
+	for i, host := range []float64{0.97, 1.0, 0.99} {
+		h := host
+		s.Steps = append(s.Steps, SummaryStep{Concurrency: i + 1, Requests: 500, Throughput: float64(100 * (i + 1)), MeanS: 0.01, SLOPercentileS: 0.02,
+			MeetsSLO: true, Steady: true, TesterUsage: TesterUsage{HostCPU: &h, TesterBound: true, TesterBoundReason: fmt.Sprintf("host CPU %.0f %% busy on the tester's core(s)", 100*h)}})
+	}
+	s.Finish()
+	if s.MaxThroughputAtSLO != nil {
+		t.Fatalf("capacity %v from tester-bound steps", *s.MaxThroughputAtSLO)
+	}
+	var b strings.Builder
+	s.WriteTable(&b)
+	out := b.String()
+	for _, want := range []string{
+		"max throughput at SLO: unknown: 3 of 3 steps met the SLO but none counts: 3 tester-bound (host CPU 97-100 % busy): other work kept the tester's CPUs busy: run on a quiet machine",
+		"host CPU 100 % busy on the tester's core(s) at step 1 (concurrency 2): other work kept the tester's CPUs busy",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "bigger VM") || strings.Contains(out, "no step met the SLO") {
+		t.Errorf("a busy host is not cured by a bigger tester, and steps did meet the SLO:\n%s", out)
 	}
 }

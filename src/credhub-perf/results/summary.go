@@ -232,7 +232,7 @@ func (s *Summary) Finish() {
 			s.StepWarnings = append(s.StepWarnings, notSteadyWarning(st))
 		}
 		if st.TesterBound {
-			s.StepWarnings = append(s.StepWarnings, fmt.Sprintf("%s at step %d (%s): add testers or use a bigger VM; the step measured the tester, not CredHub, and is not counted as capacity", st.TesterBoundReason, st.Step, st.label()))
+			s.StepWarnings = append(s.StepWarnings, fmt.Sprintf("%s at step %d (%s): %s; the step measured the tester, not CredHub, and is not counted as capacity", st.TesterBoundReason, st.Step, st.label(), TesterBoundAdvice(st.TesterBoundReason)))
 		}
 		if st.Rate <= 0 || st.Requests == 0 {
 			continue
@@ -292,6 +292,83 @@ func (s *Summary) Finish() {
 		b := math.Round(best*1000) / 1000
 		s.MaxThroughputAtSLO = &b
 	}
+}
+
+// TesterBoundAdvice is what to do about a tester_bound_reason: a tester
+// short of CPU needs more or bigger testers, but a busy host is other work
+// beside the tester (on a laptop, other programs or a target that runs on
+// the same machine), which a bigger tester does not cure.
+func TesterBoundAdvice(reason string) string {
+	var do []string
+	if strings.Contains(reason, "tester CPU") {
+		do = append(do, "add testers or use a bigger VM")
+	}
+	if strings.Contains(reason, "host CPU") {
+		do = append(do, "other work kept the tester's CPUs busy: run on a quiet machine (a target on the same machine counts too: lower the load, or move the target or the tester to another host)")
+	}
+	if strings.Contains(reason, "steal") {
+		do = append(do, "the hypervisor gave the tester's CPUs to other guests: use a VM with dedicated CPUs, or run again later")
+	}
+	if len(do) == 0 {
+		return "add testers or use a bigger VM"
+	}
+	return strings.Join(do, "; ")
+}
+
+// NoCapacityReason explains a run without a capacity at the SLO in which
+// some step met the SLO but did not count (tester-bound or not steady):
+// the capacity is unknown, not absent. "" otherwise.
+func (s *Summary) NoCapacityReason() string {
+	if s.MaxThroughputAtSLO != nil {
+		return ""
+	}
+	var met, bound, unsteady int
+	var reasons []string
+	seen := map[string]bool{}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, st := range s.Steps {
+		if !st.MeetsSLO || st.Counts(s.SLO) {
+			continue
+		}
+		met++
+		if st.TesterBound {
+			bound++
+			if st.HostCPU != nil && strings.Contains(st.TesterBoundReason, "host CPU") {
+				lo, hi = math.Min(lo, *st.HostCPU), math.Max(hi, *st.HostCPU)
+			}
+			for _, r := range strings.Split(st.TesterBoundReason, "; ") {
+				kind := strings.SplitN(r, " ", 3)
+				k := strings.Join(kind[:min(2, len(kind))], " ")
+				if !seen[k] {
+					seen[k] = true
+					reasons = append(reasons, k)
+				}
+			}
+		} else if !st.Steady {
+			unsteady++
+		}
+	}
+	if met == 0 {
+		return ""
+	}
+	var why []string
+	if bound > 0 {
+		kinds := append([]string(nil), reasons...)
+		for i, k := range kinds {
+			if k == "host CPU" && !math.IsInf(lo, 1) {
+				r := fmt.Sprintf("%.0f-%.0f", 100*lo, 100*hi)
+				if fmt.Sprintf("%.0f", 100*lo) == fmt.Sprintf("%.0f", 100*hi) {
+					r = fmt.Sprintf("%.0f", 100*hi)
+				}
+				kinds[i] = "host CPU " + r + " % busy"
+			}
+		}
+		why = append(why, fmt.Sprintf("%d tester-bound (%s): %s", bound, strings.Join(kinds, ", "), TesterBoundAdvice(strings.Join(reasons, "; "))))
+	}
+	if unsteady > 0 {
+		why = append(why, fmt.Sprintf("%d not steady: the target was warming up or changing under the load (see warmup.run)", unsteady))
+	}
+	return fmt.Sprintf("unknown: %d of %d steps met the SLO but none counts: %s", met, len(s.Steps), strings.Join(why, "; "))
 }
 
 func notSteadyWarning(st SummaryStep) string {
@@ -402,6 +479,8 @@ func (s *Summary) WriteTable(w io.Writer) {
 	}
 	if s.MaxThroughputAtSLO != nil {
 		fmt.Fprintf(w, "max throughput at SLO: %.1f req/s\n", *s.MaxThroughputAtSLO)
+	} else if why := s.NoCapacityReason(); why != "" {
+		fmt.Fprintf(w, "max throughput at SLO: %s\n", why)
 	} else {
 		fmt.Fprintln(w, "max throughput at SLO: not reached (no step met the SLO)")
 	}
