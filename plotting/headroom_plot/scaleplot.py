@@ -56,6 +56,18 @@ def draw(s, opts: Options, out_dir: str, formats: list[str], target: float | Non
     if bad:
         ax.plot([], [], marker="o", markersize=10, markerfacecolor="none", markeredgecolor="#c0392b",
                 linestyle="none", label="the fit misses this count (> 3 standard errors)")
+    # Counts whose every step that met the SLO was left out (tester-bound, unsteady): unknown, not zero,
+    # and not in the fit; marked on the axis so the gap is not read as a count never measured.
+    lost = sorted({c.instances for c in s.rows if c.instances and c.max_tput is None and c.why_none})
+    for n in lost:
+        ax.plot([n], [0], marker="x", color="#7b3294", markersize=11, markeredgewidth=2.2, zorder=8,
+                linestyle="none", clip_on=False)
+        ax.annotate("capacity unknown\n(see report)", (n, 0), textcoords="offset points", xytext=(0, 10),
+                    ha="center", fontsize=8, color="#7b3294", path_effects=plots.HALO)
+    if lost:
+        ax.plot([], [], marker="x", color="#7b3294", markeredgewidth=2.2, linestyle="none",
+                label="measured, capacity unknown: every step that met the SLO was tester-bound or unsteady "
+                      "(not in the fit)")
     if f.peak_n is not None and f.peak_n <= nmax:
         xp = float(f.x(f.peak_n))
         ax.plot([f.peak_n], [xp], marker="D", color="#e0a000", markeredgecolor="black", markersize=8, zorder=7,
