@@ -1,20 +1,20 @@
 package results
 
 import (
-	"math"
-	"sort"
-
 	"github.com/credhub-perf/credhub-perf/load"
 )
 
-// RequestStep is one request type's figures in a step of a mixed run
-// (summary.json steps[].by_request): what SummaryStep gives for the whole
-// step, for that type's requests only.
-type RequestStep struct {
-	Requests       int64   `json:"requests"`
-	Errors         int64   `json:"errors"`
-	ErrorRate      float64 `json:"error_rate"`
-	Throughput     float64 `json:"throughput"`
+// Tally counts a set of requests: a step's, or one request type's in a
+// step.
+type Tally struct {
+	Requests  int64   `json:"requests"`
+	Errors    int64   `json:"errors"`
+	ErrorRate float64 `json:"error_rate"`
+}
+
+// Latencies are a set of requests' latency figures, in seconds.
+// SLOPercentileS is the latency at the SLO's percentile.
+type Latencies struct {
 	MeanS          float64 `json:"mean_s"`
 	P50S           float64 `json:"p50_s"`
 	P90S           float64 `json:"p90_s"`
@@ -22,6 +22,31 @@ type RequestStep struct {
 	P99S           float64 `json:"p99_s"`
 	MaxS           float64 `json:"max_s"`
 	SLOPercentileS float64 `json:"slo_percentile_s"`
+}
+
+// figures gives a snapshot's tally and latencies, and whether they meet
+// the SLO with the latency bound `bound` (the run's, or a request type's
+// own). A step and each type of a mix step are judged by this one rule.
+func figures(s Snapshot, slo SLO, bound float64) (Tally, Latencies, bool) {
+	t := Tally{Requests: s.Requests, Errors: s.Errors}
+	if s.Requests > 0 {
+		t.ErrorRate = float64(s.Errors) / float64(s.Requests)
+	}
+	l := Latencies{
+		MeanS: secs(s.Mean), P50S: secs(s.P50), P90S: secs(s.P90), P95S: secs(s.P95), P99S: secs(s.P99), MaxS: secs(s.Max),
+		SLOPercentileS: secs(s.Quantile(slo.Percentile / 100)),
+	}
+	meets := s.Requests > 0 && t.ErrorRate <= slo.MaxErrorRate && l.SLOPercentileS <= bound
+	return t, l, meets
+}
+
+// RequestStep is one request type's figures in a step of a mixed run
+// (summary.json steps[].by_request): what SummaryStep gives for the whole
+// step, for that type's requests only.
+type RequestStep struct {
+	Tally
+	Throughput float64 `json:"throughput"`
+	Latencies
 	// SLOLatencyS is the type's bound (slo.latency_<type>, else the run's).
 	SLOLatencyS float64 `json:"slo_latency_s"`
 	MeetsSLO    bool    `json:"meets_slo"`
@@ -67,26 +92,13 @@ func (t *TypeStats) Figures(stepS float64, slo SLO) map[string]RequestStep {
 		return nil
 	}
 	out := make(map[string]RequestStep, len(t.m))
-	names := make([]string, 0, len(t.m))
-	for k := range t.m {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		s := t.m[k].Snapshot()
-		f := RequestStep{
-			Requests: s.Requests, Errors: s.Errors,
-			MeanS: secs(s.Mean), P50S: secs(s.P50), P90S: secs(s.P90), P95S: secs(s.P95), P99S: secs(s.P99), MaxS: secs(s.Max),
-			SLOPercentileS: secs(s.Quantile(slo.Percentile / 100)),
-			SLOLatencyS:    slo.LatencyFor(k),
-		}
+	for k, st := range t.m {
+		f := RequestStep{SLOLatencyS: slo.LatencyFor(k)}
+		s := st.Snapshot()
+		f.Tally, f.Latencies, f.MeetsSLO = figures(s, slo, f.SLOLatencyS)
 		if stepS > 0 {
-			f.Throughput = math.Round(float64(s.Requests)/stepS*1000) / 1000
+			f.Throughput = round3(float64(s.Requests) / stepS)
 		}
-		if s.Requests > 0 {
-			f.ErrorRate = float64(s.Errors) / float64(s.Requests)
-		}
-		f.MeetsSLO = s.Requests > 0 && f.ErrorRate <= slo.MaxErrorRate && f.SLOPercentileS <= f.SLOLatencyS
 		out[k] = f
 	}
 	return out

@@ -174,7 +174,7 @@ func TestMergeAddsThroughput(t *testing.T) {
 func TestKneeAndMaxThroughputAtSLO(t *testing.T) {
 	s := &Summary{SLO: SLO{Percentile: 95, LatencyS: 0.100, MaxErrorRate: 0.01}}
 	add := func(conc int, tput, mean, p float64, errRate float64) {
-		st := SummaryStep{Concurrency: conc, Requests: 1000, Throughput: tput, MeanS: mean, SLOPercentileS: p, ErrorRate: errRate, Steady: true}
+		st := SummaryStep{Concurrency: conc, Tally: Tally{Requests: 1000, ErrorRate: errRate}, Throughput: tput, Latencies: Latencies{MeanS: mean, SLOPercentileS: p}, Steady: true}
 		st.MeetsSLO = errRate <= 0.01 && p <= 0.100
 		s.Steps = append(s.Steps, st)
 	}
@@ -190,7 +190,7 @@ func TestKneeAndMaxThroughputAtSLO(t *testing.T) {
 	if s.Knee == nil || *s.Knee != 300 || *s.KneeConcurrency != 4 {
 		t.Fatalf("knee %v", s.Knee)
 	}
-	none := &Summary{SLO: s.SLO, Steps: []SummaryStep{{Concurrency: 1, Requests: 10, Throughput: 5, MeanS: 1, SLOPercentileS: 1}}}
+	none := &Summary{SLO: s.SLO, Steps: []SummaryStep{{Concurrency: 1, Tally: Tally{Requests: 10}, Throughput: 5, Latencies: Latencies{MeanS: 1, SLOPercentileS: 1}}}}
 	none.Finish()
 	if none.MaxThroughputAtSLO != nil {
 		t.Fatalf("want null when never met")
@@ -199,8 +199,8 @@ func TestKneeAndMaxThroughputAtSLO(t *testing.T) {
 
 func TestOpenLoopLagWarning(t *testing.T) {
 	s := &Summary{SLO: SLO{Percentile: 95, LatencyS: 0.1, MaxErrorRate: 0.01}, Steps: []SummaryStep{
-		{Concurrency: 4, Rate: 100, Requests: 100, MeanS: 0.010, SchedLagMeanS: 0.0002, Steady: true},
-		{Concurrency: 4, Rate: 800, Requests: 800, MeanS: 0.050, SchedLagMeanS: 0.030, SchedLagMaxS: 0.090, Steady: true},
+		{Concurrency: 4, Rate: 100, Tally: Tally{Requests: 100}, Latencies: Latencies{MeanS: 0.010}, SchedLagMeanS: 0.0002, Steady: true},
+		{Concurrency: 4, Rate: 800, Tally: Tally{Requests: 800}, Latencies: Latencies{MeanS: 0.050}, SchedLagMeanS: 0.030, SchedLagMaxS: 0.090, Steady: true},
 	}}
 	s.Finish()
 	if len(s.StepWarnings) != 1 || !strings.Contains(s.StepWarnings[0], "rate 800/s") {

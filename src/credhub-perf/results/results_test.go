@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -179,11 +180,11 @@ func TestTypeStatsFiguresOwnBound(t *testing.T) {
 
 // mixStep is a steady step of a mix: the whole step's p95 and each type's.
 func mixStep(tput, p95 float64, types map[string]float64, slo SLO) SummaryStep {
-	st := SummaryStep{Requests: 1000, Throughput: tput, MeanS: p95 / 2, SLOPercentileS: p95, Steady: true, Concurrency: int(tput)}
+	st := SummaryStep{Tally: Tally{Requests: 1000}, Throughput: tput, Latencies: Latencies{MeanS: p95 / 2, SLOPercentileS: p95}, Steady: true, Concurrency: int(tput)}
 	st.MeetsSLO = p95 <= slo.LatencyS
 	figs := map[string]RequestStep{}
 	for k, p := range types {
-		figs[k] = RequestStep{Requests: 500, SLOPercentileS: p, SLOLatencyS: slo.LatencyFor(k), MeetsSLO: p <= slo.LatencyFor(k)}
+		figs[k] = RequestStep{Tally: Tally{Requests: 500}, Latencies: Latencies{SLOPercentileS: p}, SLOLatencyS: slo.LatencyFor(k), MeetsSLO: p <= slo.LatencyFor(k)}
 	}
 	st.SetByRequest(figs)
 	return st
@@ -237,5 +238,52 @@ func TestMixCapacityEveryTypeMeetsItsSLO(t *testing.T) {
 		if !strings.Contains(txt.String(), w) {
 			t.Errorf("summary.txt lacks %q:\n%s", w, txt.String())
 		}
+	}
+}
+
+// summary.json's keys keep the order docs/csv-format.md lists: the step and
+// each by_request entry share Tally and Latencies, embedded at their place.
+func TestSummaryStepKeyOrder(t *testing.T) {
+	st := SummaryStep{TesterUsage: TesterUsage{TesterBound: true, TesterBoundReason: "x"}}
+	st.Judge(Stationarity{})
+	st.SetByRequest(map[string]RequestStep{"get": {}})
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// keys lists an object's own keys in order (not those of its values).
+	keys := func(b []byte) string {
+		d := json.NewDecoder(bytes.NewReader(b))
+		if _, err := d.Token(); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for d.More() {
+			k, err := d.Token()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, k.(string))
+			var v json.RawMessage
+			if err := d.Decode(&v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return strings.Join(out, ",")
+	}
+	want := "step,concurrency,rate,requests,errors,error_rate,duration_s,throughput,mean_s,p50_s,p90_s,p95_s,p99_s,max_s,slo_percentile_s,meets_slo," +
+		"sched_lag_mean_s,sched_lag_max_s,steady,stationarity,by_request,tester_cpu,host_cpu,host_steal,gc_pause_s,tester_bound,tester_bound_reason"
+	if got := keys(b); got != want {
+		t.Errorf("step keys\n got %s\nwant %s", got, want)
+	}
+	var raw struct {
+		ByRequest map[string]json.RawMessage `json:"by_request"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	want = "requests,errors,error_rate,throughput,mean_s,p50_s,p90_s,p95_s,p99_s,max_s,slo_percentile_s,slo_latency_s,meets_slo"
+	if got := keys(raw.ByRequest["get"]); got != want {
+		t.Errorf("by_request keys\n got %s\nwant %s", got, want)
 	}
 }

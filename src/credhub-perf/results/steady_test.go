@@ -119,7 +119,7 @@ func TestReservoirKeepsVerdict(t *testing.T) {
 func TestUnsteadyAndTesterBoundStepsAreNotCapacity(t *testing.T) {
 	s := &Summary{SLO: SLO{Percentile: 95, LatencyS: 0.100, MaxErrorRate: 0.01}}
 	add := func(conc int, tput, mean, p float64) *SummaryStep {
-		s.Steps = append(s.Steps, SummaryStep{Concurrency: conc, Requests: 1000, Throughput: tput, MeanS: mean, SLOPercentileS: p, MeetsSLO: p <= 0.1, Steady: true})
+		s.Steps = append(s.Steps, SummaryStep{Concurrency: conc, Tally: Tally{Requests: 1000}, Throughput: tput, Latencies: Latencies{MeanS: mean, SLOPercentileS: p}, MeetsSLO: p <= 0.1, Steady: true})
 		return &s.Steps[len(s.Steps)-1]
 	}
 	add(1, 100, 0.010, 0.012)

@@ -36,21 +36,12 @@ type SummaryStep struct {
 	Step        int     `json:"step"`
 	Concurrency int     `json:"concurrency"`
 	Rate        float64 `json:"rate"`
-	Requests    int64   `json:"requests"`
-	Errors      int64   `json:"errors"`
-	ErrorRate   float64 `json:"error_rate"`
-	DurationS   float64 `json:"duration_s"`
-	Throughput  float64 `json:"throughput"`
-	MeanS       float64 `json:"mean_s"`
-	P50S        float64 `json:"p50_s"`
-	P90S        float64 `json:"p90_s"`
-	P95S        float64 `json:"p95_s"`
-	P99S        float64 `json:"p99_s"`
-	MaxS        float64 `json:"max_s"`
-	// SLOPercentileS is the latency at the SLO's percentile; MeetsSLO says
-	// whether the step met the SLO (latency and error rate).
-	SLOPercentileS float64 `json:"slo_percentile_s"`
-	MeetsSLO       bool    `json:"meets_slo"`
+	Tally
+	DurationS  float64 `json:"duration_s"`
+	Throughput float64 `json:"throughput"`
+	Latencies
+	// MeetsSLO: whether the step met the SLO (latency and error rate).
+	MeetsSLO bool `json:"meets_slo"`
 	// Open loop: how late requests left versus their schedule.
 	SchedLagMeanS float64 `json:"sched_lag_mean_s"`
 	SchedLagMaxS  float64 `json:"sched_lag_max_s"`
@@ -197,16 +188,10 @@ func secs(d time.Duration) float64 { return math.Round(d.Seconds()*1e6) / 1e6 }
 func NewSummaryStep(index, concurrency int, rate float64, s Snapshot, slo SLO) SummaryStep {
 	st := SummaryStep{
 		Step: index, Concurrency: concurrency, Rate: rate,
-		Requests: s.Requests, Errors: s.Errors,
-		DurationS: secs(s.Duration), Throughput: math.Round(s.Throughput*1000) / 1000,
-		MeanS: secs(s.Mean), P50S: secs(s.P50), P90S: secs(s.P90), P95S: secs(s.P95), P99S: secs(s.P99), MaxS: secs(s.Max),
-		SLOPercentileS: secs(s.Quantile(slo.Percentile / 100)),
-		SchedLagMeanS:  secs(s.SchedLagMean), SchedLagMaxS: secs(s.SchedLagMax),
+		DurationS: secs(s.Duration), Throughput: round3(s.Throughput),
+		SchedLagMeanS: secs(s.SchedLagMean), SchedLagMaxS: secs(s.SchedLagMax),
 	}
-	if s.Requests > 0 {
-		st.ErrorRate = float64(s.Errors) / float64(s.Requests)
-	}
-	st.MeetsSLO = s.Requests > 0 && st.ErrorRate <= slo.MaxErrorRate && st.SLOPercentileS <= slo.LatencyS
+	st.Tally, st.Latencies, st.MeetsSLO = figures(s, slo, slo.LatencyS)
 	return st
 }
 
@@ -289,7 +274,7 @@ func (s *Summary) Finish() {
 		}
 	}
 	if !math.IsInf(best, -1) {
-		b := math.Round(best*1000) / 1000
+		b := round3(best)
 		s.MaxThroughputAtSLO = &b
 	}
 }
