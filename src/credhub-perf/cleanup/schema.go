@@ -105,21 +105,65 @@ func checkTables(have map[string]bool) error {
 	return nil
 }
 
-func checkPostgres(ctx context.Context, conn *pgx.Conn) error {
+// rowSet is what pgx.Rows and *sql.Rows share: the listings below read
+// either driver's rows; the caller closes them.
+type rowSet interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// tableNames reads a listing of table names, lower-cased.
+func tableNames(rows rowSet) (map[string]bool, error) {
 	have := map[string]bool{}
-	rows, err := conn.Query(ctx, `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`)
-	if err != nil {
-		return fmt.Errorf("listing tables: %w", err)
-	}
 	for rows.Next() {
 		var t string
 		if err := rows.Scan(&t); err != nil {
-			return err
+			return nil, fmt.Errorf("listing tables: %w", err)
 		}
 		have[strings.ToLower(t)] = true
 	}
 	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("listing tables: %w", err)
+	}
+	return have, nil
+}
+
+// foreignKeys reads a listing of (name, child's schema, child, parent, ON
+// DELETE rule, child is foreign) rows; ruleName spells the database's rule
+// as checkForeignKeys expects it.
+func foreignKeys(rows rowSet, ruleName func(string) string) ([]foreignKey, error) {
+	var fks []foreignKey
+	for rows.Next() {
+		var fk foreignKey
+		var schema, rule string
+		if err := rows.Scan(&fk.Name, &schema, &fk.Child, &fk.Parent, &rule, &fk.Foreign); err != nil {
+			return nil, fmt.Errorf("listing foreign keys: %w", err)
+		}
+		fk.Rule = ruleName(rule)
+		if fk.Foreign {
+			fk.Child = schema + "." + fk.Child
+		}
+		fks = append(fks, fk)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("listing foreign keys: %w", err)
+	}
+	return fks, nil
+}
+
+// pgRules spells pg_constraint.confdeltype's codes.
+var pgRules = map[string]string{"a": "NO ACTION", "r": "RESTRICT", "c": "CASCADE", "n": "SET NULL", "d": "SET DEFAULT"}
+
+func checkPostgres(ctx context.Context, conn *pgx.Conn) error {
+	rows, err := conn.Query(ctx, `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`)
+	if err != nil {
 		return fmt.Errorf("listing tables: %w", err)
+	}
+	have, err := tableNames(rows)
+	rows.Close()
+	if err != nil {
+		return err
 	}
 	if err := checkTables(have); err != nil {
 		return err
@@ -137,42 +181,23 @@ SELECT con.conname, cn.nspname, c.relname, p.relname, con.confdeltype::text,
 	if err != nil {
 		return fmt.Errorf("listing foreign keys: %w", err)
 	}
-	var fks []foreignKey
-	for fkRows.Next() {
-		var fk foreignKey
-		var schema, rule string
-		if err := fkRows.Scan(&fk.Name, &schema, &fk.Child, &fk.Parent, &rule, &fk.Foreign); err != nil {
-			return err
-		}
-		fk.Rule = map[string]string{"a": "NO ACTION", "r": "RESTRICT", "c": "CASCADE", "n": "SET NULL", "d": "SET DEFAULT"}[rule]
-		if fk.Foreign {
-			fk.Child = schema + "." + fk.Child
-		}
-		fks = append(fks, fk)
-	}
-	if err := fkRows.Err(); err != nil {
-		return fmt.Errorf("listing foreign keys: %w", err)
+	fks, err := foreignKeys(fkRows, func(code string) string { return pgRules[code] })
+	fkRows.Close()
+	if err != nil {
+		return err
 	}
 	return checkForeignKeys(fks)
 }
 
 func checkMySQL(ctx context.Context, db *sql.DB) error {
-	have := map[string]bool{}
 	rows, err := db.QueryContext(ctx, `SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()`)
 	if err != nil {
 		return fmt.Errorf("listing tables: %w", err)
 	}
-	for rows.Next() {
-		var t string
-		if err := rows.Scan(&t); err != nil {
-			rows.Close()
-			return err
-		}
-		have[strings.ToLower(t)] = true
-	}
+	have, err := tableNames(rows)
 	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("listing tables: %w", err)
+	if err != nil {
+		return err
 	}
 	if err := checkTables(have); err != nil {
 		return err
@@ -186,21 +211,10 @@ func checkMySQL(ctx context.Context, db *sql.DB) error {
 	if err != nil {
 		return fmt.Errorf("listing foreign keys: %w", err)
 	}
-	defer fkRows.Close()
-	var fks []foreignKey
-	for fkRows.Next() {
-		var fk foreignKey
-		var schema string
-		if err := fkRows.Scan(&fk.Name, &schema, &fk.Child, &fk.Parent, &fk.Rule, &fk.Foreign); err != nil {
-			return err
-		}
-		if fk.Foreign {
-			fk.Child = schema + "." + fk.Child
-		}
-		fks = append(fks, fk)
-	}
-	if err := fkRows.Err(); err != nil {
-		return fmt.Errorf("listing foreign keys: %w", err)
+	fks, err := foreignKeys(fkRows, func(rule string) string { return rule })
+	fkRows.Close()
+	if err != nil {
+		return err
 	}
 	return checkForeignKeys(fks)
 }
