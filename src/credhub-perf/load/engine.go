@@ -724,15 +724,11 @@ func (p *connPool) warm(ctx context.Context, e *Engine) {
 // has cores only delays them all.
 func maxDials() int { return max(2*runtime.GOMAXPROCS(0), 4) }
 
-// noteDial folds a dial's time into the patience (mean of about the last
-// four dials: one slow handshake does not make every wait long).
+// noteDial folds a dial's time into the patience (foldQuarter: one slow
+// handshake does not make every wait long).
 func (p *connPool) noteDial(d time.Duration) {
 	p.mu.Lock()
-	if p.dialEst == 0 {
-		p.dialEst = d
-	} else {
-		p.dialEst += (d - p.dialEst) / 4
-	}
+	foldQuarter(&p.dialEst, d)
 	p.mu.Unlock()
 }
 
@@ -740,12 +736,18 @@ func (p *connPool) noteDial(d time.Duration) {
 // latEst, as noteDial does.
 func (p *connPool) noteLatency(d time.Duration) {
 	p.mu.Lock()
-	if p.latEst == 0 {
-		p.latEst = d
-	} else {
-		p.latEst += (d - p.latEst) / 4
-	}
+	foldQuarter(&p.latEst, d)
 	p.mu.Unlock()
+}
+
+// foldQuarter moves est a quarter of the way to d, about the mean of the
+// last four samples; the first sample sets it.
+func foldQuarter(est *time.Duration, d time.Duration) {
+	if *est == 0 {
+		*est = d
+	} else {
+		*est += (d - *est) / 4
+	}
 }
 
 // acquire returns an idle or freed connection, or nil with a function to

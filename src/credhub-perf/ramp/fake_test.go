@@ -207,33 +207,31 @@ func executeSim(t *testing.T, clk *loadtest.SimClock, c config.Config) (int, str
 // they are.
 func executeTestersSim(t *testing.T, clk *loadtest.SimClock, cfgs []config.Config) ([]int, []string) {
 	t.Helper()
-	codes := make([]int, len(cfgs))
-	logs := make([]string, len(cfgs))
-	var wg sync.WaitGroup
-	for i := range cfgs {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			codes[i], logs[i] = executeSim(t, clk, cfgs[i])
-		}(i)
-	}
-	wg.Wait()
-	return codes, logs
+	return sideBySide(len(cfgs), func(i int) (int, string) { return executeSim(t, clk, cfgs[i]) })
 }
 
 // executeTesters runs the testers' configurations side by side and returns
 // their exit statuses and logs.
 func executeTesters(t *testing.T, cfgs []config.Config) ([]int, []string) {
 	t.Helper()
-	codes := make([]int, len(cfgs))
-	logs := make([]string, len(cfgs))
+	return sideBySide(len(cfgs), func(i int) (int, string) {
+		code, _, log := execute(t, cfgs[i], false)
+		return code, log
+	})
+}
+
+// sideBySide runs tester i's one(i) for n testers at once and collects
+// their exit statuses and logs.
+func sideBySide(n int, one func(i int) (int, string)) ([]int, []string) {
+	codes := make([]int, n)
+	logs := make([]string, n)
 	var wg sync.WaitGroup
-	for i := range cfgs {
+	for i := range n {
 		wg.Add(1)
-		go func(i int) {
+		go func() {
 			defer wg.Done()
-			codes[i], _, logs[i] = execute(t, cfgs[i], false)
-		}(i)
+			codes[i], logs[i] = one(i)
+		}()
 	}
 	wg.Wait()
 	return codes, logs
