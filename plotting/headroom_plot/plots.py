@@ -54,6 +54,15 @@ def _sample(n: int, k: int, seed: int = 0) -> np.ndarray:
     return np.sort(rng.choice(n, size=k, replace=False))
 
 
+def _scatter_sample(error: np.ndarray, seed: int):
+    """The requests a scatter draws: (drawn, drawn that succeeded, every failure, failures drawn).
+
+    Failures are sampled apart (seed + 1) so a few among millions are all drawn."""
+    idx = _sample(len(error), SCATTER_POINTS, seed)
+    fail_all = np.flatnonzero(error)
+    return idx, idx[~error[idx]], fail_all, fail_all[_sample(len(fail_all), FAIL_POINTS, seed + 1)]
+
+
 def use_log(values_ms: np.ndarray) -> bool:
     v = values_ms[np.isfinite(values_ms) & (values_ms > 0)]
     if len(v) < 2:
@@ -110,10 +119,7 @@ def _scatter_requests(ax, x, lat_ms, ok_idx, fail_idx, fail_total: int, size: fl
 def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: str | None = None) -> list[str]:
     lat_ms = run.latency * 1000.0
     n = run.total
-    idx = _sample(n, SCATTER_POINTS, 1)
-    ok_idx = idx[~run.error[idx]]
-    fail_all = np.flatnonzero(run.error)
-    fail_idx = fail_all[_sample(len(fail_all), FAIL_POINTS, 2)]
+    idx, ok_idx, fail_all, fail_idx = _scatter_sample(run.error, 1)
     steps = run.steps
     slo_ms = opts.slo_s * 1000
     pct = opts.slo_percentile
@@ -314,10 +320,7 @@ def _shade_steps(ax, run: Run, label_y: float | None, text: bool = True) -> None
 def latency_over_time(run: Run, opts: Options, out_dir: str, formats: list[str]) -> list[str]:
     lat_ms = run.latency * 1000.0
     n = run.total
-    idx = _sample(n, SCATTER_POINTS, 3)
-    ok_idx = idx[~run.error[idx]]
-    fail_all = np.flatnonzero(run.error)
-    fail_idx = fail_all[_sample(len(fail_all), FAIL_POINTS, 4)]
+    idx, ok_idx, fail_all, fail_idx = _scatter_sample(run.error, 3)
     slo_ms = opts.slo_s * 1000
     probe = np.concatenate([lat_ms[idx], [s.max_s * 1000 for s in run.steps], [slo_ms]])
     log = use_log(probe)
