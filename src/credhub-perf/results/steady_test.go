@@ -148,7 +148,7 @@ func TestHostBoundRunSaysWhyItHasNoCapacity(t *testing.T) {
 	s := &Summary{SLO: SLO{Percentile: 95, LatencyS: 0.100, MaxErrorRate: 0.01}}
 	for i, host := range []float64{0.97, 1.0, 0.99} {
 		h := host
-		s.Steps = append(s.Steps, SummaryStep{Concurrency: i + 1, Requests: 500, Throughput: float64(100 * (i + 1)), MeanS: 0.01, SLOPercentileS: 0.02,
+		s.Steps = append(s.Steps, SummaryStep{Concurrency: i + 1, Tally: Tally{Requests: 500}, Throughput: float64(100 * (i + 1)), Latencies: Latencies{MeanS: 0.01, SLOPercentileS: 0.02},
 			MeetsSLO: true, Steady: true, TesterUsage: TesterUsage{HostCPU: &h, TesterBound: true, TesterBoundReason: fmt.Sprintf("host CPU %.0f %% busy on the tester's core(s)", 100*h)}})
 	}
 	s.Finish()
