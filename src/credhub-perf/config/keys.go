@@ -318,7 +318,7 @@ var Keys = []Key{
 		Help:  "Run warm-up before each scenario's first measured step: load sent but not recorded (counted in meta.json `warmup`; what it writes is cleaned up with the run). `auto`: until throughput and p50 of consecutive 5 s windows agree within 5 % (or within their noise) three times in a row, at most `warmup.max`; a duration: that long; `0`: off. With several testers every tester warms up for the whole duration (`auto`: `warmup.max`), so they stay in step.",
 		Rules: []Rule{{Check: "auto_or_duration", Msg: "{v} is not auto, 0 (off) or a duration like 90s", Msg2: "must not be negative, got {raw}"}},
 		BOSH: &Property{Name: "warmup.run", Default: "auto",
-			Description: "Run warm-up before each scenario's first measured step: load sent but not recorded, so a CredHub that was just deployed (a JVM still compiling) is measured warm. \"auto\" loads until throughput and p50 of consecutive 5 s windows agree within 5 % three times in a row, at most warmup.max; with several testers every tester loads for the whole warmup.max so they stay in step. A duration loads that long; \"0\" is off."},
+			Description: "Run warm-up before each scenario's first measured step: load sent but not recorded, so a CredHub that was just deployed (a JVM still compiling) is measured warm. \"auto\" loads until throughput and p50 of consecutive 5 s windows agree within 5 % (or within the noise measured from each window's own latencies) three times in a row, at most warmup.max; with several testers every tester loads for the whole warmup.max so they stay in step. A duration loads that long; \"0\" is off."},
 		field: func(c *Config) any { return &c.Warmup.Run },
 	},
 	{
