@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/textproto"
 	"net/url"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -65,6 +64,9 @@ type Engine struct {
 	bodyless       bool // HEAD: responses carry no body
 	needsLen       bool // send Content-Length even when the body is empty
 	reqHeader      http.Header
+	// kept is the open-loop connection pool a step with KeepConns left for
+	// the next Run (nil: none).
+	kept *connPool
 	// signer and signerNote: what signs the client's RSA handshake
 	// signatures, and why -fast-rsa was not honoured (tlsclient.Config).
 	signer, signerNote string
@@ -196,6 +198,18 @@ func New(opts ClientOptions, t Template) (*Engine, error) {
 	return e, nil
 }
 
+// CloseIdle closes the idle connections a step with KeepConns left open
+// (a caller that will not Run again, e.g. after a failed warm-up).
+func (e *Engine) CloseIdle() {
+	if e.kept != nil {
+		e.kept.closeAll()
+		e.kept = nil
+	}
+	if e.hc != nil {
+		e.hc.CloseIdleConnections()
+	}
+}
+
 // RSASigner names the code that signs this engine's client handshakes
 // (rsasign.StdName or rsasign.FastName) and, when TLSOptions.FastRSA was
 // asked for and not used, why; meta.json and hey report both.
@@ -300,7 +314,8 @@ type worker struct {
 	// dialDone gives back the open-loop pool's dial token this request
 	// holds (nil: none), once its dial has ended.
 	dialDone func()
-	onLoan   bool // an open-loop request holds the pool's connection or dial token
+	onLoan   bool        // an open-loop request holds the pool's connection or dial token
+	wait     *time.Timer // the pool's wait for a connection given back
 }
 
 // endDial gives back a dial token, if the request holds one.
@@ -426,27 +441,48 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 	// Open loop over the lean client: workers share keep-alive
 	// connections (most recently used first) so a light step keeps few of
 	// them open. One is dialled before the step's clock starts.
-	var pool *connPool
+	// A pool kept by the previous step (Step.KeepConns) comes with its
+	// warm connections and its dial and latency figures.
+	pool := e.kept
+	e.kept = nil
 	if s.Rate > 0 && e.fast && e.opts.KeepAlive {
-		pool = newConnPool(maxDials(), e.opts.Clock)
-		defer pool.closeAll()
+		if pool == nil {
+			pool = newConnPool(maxDials(), e.opts.Clock, s.Rate)
+		}
+		pool.rate = s.Rate
+		defer func() {
+			if s.KeepConns && ctx.Err() == nil {
+				e.kept = pool
+			} else {
+				pool.closeAll()
+			}
+		}()
 		pool.warm(ctx, e)
+	} else if pool != nil {
+		pool.closeAll()
+		pool = nil
 	}
-	start := s.StartAt
-	if start.IsZero() {
-		start = e.now()
-	} else if s.Rate == 0 && !e.sleepUntil(ctx, new(*time.Timer), start) {
-		// Open loop waits in its pacer, whose first request is due at
-		// start: a Go timer here could wake a millisecond late.
-		return ctx.Err()
+	var start, runStart, end time.Time
+	times := func() {
+		start = s.StartAt
+		if start.IsZero() {
+			start = e.now()
+		}
+		runStart = s.RunStart
+		if runStart.IsZero() {
+			runStart = start
+		}
+		if s.Duration > 0 {
+			end = start.Add(s.Duration)
+		}
 	}
-	runStart := s.RunStart
-	if runStart.IsZero() {
-		runStart = start
-	}
-	var end time.Time
-	if s.Duration > 0 {
-		end = start.Add(s.Duration)
+	if s.Rate == 0 {
+		if !s.StartAt.IsZero() && !e.sleepUntil(ctx, new(*time.Timer), s.StartAt) {
+			// (Open loop waits in its pacer, whose first request is due
+			// at start: a Go timer could wake a millisecond late.)
+			return ctx.Err()
+		}
+		times()
 	}
 
 	n := s.Concurrency
@@ -471,6 +507,27 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 	}
 
 	ch := make(chan Result, resultBuffer)
+	var wg sync.WaitGroup
+	var jobs chan time.Time
+	if s.Rate > 0 {
+		// Open loop: one pacer hands each request to an idle worker at its
+		// scheduled time. The step's clock starts once every worker waits
+		// for a request: starting Concurrency goroutines took 0.7-1 ms
+		// (-c 256), by which the first request left late.
+		jobs = make(chan time.Time)
+		var ready sync.WaitGroup
+		for _, w := range workers {
+			wg.Add(1)
+			ready.Add(1)
+			go func(w *worker) {
+				defer wg.Done()
+				defer w.closeConn()
+				w.openLoop(ctx, jobs, pool, ch, ready.Done)
+			}(w)
+		}
+		ready.Wait()
+		times()
+	}
 	collected := make(chan struct{})
 	go func() {
 		defer close(collected)
@@ -494,19 +551,7 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 		}
 	}()
 
-	var wg sync.WaitGroup
 	if s.Rate > 0 {
-		// Open loop: one pacer hands each request to an idle worker at its
-		// scheduled time.
-		jobs := make(chan time.Time)
-		for _, w := range workers {
-			wg.Add(1)
-			go func(w *worker) {
-				defer wg.Done()
-				defer w.closeConn()
-				w.openLoop(ctx, jobs, pool, ch)
-			}(w)
-		}
 		e.pace(ctx, s, start, end, jobs)
 		close(jobs)
 	} else {
@@ -535,7 +580,7 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 	close(finished)
 	close(ch)
 	<-collected
-	if e.hc != nil {
+	if e.hc != nil && !(s.KeepConns && s.Rate > 0 && ctx.Err() == nil) {
 		e.hc.CloseIdleConnections()
 	}
 	if e.redirectClient != nil {
@@ -619,7 +664,8 @@ func (e *Engine) pace(ctx context.Context, s Step, start, end time.Time, jobs ch
 
 // openLoop sends the requests the pacer hands over. With a pool the worker
 // borrows a connection per request instead of owning one.
-func (w *worker) openLoop(ctx context.Context, jobs <-chan time.Time, pool *connPool, ch chan<- Result) {
+func (w *worker) openLoop(ctx context.Context, jobs <-chan time.Time, pool *connPool, ch chan<- Result, ready func()) {
+	ready()
 	for sched := range jobs {
 		if w.e.kinds != nil {
 			w.pick()
@@ -649,236 +695,6 @@ func (w *worker) openLoop(ctx context.Context, jobs <-chan time.Time, pool *conn
 		r.Start = sched
 		ch <- *r
 	}
-}
-
-// connPool holds idle keep-alive connections shared by open-loop workers.
-// Last in, first out: the busiest few connections stay warm and the rest
-// stay idle (and may be closed by the server, which a reused connection's
-// one retry covers), so a step opens about as many connections as it has
-// requests in flight, at most Concurrency.
-//
-// A request that finds none idle while others are in flight first waits
-// for one of them to give its connection back, for about as long as a dial
-// takes (the last dials' time: patience); only then does it also compete
-// for one of a few dial tokens, and it takes whichever comes first. It
-// does not wait when the requests in flight are not expected back within
-// the patience (recent latency on a warm connection / requests in flight:
-// a slow server, where the pool must grow anyway).
-// Dialling at once instead fed on itself: each mutual-TLS handshake is CPU
-// on the tester's core, so every dial delayed the requests due meanwhile,
-// which found no idle connection and dialled in turn (a step at 10 % of
-// the null server's capacity opened 44 to 239 connections for 1 or 2 in
-// flight, its first 0.1-1 s of requests late by up to 0.7 s). The tokens
-// alone bounded the handshakes in flight, not their number.
-type connPool struct {
-	clk     Clock // nil: the system clock
-	mu      sync.Mutex
-	idle    []*fconn
-	lent    int           // requests holding a connection or a dial token
-	dialEst time.Duration // patience: recent dials' time, 0 before the first
-	latEst  time.Duration // recent latency on a warm connection
-	handoff chan *fconn   // to a request waiting for a connection
-	dials   chan struct{} // tokens: handshakes in flight
-}
-
-// firstPatience is the wait for a connection given back before any dial
-// of the step has been timed: about one mutual-TLS handshake with an
-// RSA-2048 key on an idle tester.
-const firstPatience = 2 * time.Millisecond
-
-func newConnPool(dials int, clk Clock) *connPool {
-	return &connPool{clk: clk, handoff: make(chan *fconn), dials: make(chan struct{}, dials)}
-}
-
-// warm dials one connection into the pool before the step's clock starts
-// (it is one of the step's handshakes): the step's first requests find it
-// instead of each dialling after firstPatience while the first handshake
-// (which also verifies the server's chain, once per engine) is still under
-// way. Its time is not the patience: the chain's verification made it
-// slower than the step's dials (an inflated patience made requests to a
-// slow server wait milliseconds). A failed dial is left to the requests,
-// which record the error.
-func (p *connPool) warm(ctx context.Context, e *Engine) {
-	w := &worker{e: e, t: e}
-	var r Result
-	c, err := w.dial(ctx, &r, time.Now())
-	if err != nil {
-		return
-	}
-	// Send the held last handshake flight now rather than with the first
-	// request, so the server checks the client's certificate before the
-	// step instead of while its first requests are due. (Only Linux's
-	// sockConn holds bytes: sock_linux.go.)
-	if f, ok := any(c.sc).(interface{ flush() error }); ok && c.sc != nil {
-		if err := f.flush(); err != nil {
-			_ = c.nc.Close()
-			return
-		}
-	}
-	p.mu.Lock()
-	p.idle = append(p.idle, c)
-	p.mu.Unlock()
-}
-
-// maxDials: handshakes are CPU-bound, so more in flight than the tester
-// has cores only delays them all.
-func maxDials() int { return max(2*runtime.GOMAXPROCS(0), 4) }
-
-// noteDial folds a dial's time into the patience (foldQuarter: one slow
-// handshake does not make every wait long).
-func (p *connPool) noteDial(d time.Duration) {
-	p.mu.Lock()
-	foldQuarter(&p.dialEst, d)
-	p.mu.Unlock()
-}
-
-// noteLatency folds a warm request's latency (sched-lag excluded) into
-// latEst, as noteDial does.
-func (p *connPool) noteLatency(d time.Duration) {
-	p.mu.Lock()
-	foldQuarter(&p.latEst, d)
-	p.mu.Unlock()
-}
-
-// foldQuarter moves est a quarter of the way to d, about the mean of the
-// last four samples; the first sample sets it.
-func foldQuarter(est *time.Duration, d time.Duration) {
-	if *est == 0 {
-		*est = d
-	} else {
-		*est += (d - *est) / 4
-	}
-}
-
-// acquire returns an idle or freed connection, or nil with a function to
-// call once the request's own dial has ended (nil too when ctx ended).
-// Every acquire that got one or the other is paired with a release.
-func (p *connPool) acquire(ctx context.Context) (*fconn, func()) {
-	p.mu.Lock()
-	busy := p.lent
-	if n := len(p.idle); n > 0 {
-		c := p.idle[n-1]
-		p.idle[n-1] = nil
-		p.idle = p.idle[:n-1]
-		p.lent++
-		p.mu.Unlock()
-		return c, nil
-	}
-	patience, back := p.dialEst, p.latEst
-	p.mu.Unlock()
-	if patience == 0 {
-		patience = firstPatience
-	}
-	if busy > 0 && back/time.Duration(busy) <= patience {
-		// A connection will come back; no other can be had this soon.
-		if c := p.waitHandoff(ctx, patience); c != nil {
-			p.lend()
-			return c, nil
-		}
-		if ctx.Err() != nil {
-			return nil, nil
-		}
-	}
-	select {
-	case c := <-p.handoff:
-		p.lend()
-		return c, nil
-	case p.dials <- struct{}{}:
-		p.lend()
-		return nil, func() { <-p.dials }
-	case <-ctx.Done():
-		return nil, nil
-	}
-}
-
-// lend counts a request that got a connection or a dial token: only those
-// are in flight (a waiting request gives nothing back).
-func (p *connPool) lend() {
-	p.mu.Lock()
-	p.lent++
-	p.mu.Unlock()
-}
-
-// waitHandoff waits up to d for a connection given back.
-func (p *connPool) waitHandoff(ctx context.Context, d time.Duration) *fconn {
-	if p.clk == nil {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case c := <-p.handoff:
-			return c
-		case <-t.C:
-		case <-ctx.Done():
-		}
-		return nil
-	}
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	expired := make(chan struct{})
-	deadline := p.clk.Now().Add(d)
-	go func() {
-		p.clk.SleepUntil(wctx, deadline)
-		close(expired)
-	}()
-	select {
-	case c := <-p.handoff:
-		return c
-	case <-expired:
-	case <-ctx.Done():
-	}
-	return nil
-}
-
-// release ends a request's loan: c, if still open, goes to a waiting
-// request or back to the pool.
-func (p *connPool) release(c *fconn) {
-	p.mu.Lock()
-	p.lent--
-	p.mu.Unlock()
-	if c == nil || c.nc == nil {
-		return
-	}
-	select {
-	case p.handoff <- c: // a request is waiting for one
-		return
-	default:
-	}
-	p.mu.Lock()
-	p.idle = append(p.idle, c)
-	p.mu.Unlock()
-}
-
-func (p *connPool) closeAll() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.idle {
-		_ = c.nc.Close()
-	}
-	p.idle = nil
-}
-
-// borrow takes the most recently used idle connection, or waits for a
-// freed one or a dial token (then the request dials its own).
-func (w *worker) borrow(ctx context.Context, p *connPool) {
-	c, done := p.acquire(ctx)
-	w.dialDone = done
-	w.onLoan = c != nil || done != nil
-	w.mu.Lock()
-	w.fc = c
-	w.mu.Unlock()
-}
-
-// giveBack ends the worker's loan, returning a still-open connection.
-func (w *worker) giveBack(p *connPool) {
-	if !w.onLoan {
-		return // ctx ended while it waited: nothing was lent
-	}
-	w.onLoan = false
-	w.mu.Lock()
-	c := w.fc
-	w.fc = nil
-	w.mu.Unlock()
-	p.release(c)
 }
 
 // now and sleepUntil read the engine's clock (the system clock when nil).

@@ -146,42 +146,47 @@ func recv[T any](t *testing.T, c <-chan T, what string) T {
 // TestOpenLoopPacedOnClock: each request is released at its scheduled time
 // on the engine's clock, never before; how late it left is its sched-lag
 // and is part of its latency; and a light step (10 req/s, -c 64) reuses
-// one warm connection instead of opening one per worker.
+// one warm connection instead of opening one per worker (fewer than 5),
+// with either HTTP client.
 func TestOpenLoopPacedOnClock(t *testing.T) {
 	p := loadtest.NewPKI(t, loadtest.ECDSA)
-	var conns atomic.Int64
-	srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), true, false, loadtest.CountConns(&conns))
-	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	clk := loadtest.NewFakeClock(start)
-	const rate, n = 10, 20
-	results, done := clockRun(t, clk, mtlsOpts(p, true), srv.URL, load.Step{Concurrency: 64, Rate: rate, Duration: n * time.Second / rate})
-	for i := 0; i < n; i++ {
-		sched := start.Add(time.Duration(i) * time.Second / rate)
-		lag := time.Duration(i*7) * time.Microsecond
-		if i > 0 {
-			if got := recv(t, clk.Sleeping, "pacer sleep"); !got.Equal(sched) {
-				t.Fatalf("request %d: pacer slept until %v, want %v", i, got.Sub(start), sched.Sub(start))
+	paths(t, func(t *testing.T, force bool) {
+		var conns atomic.Int64
+		srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), true, false, loadtest.CountConns(&conns))
+		start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		clk := loadtest.NewFakeClock(start)
+		const rate, n = 10, 20
+		opts := mtlsOpts(p, true)
+		opts.FastHTTP = !force
+		results, done := clockRun(t, clk, opts, srv.URL, load.Step{Concurrency: 64, Rate: rate, Duration: n * time.Second / rate})
+		for i := 0; i < n; i++ {
+			sched := start.Add(time.Duration(i) * time.Second / rate)
+			lag := time.Duration(i*7) * time.Microsecond
+			if i > 0 {
+				if got := recv(t, clk.Sleeping, "pacer sleep"); !got.Equal(sched) {
+					t.Fatalf("request %d: pacer slept until %v, want %v", i, got.Sub(start), sched.Sub(start))
+				}
+				clk.Set(sched.Add(lag))
 			}
-			clk.Set(sched.Add(lag))
+			r := recv(t, results, "result")
+			if r.Err != "" || r.Status != 200 {
+				t.Fatalf("request %d failed: %+v", i, r)
+			}
+			if !r.Start.Equal(sched) || r.SchedLag != lag || r.Latency != lag || r.Rate != rate {
+				t.Fatalf("request %d: start %v, sched-lag %v, latency %v; want start %v, sched-lag and latency %v",
+					i, r.Start.Sub(start), r.SchedLag, r.Latency, sched.Sub(start), lag)
+			}
 		}
-		r := recv(t, results, "result")
-		if r.Err != "" || r.Status != 200 {
-			t.Fatalf("request %d failed: %+v", i, r)
+		if err := recv(t, done, "end of step"); err != nil {
+			t.Fatal(err)
 		}
-		if !r.Start.Equal(sched) || r.SchedLag != lag || r.Latency != lag || r.Rate != rate {
-			t.Fatalf("request %d: start %v, sched-lag %v, latency %v; want start %v, sched-lag and latency %v",
-				i, r.Start.Sub(start), r.SchedLag, r.Latency, sched.Sub(start), lag)
+		if len(results) != 0 {
+			t.Fatalf("%d requests beyond the step's %d", len(results), n)
 		}
-	}
-	if err := recv(t, done, "end of step"); err != nil {
-		t.Fatal(err)
-	}
-	if len(results) != 0 {
-		t.Fatalf("%d requests beyond the step's %d", len(results), n)
-	}
-	if c := conns.Load(); c >= 5 {
-		t.Fatalf("10 req/s with -c 64 opened %d connections, want fewer than 5", c)
-	}
+		if c := conns.Load(); c >= 5 {
+			t.Fatalf("10 req/s with -c 64 opened %d connections, want fewer than 5", c)
+		}
+	})
 }
 
 // TestOpenLoopConnectionsFollowInFlight: a second connection is opened only

@@ -16,8 +16,9 @@ func open() *fconn { return &fconn{nc: (*sockConn)(nil)} }
 // TestConnPoolMostRecentlyUsedFirst: the connection returned last is lent
 // first, so a light load keeps reusing the same few warm connections.
 func TestConnPoolMostRecentlyUsedFirst(t *testing.T) {
-	p := newConnPool(1, nil)
+	p := newConnPool(1, nil, 10)
 	ctx := context.Background()
+	var tm *time.Timer
 	a, b, c := open(), open(), open()
 	for range 3 {
 		p.lent++ // three loans, given back in turn
@@ -26,82 +27,65 @@ func TestConnPoolMostRecentlyUsedFirst(t *testing.T) {
 	p.release(b)
 	p.release(c)
 	for i, want := range []*fconn{c, b, a} {
-		if got, _ := p.acquire(ctx); got != want {
+		if got, _ := p.acquire(ctx, &tm); got != want {
 			t.Fatalf("acquire %d: got %p, want %p", i, got, want)
 		}
 	}
 	p.release(a)
 	p.release(b)
-	if got, _ := p.acquire(ctx); got != b {
+	if got, _ := p.acquire(ctx, &tm); got != b {
 		t.Fatalf("after giving back a then b, got %p, want b %p", got, b)
 	}
 	p.release(&fconn{}) // closed: dropped, not lent again
-	if got, done := p.acquire(ctx); got != a || done != nil {
+	if got, done := p.acquire(ctx, &tm); got != a || done != nil {
 		t.Fatalf("got %p, want a %p (the closed one dropped)", got, a)
 	}
 }
 
-// TestConnPoolPatience: a request that finds no idle connection dials at
-// once when none is in flight; when one is, it waits for it to be given
-// back for as long as a dial takes (on the pool's clock) before it takes a
-// dial token; a connection given back meanwhile is handed over.
-func TestConnPoolPatience(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	clk := loadtest.NewFakeClock(now)
-	p := newConnPool(1, clk)
-	ctx := context.Background()
-	c, done := p.acquire(ctx)
-	if c != nil || done == nil {
-		t.Fatalf("nothing in flight: got %p, token %v; want a dial token at once", c, done != nil)
+// TestNeedDial: when a request that found no idle connection dials
+// rather than waits, and why.
+func TestNeedDial(t *testing.T) {
+	const ms, us = time.Millisecond, time.Microsecond
+	for _, c := range []struct {
+		name            string
+		busy            int
+		dial, med, leat time.Duration
+		rate            float64
+		waited, stalled bool
+		want            string
+	}{
+		{"nothing in flight", 0, 2 * ms, 0, 0, 100, false, false, "idle"},
+		{"first requests: no latency yet", 1, 2 * ms, 0, 0, 1000, false, false, ""},
+		{"fast server, one busy", 1, 2 * ms, 150 * us, 100 * us, 1700, false, false, ""},
+		// A burst (dozens due at once after a stall of the tester) against
+		// a fast server: waiting, whatever the queue, and still after a
+		// dial's time while connections come back.
+		{"burst, fast server, after a dial's time", 2, 2 * ms, 150 * us, 100 * us, 8600, true, false, ""},
+		{"nothing back for a dial's time", 2, 2 * ms, 150 * us, 100 * us, 8600, true, true, "stall"},
+		// 8,600/s x 100 µs x 2 = 1.72: one connection cannot carry it.
+		{"too few for the rate, after a dial's time", 1, 2 * ms, 150 * us, 100 * us, 8600, true, false, "short"},
+		{"too few for the rate, not waited yet", 1, 2 * ms, 150 * us, 100 * us, 8600, false, false, ""},
+		// A CredHub get or the M/M/4 station: busy ones back 1.25 ms
+		// apart > 2 ms / 4: dial at once, a wait would be sched-lag.
+		{"slow server", 4, 2 * ms, 5 * ms, 1 * ms, 640, false, false, "slow"},
+		{"slow server, enough busy", 12, 2 * ms, 5 * ms, 1 * ms, 640, false, false, ""},
+		// The tester short of CPU reads responses late: the median grows
+		// with the dial time (both wall time), the least stays low.
+		{"loaded tester", 2, 20 * ms, 3 * ms, 200 * us, 1700, true, false, ""},
+	} {
+		if got := needDial(c.busy, c.dial, c.med, c.leat, c.rate, c.waited, c.stalled); got != c.want {
+			t.Errorf("%s: needDial = %q, want %q", c.name, got, c.want)
+		}
 	}
-	done()
-	type loan struct {
-		c    *fconn
-		done func()
-	}
-	got := make(chan loan)
-	wait := func() {
-		go func() {
-			c, d := p.acquire(ctx)
-			got <- loan{c, d}
-		}()
-	}
+}
 
-	// Before any dial is timed the patience is firstPatience; a
-	// connection given back within it is handed over, no token taken.
-	wait()
-	if d := recv(t, clk.Sleeping); !d.Equal(now.Add(firstPatience)) {
-		t.Fatalf("waited until %v, want %v", d.Sub(now), firstPatience)
-	}
-	a := open()
-	p.release(a)
-	if l := recv(t, got); l.c != a || l.done != nil {
-		t.Fatalf("got %p, token %v; want the freed %p", l.c, l.done != nil, a)
-	}
-
-	// Dials timed: the patience follows them. No connection comes back
-	// within it: the request takes a dial token.
-	p.noteDial(4 * time.Millisecond)
-	p.noteDial(8 * time.Millisecond) // mean of about the last four: 5 ms
-	wait()
-	if d := recv(t, clk.Sleeping); !d.Equal(now.Add(5 * time.Millisecond)) {
-		t.Fatalf("waited until %v, want 5ms", d.Sub(now))
-	}
-	clk.Set(now.Add(5 * time.Millisecond))
-	l := recv(t, got)
-	if l.c != nil || l.done == nil {
-		t.Fatalf("after the patience: got %p, token %v; want a dial token", l.c, l.done != nil)
-	}
-
-	// The only token is out: the next request, past its patience, still
-	// takes the connection given back rather than dialling.
-	wait()
-	clk.Set(recv(t, clk.Sleeping))
-	b := open()
+// giveBack hands c to a request waiting in acquire: release hands over
+// only to a request already waiting, so until one waits c lands in the
+// pool; take it back and retry.
+func giveBack(p *connPool, c *fconn) {
 	for {
-		// release hands over only to a request already waiting; until
-		// this one waits, b lands in the pool: take it back and retry.
-		p.release(b)
+		before := handedOver(p)
+		p.release(c)
 		p.mu.Lock()
 		n := len(p.idle)
 		if n > 0 {
@@ -109,11 +93,92 @@ func TestConnPoolPatience(t *testing.T) {
 			p.lent++
 		}
 		p.mu.Unlock()
+		if n == 0 && handedOver(p) > before {
+			return
+		}
 		if n == 0 {
-			break
+			// Handed over, the count not yet taken: wait for it.
+			for handedOver(p) == before {
+				runtime.Gosched()
+			}
+			return
 		}
 		runtime.Gosched()
 	}
+}
+
+func handedOver(p *connPool) uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.handed
+}
+
+type loan struct {
+	c    *fconn
+	done func()
+}
+
+func acquireAsync(p *connPool, ctx context.Context) <-chan loan {
+	got := make(chan loan, 1)
+	go func() {
+		var tm *time.Timer
+		c, d := p.acquire(ctx, &tm)
+		got <- loan{c, d}
+	}()
+	return got
+}
+
+// TestConnPoolPatience: a request that finds no idle connection dials at
+// once when none is in flight; when one is, it waits for it to be given
+// back for a dial's time on the pool's clock (before any dial or response
+// of the step, the warm dial's time); a connection given back meanwhile
+// is handed over; nothing back in that time, it takes a dial token.
+func TestConnPoolPatience(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	clk := loadtest.NewFakeClock(now)
+	p := newConnPool(1, clk, 100)
+	ctx := context.Background()
+	var tm *time.Timer
+	c, done := p.acquire(ctx, &tm)
+	if c != nil || done == nil {
+		t.Fatalf("nothing in flight: got %p, token %v; want a dial token at once", c, done != nil)
+	}
+	done() // its dial ended; the request is still in flight (lent)
+
+	// Before any dial or response is timed, the warm dial's time.
+	p.warmT = 7 * time.Millisecond
+	got := acquireAsync(p, ctx)
+	if d := recv(t, clk.Sleeping); !d.Equal(now.Add(7 * time.Millisecond)) {
+		t.Fatalf("waited until %v, want the warm dial's 7ms", d.Sub(now))
+	}
+	a := open()
+	giveBack(p, a)
+	if l := recv(t, got); l.c != a || l.done != nil {
+		t.Fatalf("got %p, token %v; want the freed %p", l.c, l.done != nil, a)
+	}
+
+	// Dials timed: the patience is their median. Nothing comes back
+	// within it: the request takes a dial token.
+	p.noteDial(4 * time.Millisecond)
+	p.noteDial(5 * time.Millisecond)
+	p.noteDial(30 * time.Millisecond) // one slow handshake does not set it
+	p.noteLatency(100 * time.Microsecond)
+	got = acquireAsync(p, ctx)
+	if d := recv(t, clk.Sleeping); !d.Equal(now.Add(5 * time.Millisecond)) {
+		t.Fatalf("waited until %v, want 5ms", d.Sub(now))
+	}
+	clk.Set(now.Add(5 * time.Millisecond))
+	l := recv(t, got)
+	if l.c != nil || l.done == nil {
+		t.Fatalf("after a dial's time with nothing back: got %p, token %v; want a dial token", l.c, l.done != nil)
+	}
+
+	// The only token is out: a stalled request still takes the
+	// connection given back rather than dialling.
+	got = acquireAsync(p, ctx)
+	clk.Set(recv(t, clk.Sleeping))
+	b := open()
+	giveBack(p, b)
 	if l := recv(t, got); l.c != b || l.done != nil {
 		t.Fatalf("got %p, token %v; want the freed %p", l.c, l.done != nil, b)
 	}
@@ -121,41 +186,88 @@ func TestConnPoolPatience(t *testing.T) {
 	// With no token and no connection, a cancelled request gives up.
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if c, d := p.acquire(cctx); c != nil || d != nil {
+	p.noteLatency(100 * time.Millisecond) // slow: it would dial at once
+	if c, d := p.acquire(cctx, &tm); c != nil || d != nil {
 		t.Fatal("a cancelled request got a connection or a token")
 	}
 }
 
-// TestConnPoolNoPatienceForSlowRequests: when the requests in flight are
-// not expected back within a dial's time (recent latency / requests in
-// flight > patience: a slow server), waiting cannot pay and the request
-// takes a dial token at once; with enough of them in flight it waits.
-func TestConnPoolNoPatienceForSlowRequests(t *testing.T) {
+// TestConnPoolBurstWaits: dozens of requests due at once (the tester back
+// from a stall) against a fast server with two connections busy: none
+// dials, not even after a dial's time, while connections come back; each
+// takes a busy one as it is given back.
+func TestConnPoolBurstWaits(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	clk := loadtest.NewFakeClock(now)
-	p := newConnPool(8, clk)
+	p := newConnPool(4, clk, 1700)
+	ctx := context.Background()
+	for range 8 {
+		p.noteDial(2 * time.Millisecond)
+		p.noteLatency(150 * time.Microsecond)
+	}
+	conns := []*fconn{open(), open()}
+	p.lent = 2 // both busy
+	const burst = 30
+	loans := make([]<-chan loan, burst)
+	for i := range loans {
+		loans[i] = acquireAsync(p, ctx)
+	}
+	for range burst {
+		recv(t, clk.Sleeping) // each waits, none dials
+	}
+	// The busy ones come back one by one, each to a waiting request, which
+	// sends on it and gives it back in turn; meanwhile the waits of a
+	// dial's time run out.
+	served := 0
+	for round := 0; served < burst; round++ {
+		for _, c := range conns {
+			if served == burst {
+				break
+			}
+			giveBack(p, c)
+			served++
+		}
+		if round == 2 {
+			clk.Set(now.Add(2 * time.Millisecond)) // every wait so far ends
+		}
+	}
+	for i, ch := range loans {
+		l := recv(t, ch)
+		if l.done != nil || l.c == nil {
+			t.Fatalf("request %d of the burst dialled (token %v) instead of taking a busy connection", i, l.done != nil)
+		}
+	}
+	if n := len(p.dials); n != 0 {
+		t.Fatalf("%d dial tokens taken", n)
+	}
+}
+
+// TestConnPoolSlowServerDialsAtOnce: busy connections not expected back
+// within a quarter of a dial's time (a slow server): no wait (it would be
+// sched-lag), a dial token at once; with enough of them busy it waits.
+func TestConnPoolSlowServerDialsAtOnce(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	clk := loadtest.NewFakeClock(now)
+	p := newConnPool(8, clk, 640)
 	ctx := context.Background()
 	p.noteDial(2 * time.Millisecond)
-	p.noteLatency(20 * time.Millisecond)
-	p.lent = 4 // 20 ms / 4 in flight = 5 ms > 2 ms
-	if c, done := p.acquire(ctx); c != nil || done == nil {
+	p.noteLatency(5 * time.Millisecond)
+	p.lent = 4 // 5 ms / 4 in flight = 1.25 ms > 2 ms / 4
+	var tm *time.Timer
+	if c, done := p.acquire(ctx, &tm); c != nil || done == nil {
 		t.Fatalf("got %p, token %v; want a dial token at once", c, done != nil)
 	}
 	if n := len(clk.Sleeping); n != 0 {
 		t.Fatalf("%d waits, want none", n)
 	}
-	p.lent = 10 // 20 ms / 10 = 2 ms: one will be back within a dial's time
-	got := make(chan func())
-	go func() {
-		_, done := p.acquire(ctx)
-		got <- done
-	}()
+	p.lent = 11 // 5 ms / 11 < 0.5 ms: one will be back soon
+	got := acquireAsync(p, ctx)
 	if d := recv(t, clk.Sleeping); !d.Equal(now.Add(2 * time.Millisecond)) {
 		t.Fatalf("waited until %v, want 2ms", d.Sub(now))
 	}
 	clk.Set(now.Add(2 * time.Millisecond))
-	if done := recv(t, got); done == nil {
-		t.Fatal("no dial token after the patience")
+	if l := recv(t, got); l.done == nil {
+		t.Fatal("no dial token after a dial's time with nothing back")
 	}
 }
 

@@ -57,6 +57,11 @@ type Step struct {
 	Duration    time.Duration
 	StartAt     time.Time // when to start; zero = now
 	RunStart    time.Time // origin of Result.Offset; zero = step start
+	// KeepConns (open loop, keep-alive): the step's idle connections stay
+	// open for the engine's next Run, which uses them instead of dialling
+	// anew (a warm-up and its measured step). That Run, or
+	// Engine.CloseIdle, closes them.
+	KeepConns bool
 }
 
 // Result is one request. Start+Latency is when its response ended. In open

@@ -1,0 +1,401 @@
+package load
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// connPool holds idle keep-alive connections shared by open-loop workers
+// of the lean client. Last in, first out: the busiest few connections stay
+// warm and the rest stay idle (and may be closed by the server, which a
+// reused connection's one retry covers), so a step opens about as many
+// connections as it has requests in flight, at most Concurrency.
+//
+// When no connection is idle, a request waits for one another request
+// gives back, and dials only for a reason needDial names: nothing in
+// flight, a slow server, nothing back for a dial's time, or too few
+// connections in flight for the offered rate. The number of requests
+// waiting is not one (needDial says why). Dial tokens bound the
+// handshakes in flight when dials are needed.
+type connPool struct {
+	clk     Clock // nil: the system clock
+	mu      sync.Mutex
+	idle    []*fconn
+	lent    int           // requests holding a connection or a dial token
+	handed  uint64        // connections handed over to waiting requests, ever
+	rate    float64       // the step's requests/s
+	warmT   time.Duration // the warm dial's time
+	dialT   recent        // the step's dials (DNS+dialup)
+	lat     recent        // requests on a warm connection (sched-lag excluded)
+	handoff chan *fconn
+	dials   chan struct{} // tokens: handshakes in flight
+}
+
+// firstPatience is the dial time assumed before any dial of the pool has
+// been timed: about one mutual-TLS handshake with an RSA-2048 key on an
+// idle tester.
+const firstPatience = 2 * time.Millisecond
+
+// slowBack: a request dials rather than waits when the busy connections
+// come back, on average, more than a dial's time / slowBack apart (a slow
+// server: waiting would put most of a handshake's time into its sched-lag,
+// and the step needs more connections anyway).
+const slowBack = 4
+
+func newConnPool(dials int, clk Clock, rate float64) *connPool {
+	return &connPool{clk: clk, rate: rate, handoff: make(chan *fconn), dials: make(chan struct{}, dials)}
+}
+
+// maxDials: handshakes are CPU-bound, so more in flight than the tester
+// has cores only delays them all.
+func maxDials() int { return max(2*runtime.GOMAXPROCS(0), 4) }
+
+// recent keeps the last few samples of a duration. Its median, not a
+// mean: the generator or the server losing the CPU for a few milliseconds
+// inflates every request in flight at once, and a mean would then make
+// the pool expect slow requests (and dial) for the next several.
+type recent struct {
+	s [8]time.Duration
+	n int
+}
+
+func (r *recent) add(d time.Duration) {
+	r.s[r.n%len(r.s)] = d
+	r.n++
+}
+
+// least of the samples kept; 0 when none.
+func (r *recent) least() time.Duration {
+	k := min(r.n, len(r.s))
+	if k == 0 {
+		return 0
+	}
+	m := r.s[0]
+	for _, d := range r.s[1:k] {
+		m = min(m, d)
+	}
+	return m
+}
+
+// median of the samples kept (the upper one of an even count); 0 when none.
+func (r *recent) median() time.Duration {
+	k := min(r.n, len(r.s))
+	var t [len(recent{}.s)]time.Duration
+	copy(t[:k], r.s[:k])
+	for i := 1; i < k; i++ {
+		for j := i; j > 0 && t[j] < t[j-1]; j-- {
+			t[j], t[j-1] = t[j-1], t[j]
+		}
+	}
+	return t[k/2]
+}
+
+// warm dials one connection into the pool before the step's clock starts
+// (it is one of the step's handshakes): the step's first requests find it
+// instead of each waiting while the first handshake (which also verifies
+// the server's chain, once per engine) is still under way. Its time is not
+// a dial time: the chain's verification made it slower than the step's
+// dials. A failed dial is left to the requests, which record the error.
+// A pool kept from the previous step (Step.KeepConns) with a connection
+// idle needs none.
+func (p *connPool) warm(ctx context.Context, e *Engine) {
+	p.mu.Lock()
+	n := len(p.idle)
+	p.mu.Unlock()
+	if n > 0 {
+		return
+	}
+	w := &worker{e: e, t: e}
+	var r Result
+	real, at := e.begin()
+	c, err := w.dial(ctx, &r, real)
+	if err != nil {
+		return
+	}
+	defer func() {
+		d := e.since(real, at) // on the engine's clock, as the waits
+		p.mu.Lock()
+		p.warmT = d
+		p.mu.Unlock()
+	}()
+	// Send the held last handshake flight now rather than with the first
+	// request, so the server checks the client's certificate before the
+	// step instead of while its first requests are due. (Only Linux's
+	// sockConn holds bytes: sock_linux.go.)
+	if f, ok := any(c.sc).(interface{ flush() error }); ok && c.sc != nil {
+		if err := f.flush(); err != nil {
+			_ = c.nc.Close()
+			return
+		}
+	}
+	p.mu.Lock()
+	p.idle = append(p.idle, c)
+	p.mu.Unlock()
+}
+
+// noteDial records a dial's time (DNS+dialup).
+func (p *connPool) noteDial(d time.Duration) {
+	p.mu.Lock()
+	p.dialT.add(d)
+	p.mu.Unlock()
+}
+
+// noteLatency records a warm request's latency, sched-lag excluded.
+func (p *connPool) noteLatency(d time.Duration) {
+	p.mu.Lock()
+	p.lat.add(d)
+	p.mu.Unlock()
+}
+
+// patience is how long a request waits for a connection given back
+// before it asks again whether to dial: a dial's expected time (the
+// median of the step's dials). Before the first of them, and while no
+// request has come back on a warm connection, the warm dial's time:
+// the step's first response on the warm connection can take longer than
+// a handshake on an idle machine (the server finishes its side of that
+// handshake then), and the requests due meanwhile should not dial for it.
+// Called with p.mu held.
+func (p *connPool) patience() time.Duration {
+	if d := p.dialT.median(); d > 0 {
+		return d
+	}
+	if p.lat.n == 0 && p.warmT > 0 {
+		return p.warmT
+	}
+	return firstPatience
+}
+
+// acquire returns an idle or freed connection, or nil with a function to
+// call once the request's own dial has ended (nil too when ctx ended).
+// Every acquire that got one or the other is paired with a release.
+// timer is the caller's reusable wait timer (system clock only).
+func (p *connPool) acquire(ctx context.Context, timer **time.Timer) (*fconn, func()) {
+	p.mu.Lock()
+	if n := len(p.idle); n > 0 {
+		c := p.idle[n-1]
+		p.idle[n-1] = nil
+		p.idle = p.idle[:n-1]
+		p.lent++
+		p.mu.Unlock()
+		return c, nil
+	}
+	p.mu.Unlock()
+	waited, stalled := false, false
+	for {
+		p.mu.Lock()
+		dial, busy, seen := p.patience(), p.lent, p.handed
+		med, least := p.lat.median(), p.lat.least()
+		rate := p.rate
+		p.mu.Unlock()
+		why := needDial(busy, dial, med, least, rate, waited, stalled)
+		if why != "" {
+			c, done := p.dialOrHandoff(ctx)
+			if done == nil || why != "stall" {
+				return c, done
+			}
+			// A dial token after a stall: dial only if nothing has been
+			// handed over meanwhile either (the server is back: the
+			// queue clears without it).
+			p.mu.Lock()
+			back := p.handed != seen
+			p.mu.Unlock()
+			if !back {
+				return c, done
+			}
+			p.unlend()
+			done()
+			stalled = false
+			continue
+		}
+		if c := p.waitHandoff(ctx, timer, dial); c != nil {
+			p.lend(true)
+			return c, nil
+		}
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		p.mu.Lock()
+		waited, stalled = true, p.handed == seen
+		p.mu.Unlock()
+	}
+}
+
+// needDial says why a request that found no idle connection should dial
+// rather than wait for a busy one ("": wait, up to a dial's time, then
+// ask again). busy: requests in flight (holding a connection or
+// dialling); dial: a dial's expected time; med and least: the median and
+// the least of recent latencies on a warm connection (0: none yet); rate:
+// the step's requests/s; waited: the request has waited a dial's time;
+// stalled: and nothing came back to any request meanwhile.
+//   - "idle": nothing in flight, nothing can come back;
+//   - "slow": the busy connections come back, on average, more than
+//     dial/slowBack apart (a slow server: waiting would put most of a
+//     handshake's time into the request's sched-lag, and the step needs
+//     more connections anyway);
+//   - "stall": nothing came back within a dial's time (a stalled server,
+//     or a request stuck on the only connection);
+//   - "short": after a dial's time, the connections in flight cannot
+//     carry the offered rate: fewer than twice rate x the least recent
+//     latency (Little's law, with room for the rate's bursts).
+//
+// Not a reason: how many requests wait. After the tester or the server
+// lost the CPU for a few milliseconds dozens of requests are due at once;
+// the busy connections of a fast server clear them in a few
+// milliseconds, and dialling for them (the previous rule: every request
+// that waited a dial's time dialled) fed on itself: each handshake is 1-2
+// ms of the tester's CPU, on the core that also sends, so it delayed the
+// requests due next, which waited and dialled in turn. The least latency,
+// not the median, sizes the need: a tester short of CPU reads every
+// response late, which the median would count as a slower server.
+func needDial(busy int, dial, med, least time.Duration, rate float64, waited, stalled bool) string {
+	switch {
+	case busy == 0:
+		return "idle"
+	case med/time.Duration(busy) > dial/slowBack:
+		return "slow"
+	case stalled:
+		return "stall"
+	case waited && float64(busy) < 2*rate*least.Seconds():
+		return "short"
+	}
+	return ""
+}
+
+// dialOrHandoff takes whichever comes first: a connection given back or a
+// dial token.
+func (p *connPool) dialOrHandoff(ctx context.Context) (*fconn, func()) {
+	if ctx.Err() != nil {
+		return nil, nil // not a random pick against a free token
+	}
+	select {
+	case c := <-p.handoff:
+		p.lend(true)
+		return c, nil
+	case p.dials <- struct{}{}:
+		p.lend(false)
+		return nil, func() { <-p.dials }
+	case <-ctx.Done():
+		return nil, nil
+	}
+}
+
+// lend counts a request that got a connection (handed over: from a
+// request that gave it back) or a dial token: only those are in flight (a
+// waiting request gives nothing back).
+func (p *connPool) lend(handed bool) {
+	p.mu.Lock()
+	p.lent++
+	if handed {
+		p.handed++
+	}
+	p.mu.Unlock()
+}
+
+func (p *connPool) unlend() {
+	p.mu.Lock()
+	p.lent--
+	p.mu.Unlock()
+}
+
+// waitHandoff waits up to d for a connection given back.
+func (p *connPool) waitHandoff(ctx context.Context, timer **time.Timer, d time.Duration) *fconn {
+	if p.clk == nil {
+		t := *timer
+		if t == nil {
+			t = time.NewTimer(d)
+			*timer = t
+		} else {
+			t.Reset(d) // stopped and drained below: no stale expiry
+		}
+		select {
+		case c := <-p.handoff:
+			stopTimer(t)
+			return c
+		case <-t.C:
+		case <-ctx.Done():
+			stopTimer(t)
+		}
+		return nil
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	expired := make(chan struct{})
+	deadline := p.clk.Now().Add(d)
+	go func() {
+		p.clk.SleepUntil(wctx, deadline)
+		close(expired)
+	}()
+	select {
+	case c := <-p.handoff:
+		return c
+	case <-expired:
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+// stopTimer stops t and drains an expiry that raced with the stop, so
+// the next Reset starts clean (go.mod's go 1.22: timer channels keep a
+// value sent before Stop).
+func stopTimer(t *time.Timer) {
+	if !t.Stop() {
+		select {
+		case <-t.C:
+		default:
+		}
+	}
+}
+
+// release ends a request's loan: c, if still open, goes to a waiting
+// request or back to the pool.
+func (p *connPool) release(c *fconn) {
+	p.mu.Lock()
+	p.lent--
+	p.mu.Unlock()
+	if c == nil || c.nc == nil {
+		return
+	}
+	select {
+	case p.handoff <- c: // a request is waiting for one
+		return
+	default:
+	}
+	p.mu.Lock()
+	p.idle = append(p.idle, c)
+	p.mu.Unlock()
+}
+
+func (p *connPool) closeAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.idle {
+		_ = c.nc.Close()
+	}
+	p.idle = nil
+}
+
+// borrow takes the most recently used idle connection, or waits for a
+// freed one or a dial token (then the request dials its own).
+func (w *worker) borrow(ctx context.Context, p *connPool) {
+	c, done := p.acquire(ctx, &w.wait)
+	w.dialDone = done
+	w.onLoan = c != nil || done != nil
+	w.mu.Lock()
+	w.fc = c
+	w.mu.Unlock()
+}
+
+// giveBack ends the worker's loan, returning a still-open connection.
+func (w *worker) giveBack(p *connPool) {
+	if !w.onLoan {
+		return // ctx ended while it waited: nothing was lent
+	}
+	w.onLoan = false
+	w.mu.Lock()
+	c := w.fc
+	w.fc = nil
+	w.mu.Unlock()
+	p.release(c)
+}
