@@ -324,3 +324,40 @@ func TestOpenLoopStartAt(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestOpenLoopKeepConns: a step with KeepConns (a warm-up) leaves its
+// connections to the engine's next step, which sends on them instead of
+// dialling; without it, each step dials its own. Either HTTP client.
+func TestOpenLoopKeepConns(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	paths(t, func(t *testing.T, force bool) {
+		var conns atomic.Int64
+		srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), true, false, loadtest.CountConns(&conns))
+		opts := mtlsOpts(p, true)
+		opts.FastHTTP = !force
+		e, err := load.New(opts, load.Template{URL: srv.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		step := load.Step{Concurrency: 8, Rate: 200, Requests: 3, KeepConns: true}
+		for i := 0; i < 2; i++ {
+			if err := e.Run(context.Background(), step, load.Discard); err != nil {
+				t.Fatal(err)
+			}
+		}
+		kept := conns.Load()
+		step.KeepConns = false
+		if err := e.Run(context.Background(), step, load.Discard); err != nil {
+			t.Fatal(err)
+		}
+		if c := conns.Load(); c != kept {
+			t.Fatalf("the step after a KeepConns step opened %d connections, want 0", c-kept)
+		}
+		if err := e.Run(context.Background(), step, load.Discard); err != nil {
+			t.Fatal(err)
+		}
+		if c := conns.Load(); c == kept {
+			t.Fatal("a step after one without KeepConns opened no connection: the pool was not closed")
+		}
+	})
+}

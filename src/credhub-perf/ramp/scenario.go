@@ -181,9 +181,13 @@ func (s *scenarioState) runStep(ctx context.Context, i, total int, st load.Step)
 	if w := c.Steps.Warmup.D(); w > 0 {
 		ws := st
 		ws.Requests, ws.Duration, ws.StartAt = 0, w, begin
+		// The measured step starts on the warm-up's connections (open
+		// loop), not with a dial on its clock.
+		ws.KeepConns = true
 		r.log.Progress(fmt.Sprintf("step %d/%d %s: warming up for %s", i+1, total, loadLabel(st), w))
 		s.sentAny = true
 		if err := s.engine.Run(ctx, ws, load.Discard); err != nil {
+			s.engine.CloseIdle()
 			return results.Snapshot{}, results.SummaryStep{}, err
 		}
 		if !begin.IsZero() {
