@@ -643,9 +643,9 @@ func (w *worker) closedLoop(ctx context.Context, s Step, start, end time.Time, c
 // time. A request waits for a free worker when all Concurrency are busy;
 // it then leaves late and its sched-lag is counted in its latency.
 func (e *Engine) pace(ctx context.Context, s Step, start, end time.Time, jobs chan<- time.Time) {
-	wk := newWaker(ctx, e.opts.Clock)
-	defer wk.close()
 	interval := float64(time.Second) / s.Rate
+	wk := newWaker(ctx, e.opts.Clock, time.Duration(interval))
+	defer wk.close()
 	for i := int64(0); s.Requests == 0 || i < int64(s.Requests); i++ {
 		sched := start.Add(time.Duration(float64(i) * interval))
 		if !end.IsZero() && !sched.Before(end) {

@@ -18,6 +18,7 @@ type timerfdWaker struct {
 	stop func() bool
 	buf  [8]byte
 	its  itimerspec
+	spin bool // wake spinBefore early and spin (requests spinMinGap apart or more)
 }
 
 type itimerspec struct {
@@ -28,13 +29,13 @@ const clockMonotonic = 1 // CLOCK_MONOTONIC, the clock of Go's monotonic reading
 
 // newTimerfdWaker returns nil when the kernel refuses a timerfd (old kernel,
 // seccomp); the caller then falls back to Go timers.
-func newTimerfdWaker(ctx context.Context) waker {
+func newTimerfdWaker(ctx context.Context, spin bool) waker {
 	fd, _, e := syscall.Syscall(syscall.SYS_TIMERFD_CREATE, clockMonotonic, syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if e != 0 {
 		return nil
 	}
 	// A non-blocking fd given to os.NewFile is registered with the poller.
-	w := &timerfdWaker{f: os.NewFile(fd, "timerfd"), fd: fd}
+	w := &timerfdWaker{f: os.NewFile(fd, "timerfd"), fd: fd, spin: spin}
 	// A cancelled step must not wait out a long gap between requests: the
 	// read in progress, and every later one, fails at once.
 	w.stop = context.AfterFunc(ctx, func() { _ = w.f.SetReadDeadline(time.Unix(1, 0)) })
@@ -46,7 +47,7 @@ func (w *timerfdWaker) until(ctx context.Context, t time.Time) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
-	if d <= spinBefore {
+	if d <= spinBefore || !w.spin {
 		// Requests less than spinBefore apart: a busy step. Park instead
 		// of spinning: a goroutine that yields in a loop is always
 		// runnable, and the runtime looks for network readiness only when

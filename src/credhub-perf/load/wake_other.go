@@ -5,4 +5,4 @@ package load
 import "context"
 
 // newTimerfdWaker: timerfd is Linux only; elsewhere Go timers pace sends.
-func newTimerfdWaker(context.Context) waker { return nil }
+func newTimerfdWaker(context.Context, bool) waker { return nil }
