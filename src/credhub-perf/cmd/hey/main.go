@@ -34,10 +34,11 @@ Options:
   -c  Number of workers to run concurrently. Total number of requests cannot
       be smaller than the concurrency level. Default is 50.
       With -rate: the most requests in flight at once; keep-alive
-      connections are shared, most recently used first, and a new one is
-      opened only when none is idle and none in use is expected back
-      within a handshake's time, so a light load uses few of them. One
-      is opened before the run's clock starts.
+      connections are shared, most recently used first, so a light load
+      uses few of them. With -fast-http one is opened before the run's
+      clock starts, and a new one only when none is idle and waiting for
+      a busy one would not pay (a slow or stalled server, or too few for
+      the rate); the net/http default opens one whenever none is idle.
   -q  Rate limit, in queries per second (QPS) per worker. Default is no rate limit.
   -rate  Total request rate (requests/s) of an open-loop run: requests are
       scheduled at this rate whatever the server does, and response times
