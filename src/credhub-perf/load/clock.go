@@ -78,23 +78,58 @@ type waker interface {
 	close()
 }
 
-// spinMinGap: the pacer spins only when requests are at least this far
-// apart, so the spin costs at most spinBefore/spinMinGap (10 %) of a core.
-// Closer together, the kernel timer alone wakes it: about 35-40 µs late
-// at the median on an idle VM, within the issue-17 target (sched-lag p50
-// < 100 µs), where a spin before each of 8,600 requests/s took 43 % of the
-// tester's core (the CPU its sends and reads need at that rate).
-const spinMinGap = 10 * spinBefore
+// spinShare bounds the spin: at most 1/spinShare of the time between
+// requests. The pacer spins only when requests are at least spinMinGap
+// apart; closer together the kernel timer alone wakes it: about 35-40 µs
+// late at the median on an idle VM, within the issue-17 target
+// (sched-lag p50 < 100 µs), where a spin before each of 8,600 requests/s
+// took 43 % of the tester's core (the CPU its sends and reads need at
+// that rate).
+const (
+	spinShare  = 10
+	spinMinGap = spinShare * spinBefore
+)
+
+// wakeMargin is how early the pacer's kernel timer is set before a send:
+// the longest of its last 16 wake-ups' lateness plus a quarter, at least
+// spinBefore and at most gap/spinShare and maxEarly. Why adaptive: on an idle VM a
+// timer wakes 35-40 µs late, but at 80 requests/s (the CPU idle between
+// sends, its wake-up slower) the median send left 112 µs late on the
+// quiet machine of 2026-11-25: a fixed 50 µs spin did not cover it.
+type wakeMargin struct {
+	late [16]time.Duration
+	n    int
+	gap  time.Duration // the step's interval between requests
+}
+
+func (m *wakeMargin) note(late time.Duration) {
+	m.late[m.n%len(m.late)] = late
+	m.n++
+}
+
+func (m *wakeMargin) early() time.Duration {
+	var worst time.Duration
+	for _, d := range m.late[:min(m.n, len(m.late))] {
+		worst = max(worst, d)
+	}
+	return min(max(worst+worst/4, spinBefore), m.gap/spinShare, maxEarly)
+}
+
+// maxEarly caps the spin whatever the gap: while the pacer spins the
+// runtime does not poll the network (a yielding goroutine is always
+// runnable, and Go looks for network readiness only when nothing is), so
+// a response arriving then is read when the spin ends.
+const maxEarly = 4 * spinBefore
 
 // newWaker returns the pacer's waker for clock c: the test's clock as it
 // is, or for the system clock a precise kernel timer (Linux: timerfd) that
-// ends spinBefore early, followed by a short spin when requests are at
+// ends early (wakeMargin), followed by a short spin, when requests are at
 // least spinMinGap apart (gap: the step's interval).
 func newWaker(ctx context.Context, c Clock, gap time.Duration) waker {
 	if c != nil {
 		return clockWaker{c}
 	}
-	if w := newTimerfdWaker(ctx, gap >= spinMinGap); w != nil {
+	if w := newTimerfdWaker(ctx, gap); w != nil {
 		return w
 	}
 	return &goTimerWaker{}

@@ -18,7 +18,8 @@ type timerfdWaker struct {
 	stop func() bool
 	buf  [8]byte
 	its  itimerspec
-	spin bool // wake spinBefore early and spin (requests spinMinGap apart or more)
+	spin bool       // wake early and spin (requests spinMinGap apart or more)
+	m    wakeMargin // how early
 }
 
 type itimerspec struct {
@@ -29,13 +30,13 @@ const clockMonotonic = 1 // CLOCK_MONOTONIC, the clock of Go's monotonic reading
 
 // newTimerfdWaker returns nil when the kernel refuses a timerfd (old kernel,
 // seccomp); the caller then falls back to Go timers.
-func newTimerfdWaker(ctx context.Context, spin bool) waker {
+func newTimerfdWaker(ctx context.Context, gap time.Duration) waker {
 	fd, _, e := syscall.Syscall(syscall.SYS_TIMERFD_CREATE, clockMonotonic, syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if e != 0 {
 		return nil
 	}
 	// A non-blocking fd given to os.NewFile is registered with the poller.
-	w := &timerfdWaker{f: os.NewFile(fd, "timerfd"), fd: fd, spin: spin}
+	w := &timerfdWaker{f: os.NewFile(fd, "timerfd"), fd: fd, spin: gap >= spinMinGap, m: wakeMargin{gap: gap}}
 	// A cancelled step must not wait out a long gap between requests: the
 	// read in progress, and every later one, fails at once.
 	w.stop = context.AfterFunc(ctx, func() { _ = w.f.SetReadDeadline(time.Unix(1, 0)) })
@@ -47,8 +48,9 @@ func (w *timerfdWaker) until(ctx context.Context, t time.Time) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
-	if d <= spinBefore || !w.spin {
-		// Requests less than spinBefore apart: a busy step. Park instead
+	early := w.m.early()
+	if d <= early || !w.spin {
+		// Requests close together: a busy step. Park instead
 		// of spinning: a goroutine that yields in a loop is always
 		// runnable, and the runtime looks for network readiness only when
 		// nothing is, so on a one-core tester a spinning pacer would leave
@@ -58,9 +60,11 @@ func (w *timerfdWaker) until(ctx context.Context, t time.Time) bool {
 		}
 		return spinUntil(ctx, t) // a no-op unless the timer fired early
 	}
-	if !w.sleep(ctx, d-spinBefore) {
+	wake := t.Add(-early)
+	if !w.sleep(ctx, d-early) {
 		return false
 	}
+	w.m.note(time.Since(wake))
 	return spinUntil(ctx, t)
 }
 

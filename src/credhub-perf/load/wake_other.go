@@ -2,7 +2,10 @@
 
 package load
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // newTimerfdWaker: timerfd is Linux only; elsewhere Go timers pace sends.
-func newTimerfdWaker(context.Context, bool) waker { return nil }
+func newTimerfdWaker(context.Context, time.Duration) waker { return nil }
