@@ -552,7 +552,7 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 	}()
 
 	if s.Rate > 0 {
-		e.pace(ctx, s, start, end, jobs)
+		e.pace(ctx, s, start, end, jobs, pool)
 		close(jobs)
 	} else {
 		for i, w := range workers {
@@ -642,7 +642,7 @@ func (w *worker) closedLoop(ctx context.Context, s Step, start, end time.Time, c
 // pace hands the step's requests to the workers, each at its scheduled
 // time. A request waits for a free worker when all Concurrency are busy;
 // it then leaves late and its sched-lag is counted in its latency.
-func (e *Engine) pace(ctx context.Context, s Step, start, end time.Time, jobs chan<- time.Time) {
+func (e *Engine) pace(ctx context.Context, s Step, start, end time.Time, jobs chan<- time.Time, pool *connPool) {
 	interval := float64(time.Second) / s.Rate
 	wk := newWaker(ctx, e.opts.Clock, time.Duration(interval))
 	defer wk.close()
@@ -653,6 +653,11 @@ func (e *Engine) pace(ctx context.Context, s Step, start, end time.Time, jobs ch
 		}
 		if !wk.until(ctx, sched) {
 			return
+		}
+		if pool != nil {
+			if now := e.now(); now.Sub(sched) > stallLate {
+				pool.noteStall(now)
+			}
 		}
 		select {
 		case jobs <- sched:
@@ -683,7 +688,7 @@ func (w *worker) openLoop(ctx context.Context, jobs <-chan time.Time, pool *conn
 				if dialled {
 					pool.noteDial(r.DNSDial)
 				} else {
-					pool.noteLatency(r.Latency)
+					pool.noteLatency(r.Start, r.Latency)
 				}
 			}
 			w.giveBack(pool)

@@ -20,17 +20,20 @@ import (
 // waiting is not one (needDial says why). Dial tokens bound the
 // handshakes in flight when dials are needed.
 type connPool struct {
-	clk     Clock // nil: the system clock
-	mu      sync.Mutex
-	idle    []*fconn
-	lent    int           // requests holding a connection or a dial token
-	handed  uint64        // connections handed over to waiting requests, ever
-	rate    float64       // the step's requests/s
-	warmT   time.Duration // the warm dial's time
-	dialT   recent        // the step's dials (DNS+dialup)
-	lat     recent        // requests on a warm connection (sched-lag excluded)
-	handoff chan *fconn
-	dials   chan struct{} // tokens: handshakes in flight
+	clk    Clock // nil: the system clock
+	mu     sync.Mutex
+	idle   []*fconn
+	lent   int           // requests holding a connection or a dial token
+	handed uint64        // connections handed over to waiting requests, ever
+	rate   float64       // the step's requests/s
+	warmT  time.Duration // the warm dial's time
+	// stallEnd: when the tester was last seen back from a stall
+	// (noteStall); latencies of requests sent before are not used.
+	stallEnd time.Time
+	dialT    recent // the step's dials (DNS+dialup)
+	lat      recent // requests on a warm connection (sched-lag excluded)
+	handoff  chan *fconn
+	dials    chan struct{} // tokens: handshakes in flight
 }
 
 // firstPatience is the dial time assumed before any dial of the pool has
@@ -52,38 +55,54 @@ func newConnPool(dials int, clk Clock, rate float64) *connPool {
 // has cores only delays them all.
 func maxDials() int { return max(2*runtime.GOMAXPROCS(0), 4) }
 
-// recent keeps the last few samples of a duration. Its median, not a
-// mean: the generator or the server losing the CPU for a few milliseconds
-// inflates every request in flight at once, and a mean would then make
-// the pool expect slow requests (and dial) for the next several.
+// recent keeps the last few samples of a duration, each with when its
+// request was sent. Its median, not a mean: the generator or the server
+// losing the CPU for a few milliseconds inflates every request in flight
+// at once, and a mean would then make the pool expect slow requests (and
+// dial) for the next several.
 type recent struct {
-	s [8]time.Duration
-	n int
+	s  [8]time.Duration
+	at [8]time.Time
+	n  int
 }
 
-func (r *recent) add(d time.Duration) {
+func (r *recent) add(at time.Time, d time.Duration) {
 	r.s[r.n%len(r.s)] = d
+	r.at[r.n%len(r.s)] = at
 	r.n++
 }
 
-// least of the samples kept; 0 when none.
-func (r *recent) least() time.Duration {
-	k := min(r.n, len(r.s))
+// from copies into t the samples of requests sent at or after since.
+func (r *recent) from(since time.Time, t *[len(recent{}.s)]time.Duration) int {
+	k := 0
+	for i := range min(r.n, len(r.s)) {
+		if !r.at[i].Before(since) {
+			t[k] = r.s[i]
+			k++
+		}
+	}
+	return k
+}
+
+// least of the samples of requests sent at or after since; 0 when none.
+func (r *recent) least(since time.Time) time.Duration {
+	var t [len(recent{}.s)]time.Duration
+	k := r.from(since, &t)
 	if k == 0 {
 		return 0
 	}
-	m := r.s[0]
-	for _, d := range r.s[1:k] {
+	m := t[0]
+	for _, d := range t[1:k] {
 		m = min(m, d)
 	}
 	return m
 }
 
-// median of the samples kept (the upper one of an even count); 0 when none.
-func (r *recent) median() time.Duration {
-	k := min(r.n, len(r.s))
+// median of the samples of requests sent at or after since (the upper one
+// of an even count); 0 when none.
+func (r *recent) median(since time.Time) time.Duration {
 	var t [len(recent{}.s)]time.Duration
-	copy(t[:k], r.s[:k])
+	k := r.from(since, &t)
 	for i := 1; i < k; i++ {
 		for j := i; j > 0 && t[j] < t[j-1]; j-- {
 			t[j], t[j-1] = t[j-1], t[j]
@@ -138,14 +157,31 @@ func (p *connPool) warm(ctx context.Context, e *Engine) {
 // noteDial records a dial's time (DNS+dialup).
 func (p *connPool) noteDial(d time.Duration) {
 	p.mu.Lock()
-	p.dialT.add(d)
+	p.dialT.add(time.Time{}, d)
 	p.mu.Unlock()
 }
 
-// noteLatency records a warm request's latency, sched-lag excluded.
-func (p *connPool) noteLatency(d time.Duration) {
+// noteLatency records the latency of a warm request sent at at (the
+// engine's clock), sched-lag excluded.
+func (p *connPool) noteLatency(at time.Time, d time.Duration) {
 	p.mu.Lock()
-	p.lat.add(d)
+	p.lat.add(at, d)
+	p.mu.Unlock()
+}
+
+// stallLate: a send this late means the tester lost the CPU (or its
+// pacer could not run) for longer than a fast request takes.
+const stallLate = time.Millisecond
+
+// noteStall records that the pacer woke at now, a stall of the tester
+// just ended. The latencies of requests sent before it are not used
+// again: their responses may have sat unread during the stall, so they
+// measure the tester, not the server, and a pool sized by them after a
+// stall dialled for a server that was never slow (a step at 400 req/s
+// against the null server opened 31 connections, sends 0.75 s late).
+func (p *connPool) noteStall(now time.Time) {
+	p.mu.Lock()
+	p.stallEnd = now
 	p.mu.Unlock()
 }
 
@@ -158,7 +194,7 @@ func (p *connPool) noteLatency(d time.Duration) {
 // handshake then), and the requests due meanwhile should not dial for it.
 // Called with p.mu held.
 func (p *connPool) patience() time.Duration {
-	if d := p.dialT.median(); d > 0 {
+	if d := p.dialT.median(time.Time{}); d > 0 {
 		return d
 	}
 	if p.lat.n == 0 && p.warmT > 0 {
@@ -186,7 +222,7 @@ func (p *connPool) acquire(ctx context.Context, timer **time.Timer) (*fconn, fun
 	for {
 		p.mu.Lock()
 		dial, busy, seen := p.patience(), p.lent, p.handed
-		med, least := p.lat.median(), p.lat.least()
+		med, least := p.lat.median(p.stallEnd), p.lat.least(p.stallEnd)
 		rate := p.rate
 		p.mu.Unlock()
 		why := needDial(busy, dial, med, least, rate, waited, stalled)

@@ -162,7 +162,7 @@ func TestConnPoolPatience(t *testing.T) {
 	p.noteDial(4 * time.Millisecond)
 	p.noteDial(5 * time.Millisecond)
 	p.noteDial(30 * time.Millisecond) // one slow handshake does not set it
-	p.noteLatency(100 * time.Microsecond)
+	p.noteLatency(now, 100 * time.Microsecond)
 	got = acquireAsync(p, ctx)
 	if d := recv(t, clk.Sleeping); !d.Equal(now.Add(5 * time.Millisecond)) {
 		t.Fatalf("waited until %v, want 5ms", d.Sub(now))
@@ -186,7 +186,7 @@ func TestConnPoolPatience(t *testing.T) {
 	// With no token and no connection, a cancelled request gives up.
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	p.noteLatency(100 * time.Millisecond) // slow: it would dial at once
+	p.noteLatency(now, 100 * time.Millisecond) // slow: it would dial at once
 	if c, d := p.acquire(cctx, &tm); c != nil || d != nil {
 		t.Fatal("a cancelled request got a connection or a token")
 	}
@@ -203,7 +203,7 @@ func TestConnPoolBurstWaits(t *testing.T) {
 	ctx := context.Background()
 	for range 8 {
 		p.noteDial(2 * time.Millisecond)
-		p.noteLatency(150 * time.Microsecond)
+		p.noteLatency(now, 150 * time.Microsecond)
 	}
 	conns := []*fconn{open(), open()}
 	p.lent = 2 // both busy
@@ -251,7 +251,7 @@ func TestConnPoolSlowServerDialsAtOnce(t *testing.T) {
 	p := newConnPool(8, clk, 640)
 	ctx := context.Background()
 	p.noteDial(2 * time.Millisecond)
-	p.noteLatency(5 * time.Millisecond)
+	p.noteLatency(now, 5 * time.Millisecond)
 	p.lent = 4 // 5 ms / 4 in flight = 1.25 ms > 2 ms / 4
 	var tm *time.Timer
 	if c, done := p.acquire(ctx, &tm); c != nil || done == nil {
@@ -279,5 +279,45 @@ func recv[T any](t *testing.T, c <-chan T) T {
 	case <-time.After(30 * time.Second): // a hang guard, not a tolerance
 		t.Fatal("nothing received within 30 s")
 		panic("unreachable")
+	}
+}
+
+// TestConnPoolStallVoidsLatencies: after the tester was seen back from a
+// stall, latencies of requests sent before it (their responses may have
+// sat unread) no longer make the server look slow: a request waits
+// instead of dialling at once, until requests sent since are timed.
+func TestConnPoolStallVoidsLatencies(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	clk := loadtest.NewFakeClock(now)
+	p := newConnPool(4, clk, 400)
+	ctx := context.Background()
+	p.noteDial(2 * time.Millisecond)
+	for range 8 {
+		p.noteLatency(now, 40*time.Millisecond) // in flight during a stall
+	}
+	p.lent = 2
+	var tm *time.Timer
+	if c, done := p.acquire(ctx, &tm); c != nil || done == nil {
+		t.Fatalf("slow by the samples: got %p, token %v; want a dial token at once", c, done != nil)
+	}
+	p.unlend()
+	<-p.dials // the request ends; its token back
+	back := now.Add(40 * time.Millisecond)
+	p.noteStall(back)
+	got := acquireAsync(p, ctx)
+	if d := recv(t, clk.Sleeping); !d.Equal(now.Add(2 * time.Millisecond)) {
+		t.Fatalf("waited until %v, want a dial's time (2ms)", d.Sub(now))
+	}
+	c := open()
+	giveBack(p, c)
+	if l := recv(t, got); l.c != c || l.done != nil {
+		t.Fatalf("got %p, token %v; want the connection given back", l.c, l.done != nil)
+	}
+	// Requests sent since the stall, slow too: the server is slow.
+	for range 3 {
+		p.noteLatency(back, 40*time.Millisecond)
+	}
+	if c, done := p.acquire(ctx, &tm); c != nil || done == nil {
+		t.Fatalf("slow since the stall: got %p, token %v; want a dial token at once", c, done != nil)
 	}
 }
