@@ -162,7 +162,7 @@ func TestConnPoolPatience(t *testing.T) {
 	p.noteDial(4 * time.Millisecond)
 	p.noteDial(5 * time.Millisecond)
 	p.noteDial(30 * time.Millisecond) // one slow handshake does not set it
-	p.noteLatency(now, 100 * time.Microsecond)
+	p.noteLatency(now, 100*time.Microsecond)
 	got = acquireAsync(p, ctx)
 	if d := recv(t, clk.Sleeping); !d.Equal(now.Add(5 * time.Millisecond)) {
 		t.Fatalf("waited until %v, want 5ms", d.Sub(now))
@@ -186,7 +186,7 @@ func TestConnPoolPatience(t *testing.T) {
 	// With no token and no connection, a cancelled request gives up.
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	p.noteLatency(now, 100 * time.Millisecond) // slow: it would dial at once
+	p.noteLatency(now, 100*time.Millisecond) // slow: it would dial at once
 	if c, d := p.acquire(cctx, &tm); c != nil || d != nil {
 		t.Fatal("a cancelled request got a connection or a token")
 	}
@@ -203,7 +203,7 @@ func TestConnPoolBurstWaits(t *testing.T) {
 	ctx := context.Background()
 	for range 8 {
 		p.noteDial(2 * time.Millisecond)
-		p.noteLatency(now, 150 * time.Microsecond)
+		p.noteLatency(now, 150*time.Microsecond)
 	}
 	conns := []*fconn{open(), open()}
 	p.lent = 2 // both busy
@@ -251,7 +251,7 @@ func TestConnPoolSlowServerDialsAtOnce(t *testing.T) {
 	p := newConnPool(8, clk, 640)
 	ctx := context.Background()
 	p.noteDial(2 * time.Millisecond)
-	p.noteLatency(now, 5 * time.Millisecond)
+	p.noteLatency(now, 5*time.Millisecond)
 	p.lent = 4 // 5 ms / 4 in flight = 1.25 ms > 2 ms / 4
 	var tm *time.Timer
 	if c, done := p.acquire(ctx, &tm); c != nil || done == nil {
