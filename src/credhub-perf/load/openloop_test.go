@@ -215,8 +215,9 @@ func TestOpenLoopConnectionsFollowInFlight(t *testing.T) {
 	// Request 0 left at once on the connection dialled before the step and
 	// is held at the server; request 1 is due while it is in flight, and
 	// waits for its connection first (the pool's patience: 2 ms while no
-	// dial of the step has been timed; the pacer meanwhile sleeps until
-	// request 2).
+	// dial of the step has been timed, the warm dial having taken no time
+	// on the test's clock; the pacer meanwhile sleeps until request 2).
+	// Nothing comes back within it: request 1 dials.
 	recv(t, arrived, "request 0 at the server")
 	due1 := start.Add(100 * time.Millisecond)
 	if got := recv(t, clk.Sleeping, "pacer sleep"); !got.Equal(due1) {
