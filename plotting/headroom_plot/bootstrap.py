@@ -212,12 +212,26 @@ def capacity_columns(x: np.ndarray, p: np.ndarray, ok: np.ndarray, bound: float)
     return np.where(np.isfinite(best), best, np.nan)
 
 
-def interval(reps: np.ndarray, level: float = LEVEL) -> tuple[float | None, float | None]:
+def interval(reps: np.ndarray, level: float = LEVEL, point: float | None = None) -> tuple[float | None, float | None]:
+    """Percentile interval of the replicates, stretched to contain point when given.
+
+    A capacity is a maximum over steps: on a flat plateau nearly every
+    replicate's maximum lies above the measured one, and the percentile
+    interval can then miss its own estimate. An estimate outside its interval
+    reads as an error and would make the recommendation's lower bound higher
+    than the measurement, so the interval is widened to it (conservative)."""
     v = reps[np.isfinite(reps)]
     if len(v) < 10:
         return None, None
     lo, hi = np.percentile(v, [50 * (1 - level), 50 * (1 + level)])
-    return float(lo), float(hi)
+    return contain(float(lo), float(hi), point)
+
+
+def contain(lo: float, hi: float, point: float | None) -> tuple[float, float]:
+    """(lo, hi) widened to contain point (when it is a finite number)."""
+    if point is None or not math.isfinite(point):
+        return lo, hi
+    return min(lo, point), max(hi, point)
 
 
 def combine(run_reps: list[np.ndarray], seed: int = 0) -> np.ndarray:

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import bootstrap
+
 LEVEL = 0.95                   # two-sided interval level
 MIN_REL_SE = 0.01              # a count's relative standard error is never taken below 1 %
 MAX_INSTANCES = 1000           # the recommendation's search range
@@ -91,12 +93,13 @@ def fit_batch(n: np.ndarray, y: np.ndarray, rel_se: np.ndarray, kappa_free: bool
     return out
 
 
-def _ci(v: np.ndarray, level: float = LEVEL) -> tuple[float | None, float | None]:
+def _ci(v: np.ndarray, level: float = LEVEL, point: float | None = None) -> tuple[float | None, float | None]:
+    """Percentile interval, widened to contain point when given (bootstrap.interval says why)."""
     v = v[np.isfinite(v)]
     if not len(v):
         return None, None
     lo, hi = np.percentile(v, [50 * (1 - level), 50 * (1 + level)])
-    return float(lo), float(hi)
+    return bootstrap.contain(float(lo), float(hi), point)
 
 
 @dataclass
@@ -137,7 +140,7 @@ class Fit:
         ns = ns[np.isfinite(lam)]
         if not len(ns):
             return None, None
-        lo, hi = np.percentile(ns, [50 * (1 - LEVEL), 50 * (1 + LEVEL)])
+        lo, hi = bootstrap.contain(*np.percentile(ns, [50 * (1 - LEVEL), 50 * (1 + LEVEL)]), self.peak_n)
         return float(lo), (float(hi) if np.isfinite(hi) else None)   # None: unbounded (kappa may be 0)
 
     @property
@@ -153,7 +156,8 @@ class Fit:
             return self.x(n), self.x(n)
         xs = usl(n[None, :], r[:, :1], r[:, 1:2], r[:, 2:3])
         lo, hi = np.percentile(xs, [50 * (1 - LEVEL), 50 * (1 + LEVEL)], axis=0)
-        return lo, hi
+        x = self.x(n)   # the band contains the fitted curve, as every interval its estimate
+        return np.minimum(lo, x), np.maximum(hi, x)
 
     def summary(self) -> str:
         kind = "USL" if self.kappa_free else "USL with kappa = 0 (two instance counts: contention only)"
@@ -212,7 +216,8 @@ def fit(points: list[Point]) -> Fit | None:
         rfits = np.empty((0, 3))
     return Fit(counts=[p.instances for p in pts], lam=float(point[0]), sigma=float(point[1]),
                kappa=float(point[2]), kappa_free=kfree, replicates=rfits,
-               lam_ci=_ci(rfits[:, 0]), sigma_ci=_ci(rfits[:, 1]), kappa_ci=_ci(rfits[:, 2]))
+               lam_ci=_ci(rfits[:, 0], point=float(point[0])), sigma_ci=_ci(rfits[:, 1], point=float(point[1])),
+               kappa_ci=_ci(rfits[:, 2], point=float(point[2])))
 
 
 # ---------------------------------------------------------------- recommendation
@@ -247,7 +252,7 @@ def recommend(scenario: str, target: float, points: list[Point], f: Fit | None) 
     top = pts[-1].instances
     measured = {}
     for p in pts:
-        lo, _ = _ci(p.replicates)
+        lo, _ = _ci(p.replicates, point=p.capacity)
         measured[p.instances] = lo if lo is not None else p.capacity
     fit_n = fit_lo = None
     if f is not None:

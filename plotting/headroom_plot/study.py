@@ -95,9 +95,9 @@ def build(runs: list[Run], table: list[analysis.CapacityRow], opts: Options, tar
         row.max_tput_reps = bootstrap.combine(caps, seed) if caps else np.empty(0)
         row.knee_reps = bootstrap.combine(knees, seed + 1) if knees else np.empty(0)
         if row.max_tput is not None:
-            row.max_tput_ci = bootstrap.interval(row.max_tput_reps)
+            row.max_tput_ci = bootstrap.interval(row.max_tput_reps, point=row.max_tput)
         if row.knee is not None:
-            row.knee_ci = bootstrap.interval(row.knee_reps)
+            row.knee_ci = bootstrap.interval(row.knee_reps, point=row.knee)
     for scen in sorted({r.scenario for r in runs}):
         rows = [c for c in table if c.scenario == scen]
         points = [scalability.Point(instances=c.instances, capacity=c.max_tput,

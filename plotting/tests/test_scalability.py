@@ -186,3 +186,27 @@ def test_points_the_law_cannot_follow_are_named():
     assert [n for n, _, _ in usl.misfits(pts, f)] == [1]
     good = _points((1, 2, 4, 8), PEAKED, rel=0.03, rng=np.random.default_rng(3))
     assert usl.misfits(good, usl.fit(good)) == []
+
+
+def test_every_interval_contains_its_estimate():
+    # A capacity is a maximum over steps: on a flat plateau the replicates' maxima all lie above
+    # the measured one (the demo's 1-instance get: 256 req/s, replicates 259-291 for lambda).
+    # Each interval is widened to its estimate, never reported beside an estimate it misses.
+    counts = (1, 2, 4)
+    y = usl.usl(np.array(counts), 256.0, 0.0, 0.0015)
+    rng = np.random.default_rng(3)
+    pts = [usl.Point(n, float(v), v * (1.04 + 0.03 * rng.random(400))) for n, v in zip(counts, y)]
+    raw_lam = usl.fit_batch(np.array(counts, dtype=float), np.stack([p.replicates for p in pts], axis=1),
+                            np.full(3, 0.02), True)[:, 0]
+    assert np.percentile(raw_lam[np.isfinite(raw_lam)], 2.5) > 256.0 * 1.01  # the case is real
+    f = usl.fit(pts)
+    for (lo, hi), est in ((f.lam_ci, f.lam), (f.sigma_ci, f.sigma), (f.kappa_ci, f.kappa)):
+        assert lo <= est <= hi
+    lo, hi = f.band(np.arange(1, 33, dtype=float))
+    x = f.x(np.arange(1, 33, dtype=float))
+    assert np.all(lo <= x) and np.all(x <= hi)
+    adv = usl.recommend("get", 700, pts, f)
+    assert adv.capacity_low is None or adv.capacity_low <= float(f.x(adv.instances))
+    from headroom_plot import bootstrap
+    assert bootstrap.interval(pts[0].replicates, point=pts[0].capacity)[0] == pts[0].capacity
+    assert bootstrap.interval(pts[0].replicates)[0] > pts[0].capacity
