@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import plots, scalability
+from . import bootstrap, plots, scalability
 from .plots import plt
 from .runs import Options
 
@@ -35,10 +35,9 @@ def draw(s, opts: Options, out_dir: str, formats: list[str], target: float | Non
     ax.plot(ns, f.x(ns), color="#1f4e8c", linewidth=2,
             label=f"{kind}: \u03bb={f.lam:,.0f}, \u03c3={f.sigma:.3f}, \u03ba={f.kappa:.2g}")
     for p in pts:
-        v = p.replicates[np.isfinite(p.replicates)] if len(p.replicates) else np.empty(0)
-        if len(v) >= 10:
-            a, b = np.percentile(v, [2.5, 97.5])
-            ax.errorbar([p.instances], [p.capacity], yerr=[[max(p.capacity - a, 0)], [max(b - p.capacity, 0)]],
+        a, b = bootstrap.interval(p.replicates, point=p.capacity)
+        if a is not None:
+            ax.errorbar([p.instances], [p.capacity], yerr=[[p.capacity - a], [b - p.capacity]],
                         fmt="none", ecolor="black", elinewidth=1.4, capsize=5, zorder=5)
         ax.plot([p.instances], [p.capacity], marker="^" if p.lower_bound else "o", color="black",
                 markersize=7, zorder=6, linestyle="none")
