@@ -672,6 +672,7 @@ func (e *Engine) pace(ctx context.Context, s Step, start, end time.Time, jobs ch
 func (w *worker) openLoop(ctx context.Context, jobs <-chan time.Time, pool *connPool, ch chan<- Result, ready func()) {
 	ready()
 	for sched := range jobs {
+		picked := w.e.now()
 		if w.e.kinds != nil {
 			w.pick()
 		}
@@ -693,9 +694,16 @@ func (w *worker) openLoop(ctx context.Context, jobs <-chan time.Time, pool *conn
 			}
 			w.giveBack(pool)
 		}
-		if lag := r.Start.Sub(sched); lag > 0 {
+		// Lateness is taken when the worker took the request up: a wait for
+		// a connection in borrow is the server's doing (every connection
+		// busy or stalled), and counted as the tester's it would make
+		// summary.json blame the tester for a server's pause. Latency
+		// counts from the schedule all the same (no coordinated omission).
+		if lag := picked.Sub(sched); lag > 0 {
 			r.SchedLag = lag
-			r.Latency += lag
+		}
+		if late := r.Start.Sub(sched); late > 0 {
+			r.Latency += late
 		}
 		r.Start = sched
 		ch <- *r

@@ -31,7 +31,7 @@ type connPool struct {
 	// (noteStall); latencies of requests sent before are not used.
 	stallEnd time.Time
 	dialT    recent // the step's dials (DNS+dialup)
-	lat      recent // requests on a warm connection (sched-lag excluded)
+	lat      recent // requests on a warm connection (waits before it excluded)
 	handoff  chan *fconn
 	dials    chan struct{} // tokens: handshakes in flight
 }
@@ -43,7 +43,7 @@ const firstPatience = 2 * time.Millisecond
 
 // slowBack: a request dials rather than waits when the busy connections
 // come back, on average, more than a dial's time / slowBack apart (a slow
-// server: waiting would put most of a handshake's time into its sched-lag,
+// server: waiting would put most of a handshake's time into its latency,
 // and the step needs more connections anyway).
 const slowBack = 4
 
@@ -162,7 +162,7 @@ func (p *connPool) noteDial(d time.Duration) {
 }
 
 // noteLatency records the latency of a warm request sent at at (the
-// engine's clock), sched-lag excluded.
+// engine's clock), sched-lag and its wait for a connection excluded.
 func (p *connPool) noteLatency(at time.Time, d time.Duration) {
 	p.mu.Lock()
 	p.lat.add(at, d)
@@ -268,7 +268,7 @@ func (p *connPool) acquire(ctx context.Context, timer **time.Timer) (*fconn, fun
 //   - "idle": nothing in flight, nothing can come back;
 //   - "slow": the busy connections come back, on average, more than
 //     dial/slowBack apart (a slow server: waiting would put most of a
-//     handshake's time into the request's sched-lag, and the step needs
+//     handshake's time into the request's latency, and the step needs
 //     more connections anyway);
 //   - "stall": nothing came back within a dial's time (a stalled server,
 //     or a request stuck on the only connection);

@@ -65,7 +65,11 @@ type Step struct {
 }
 
 // Result is one request. Start+Latency is when its response ended. In open
-// loop Start is the scheduled time and SchedLag how late the request left.
+// loop Start is the scheduled time (Latency counts from it) and SchedLag
+// how late a worker took the request up: the tester's own lateness. A wait
+// for a free connection after that is in Latency, not in SchedLag (as in
+// net/http's pool, and vegeta's): it is the server holding every
+// connection, not the tester falling behind.
 type Result struct {
 	Start     time.Time
 	Offset    time.Duration
