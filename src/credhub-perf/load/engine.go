@@ -67,6 +67,13 @@ type Engine struct {
 	// kept is the open-loop connection pool a step with KeepConns left for
 	// the next Run (nil: none).
 	kept *connPool
+	// gate: the open-loop dial policy of net/http's client hc, when hc
+	// is the gated client of open-loop steps of gateConc workers
+	// (keep-alive HTTP/1.1; nil otherwise). keptStd: the last step kept
+	// its connections (Step.KeepConns).
+	gate     *stdGate
+	gateConc int
+	keptStd  bool
 	// signer and signerNote: what signs the client's RSA handshake
 	// signatures, and why -fast-rsa was not honoured (tlsclient.Config).
 	signer, signerNote string
@@ -208,6 +215,7 @@ func (e *Engine) CloseIdle() {
 	if e.hc != nil {
 		e.hc.CloseIdleConnections()
 	}
+	e.keptStd = false
 }
 
 // RSASigner names the code that signs this engine's client handshakes
@@ -316,6 +324,7 @@ type worker struct {
 	dialDone func()
 	onLoan   bool        // an open-loop request holds the pool's connection or dial token
 	wait     *time.Timer // the pool's wait for a connection given back
+	gt       *gateTicket // net/http's open loop: the request's passage through the gate
 }
 
 // endDial gives back a dial token, if the request holds one.
@@ -447,9 +456,10 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 	e.kept = nil
 	if s.Rate > 0 && e.fast && e.opts.KeepAlive {
 		if pool == nil {
-			pool = newConnPool(maxDials(), e.opts.Clock, s.Rate)
+			pool = newConnPool(maxDials(), e.opts.Clock, s.Rate, s.Concurrency)
 		}
 		pool.rate = s.Rate
+		pool.forWorkers(s.Concurrency)
 		defer func() {
 			if s.KeepConns && ctx.Err() == nil {
 				e.kept = pool
@@ -461,6 +471,25 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 	} else if pool != nil {
 		pool.closeAll()
 		pool = nil
+	}
+	var pol *dialPolicy // the step's dial policy, told of the tester's stalls
+	if pool != nil {
+		pol = &pool.dialPolicy
+	}
+	kept := e.keptStd
+	e.keptStd = false
+	if s.Rate > 0 && e.hc != nil && e.opts.KeepAlive && !e.opts.HTTP2 && e.opts.ProxyURL == nil {
+		// net/http's open loop: a client per concurrency, so that
+		// MaxConnsPerHost (not safe to change while the Transport may
+		// close a connection) is the step's -c.
+		if e.gate == nil || e.gateConc != s.Concurrency {
+			e.hc.CloseIdleConnections()
+			e.hc, e.gate = e.newGatedClient(s.Concurrency)
+			e.gateConc = s.Concurrency
+			kept = false
+		}
+		e.gate.step(s.Rate, kept)
+		pol = &e.gate.dialPolicy
 	}
 	var start, runStart, end time.Time
 	times := func() {
@@ -552,7 +581,7 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 	}()
 
 	if s.Rate > 0 {
-		e.pace(ctx, s, start, end, jobs, pool)
+		e.pace(ctx, s, start, end, jobs, pol)
 		close(jobs)
 	} else {
 		for i, w := range workers {
@@ -582,6 +611,8 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 	<-collected
 	if e.hc != nil && !(s.KeepConns && s.Rate > 0 && ctx.Err() == nil) {
 		e.hc.CloseIdleConnections()
+	} else if e.hc != nil {
+		e.keptStd = true
 	}
 	if e.redirectClient != nil {
 		e.redirectClient.CloseIdleConnections()
@@ -642,7 +673,7 @@ func (w *worker) closedLoop(ctx context.Context, s Step, start, end time.Time, c
 // pace hands the step's requests to the workers, each at its scheduled
 // time. A request waits for a free worker when all Concurrency are busy;
 // it then leaves late and its sched-lag is counted in its latency.
-func (e *Engine) pace(ctx context.Context, s Step, start, end time.Time, jobs chan<- time.Time, pool *connPool) {
+func (e *Engine) pace(ctx context.Context, s Step, start, end time.Time, jobs chan<- time.Time, pol *dialPolicy) {
 	interval := float64(time.Second) / s.Rate
 	wk := newWaker(ctx, e.opts.Clock, time.Duration(interval))
 	defer wk.close()
@@ -654,9 +685,9 @@ func (e *Engine) pace(ctx context.Context, s Step, start, end time.Time, jobs ch
 		if !wk.until(ctx, sched) {
 			return
 		}
-		if pool != nil {
+		if pol != nil {
 			if now := e.now(); now.Sub(sched) > stallLate {
-				pool.noteStall(now)
+				pol.noteStall(now)
 			}
 		}
 		select {
@@ -678,20 +709,30 @@ func (w *worker) openLoop(ctx context.Context, jobs <-chan time.Time, pool *conn
 		}
 		w.res = Result{Request: w.t.name}
 		r := &w.res
+		var pol *dialPolicy
+		dialled := false
 		if pool != nil {
 			w.borrow(ctx, pool)
+			pol, dialled = &pool.dialPolicy, w.dialDone != nil
+		} else if g := w.e.gate; g != nil && w.hc == w.e.hc {
+			w.gt = g.enter(ctx, &w.wait)
+			pol = &g.dialPolicy
 		}
-		dialled := w.dialDone != nil
 		w.do(ctx, r)
 		w.endDial()
-		if pool != nil {
-			if r.Err == "" {
-				if dialled {
-					pool.noteDial(r.DNSDial)
-				} else {
-					pool.noteLatency(r.Start, r.Latency)
-				}
+		if w.gt != nil {
+			dialled = r.DNSDial > 0 // net/http: the request's own dial
+			w.gt.end()
+			w.gt = nil
+		}
+		if pol != nil && r.Err == "" {
+			if dialled {
+				pol.noteDial(r.DNSDial)
+			} else {
+				pol.noteLatency(r.Start, r.Latency)
 			}
+		}
+		if pool != nil {
 			w.giveBack(pool)
 		}
 		// Lateness is taken when the worker took the request up: a wait for

@@ -126,8 +126,17 @@ func clockRun(t *testing.T, clk *loadtest.FakeClock, opts load.ClientOptions, ur
 	}
 	results := make(chan load.Result, 1024)
 	done := make(chan error, 1)
+	// A failed test cancels the step, which would otherwise wait on the
+	// fake clock for ever.
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
 	go func() {
-		done <- e.Run(context.Background(), s, load.SinkFunc(func(r *load.Result) { results <- *r }))
+		done <- e.Run(ctx, s, load.SinkFunc(func(r *load.Result) {
+			select {
+			case results <- *r:
+			case <-ctx.Done():
+			}
+		}))
 	}()
 	return results, done
 }
@@ -191,75 +200,80 @@ func TestOpenLoopPacedOnClock(t *testing.T) {
 
 // TestOpenLoopConnectionsFollowInFlight: a second connection is opened only
 // while the first is busy, after waiting for it about as long as a dial
-// takes, and afterwards both are reused.
+// takes, and afterwards both are reused; with either client (the lean
+// pool's policy, and the same through net/http's gate).
 func TestOpenLoopConnectionsFollowInFlight(t *testing.T) {
 	p := loadtest.NewPKI(t, loadtest.ECDSA)
-	var conns, reqs atomic.Int64
-	arrived, gate := make(chan struct{}, 1), make(chan struct{})
-	var release sync.Once
-	open := func() { release.Do(func() { close(gate) }) }
-	t.Cleanup(open) // a failed test must not leave the handler blocked
-	srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if reqs.Add(1) == 1 {
-			arrived <- struct{}{}
-			<-gate // the first request stays in flight until released
+	paths(t, func(t *testing.T, force bool) {
+		var conns, reqs atomic.Int64
+		arrived, gate := make(chan struct{}, 1), make(chan struct{})
+		var release sync.Once
+		open := func() { release.Do(func() { close(gate) }) }
+		srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if reqs.Add(1) == 1 {
+				arrived <- struct{}{}
+				<-gate // the first request stays in flight until released
+			}
+		}), true, false, loadtest.CountConns(&conns))
+		// After the server's cleanup (cleanups run last first): a failed
+		// test must not leave the handler blocked, nor the server's Close
+		// waiting for it.
+		t.Cleanup(open)
+		start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		clk := loadtest.NewFakeClock(start)
+		opts := mtlsOpts(p, true)
+		opts.FastHTTP = !force
+		results, done := clockRun(t, clk, opts, srv.URL, load.Step{Concurrency: 64, Rate: 10, Requests: 10})
+		// Request 0 left at once (lean: on the connection dialled before
+		// the step; net/http: it dials, nothing being in flight) and is
+		// held at the server; request 1 is due while it is in flight, and
+		// waits for its connection first (the patience: 2 ms while no dial
+		// of the step has been timed, the dial having taken no time on the
+		// test's clock; the pacer meanwhile sleeps until request 2).
+		// Nothing comes back within it: request 1 dials.
+		recv(t, arrived, "request 0 at the server")
+		due1 := start.Add(100 * time.Millisecond)
+		if got := recv(t, clk.Sleeping, "pacer sleep"); !got.Equal(due1) {
+			t.Fatalf("pacer slept until %v, want %v", got.Sub(start), due1.Sub(start))
 		}
-	}), true, false, loadtest.CountConns(&conns))
-	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	clk := loadtest.NewFakeClock(start)
-	// The lean client's most-recently-used pool (FastHTTP): net/http keeps
-	// its own.
-	opts := mtlsOpts(p, true)
-	opts.FastHTTP = true
-	results, done := clockRun(t, clk, opts, srv.URL, load.Step{Concurrency: 64, Rate: 10, Requests: 10})
-	// Request 0 left at once on the connection dialled before the step and
-	// is held at the server; request 1 is due while it is in flight, and
-	// waits for its connection first (the pool's patience: 2 ms while no
-	// dial of the step has been timed, the warm dial having taken no time
-	// on the test's clock; the pacer meanwhile sleeps until request 2).
-	// Nothing comes back within it: request 1 dials.
-	recv(t, arrived, "request 0 at the server")
-	due1 := start.Add(100 * time.Millisecond)
-	if got := recv(t, clk.Sleeping, "pacer sleep"); !got.Equal(due1) {
-		t.Fatalf("pacer slept until %v, want %v", got.Sub(start), due1.Sub(start))
-	}
-	clk.Set(due1)
-	due2 := start.Add(200 * time.Millisecond)
-	patience, b := recv(t, clk.Sleeping, "sleep"), recv(t, clk.Sleeping, "sleep")
-	if patience.After(b) {
-		patience, b = b, patience
-	}
-	if !patience.Equal(due1.Add(2*time.Millisecond)) || !b.Equal(due2) {
-		t.Fatalf("sleeps until %v and %v, want the patience until %v and the pacer until %v",
-			patience.Sub(start), b.Sub(start), due1.Add(2*time.Millisecond).Sub(start), due2.Sub(start))
-	}
-	clk.Set(patience)
-	// Its wait for a connection is in its latency, but it is not
-	// sched-lag: a worker took it up on time, and the wait was the
-	// server's (its only connection busy).
-	if r := recv(t, results, "result"); !r.Start.Equal(due1) || r.SchedLag != 0 || r.Latency != patience.Sub(due1) || r.Err != "" {
-		t.Fatalf("first result should be request 1, taken up on time, its latency the %v it waited for a connection: %+v", patience.Sub(due1), r)
-	}
-	open()
-	if r := recv(t, results, "result"); !r.Start.Equal(start) || r.Err != "" {
-		t.Fatalf("second result should be request 0: %+v", r)
-	}
-	for i := 2; i < 10; i++ {
-		if i == 2 {
-			clk.Set(due2)
-		} else {
-			clk.Set(recv(t, clk.Sleeping, "pacer sleep"))
+		clk.Set(due1)
+		due2 := start.Add(200 * time.Millisecond)
+		patience, b := recv(t, clk.Sleeping, "sleep"), recv(t, clk.Sleeping, "sleep")
+		if patience.After(b) {
+			patience, b = b, patience
 		}
-		if r := recv(t, results, "result"); r.Err != "" || r.SchedLag != 0 {
-			t.Fatalf("request %d failed or was late: %+v", i, r)
+		if !patience.Equal(due1.Add(2*time.Millisecond)) || !b.Equal(due2) {
+			t.Fatalf("sleeps until %v and %v, want the patience until %v and the pacer until %v",
+				patience.Sub(start), b.Sub(start), due1.Add(2*time.Millisecond).Sub(start), due2.Sub(start))
 		}
-	}
-	if err := recv(t, done, "end of step"); err != nil {
-		t.Fatal(err)
-	}
-	if c := conns.Load(); c != 2 {
-		t.Fatalf("at most 2 requests were in flight but %d connections were opened", c)
-	}
+		clk.Set(patience)
+		// Its wait for a connection is in its latency, but it is not
+		// sched-lag: a worker took it up on time, and the wait was the
+		// server's (its only connection busy).
+		if r := recv(t, results, "result"); !r.Start.Equal(due1) || r.SchedLag != 0 || r.Latency != patience.Sub(due1) || r.Err != "" {
+			t.Fatalf("first result should be request 1, taken up on time, its latency the %v it waited for a connection: %+v", patience.Sub(due1), r)
+		}
+		open()
+		if r := recv(t, results, "result"); !r.Start.Equal(start) || r.Err != "" {
+			t.Fatalf("second result should be request 0: %+v", r)
+		}
+		for i := 2; i < 10; i++ {
+			if i == 2 {
+				clk.Set(due2)
+			} else {
+				clk.Set(recv(t, clk.Sleeping, "pacer sleep"))
+			}
+			if r := recv(t, results, "result"); r.Err != "" || r.SchedLag != 0 {
+				t.Fatalf("request %d failed or was late: %+v", i, r)
+			}
+		}
+		if err := recv(t, done, "end of step"); err != nil {
+			t.Fatal(err)
+		}
+		if c := conns.Load(); c != 2 {
+			t.Fatalf("at most 2 requests were in flight but %d connections were opened", c)
+		}
+	})
 }
 
 // TestClosedLoopConnectionPerWorker: closed loop keeps hey's model, one
@@ -362,6 +376,40 @@ func TestOpenLoopKeepConns(t *testing.T) {
 		}
 		if c := conns.Load(); c == kept {
 			t.Fatal("a step after one without KeepConns opened no connection: the pool was not closed")
+		}
+	})
+}
+
+// TestOpenLoopNoDialStormAfterStall: when a stall of the tester leaves
+// dozens of requests due at once, they wait for the connection in use to
+// come back instead of each dialling (handshakes on the core that sends
+// would delay the requests due next, which would dial in turn); with
+// either client.
+func TestOpenLoopNoDialStormAfterStall(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	paths(t, func(t *testing.T, force bool) {
+		var conns atomic.Int64
+		srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), true, false, loadtest.CountConns(&conns))
+		start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		clk := loadtest.NewFakeClock(start)
+		opts := mtlsOpts(p, true)
+		opts.FastHTTP = !force
+		const n = 50
+		results, done := clockRun(t, clk, opts, srv.URL, load.Step{Concurrency: 64, Rate: 1000, Requests: n})
+		recv(t, results, "request 0")
+		// The tester "stalls" for 48 ms: every request is due at once.
+		recv(t, clk.Sleeping, "pacer sleep")
+		clk.Set(start.Add((n - 1) * time.Millisecond))
+		for i := 1; i < n; i++ {
+			if r := recv(t, results, "result"); r.Err != "" {
+				t.Fatalf("request failed: %+v", r)
+			}
+		}
+		if err := recv(t, done, "end of step"); err != nil {
+			t.Fatal(err)
+		}
+		if c := conns.Load(); c != 1 {
+			t.Fatalf("%d requests due at once against a server that answers at once opened %d connections, want 1", n-1, c)
 		}
 	})
 }

@@ -20,11 +20,25 @@ import (
 // waiting is not one (needDial says why). Dial tokens bound the
 // handshakes in flight when dials are needed.
 type connPool struct {
+	dialPolicy
+	idle []*fconn
+	// waiting: requests registered for a connection given back (under
+	// mu). A request gives its connection to one of them through handoff,
+	// buffered for every worker, so the hand-over is decided under mu and
+	// cannot be lost between a request deciding to wait and its wait.
+	waiting int
+	handoff chan *fconn
+	dials   chan struct{} // tokens: handshakes in flight
+}
+
+// dialPolicy is what decides, for an open-loop request that finds no idle
+// keep-alive connection, whether to dial or wait for one given back
+// (needDial): the lean client's pool and net/http's (stdGate) share it.
+type dialPolicy struct {
 	clk    Clock // nil: the system clock
 	mu     sync.Mutex
-	idle   []*fconn
-	lent   int           // requests holding a connection or a dial token
-	handed uint64        // connections handed over to waiting requests, ever
+	lent   int           // requests in flight: holding a connection or dialling
+	handed uint64        // connections that came back to waiting requests, ever
 	rate   float64       // the step's requests/s
 	warmT  time.Duration // the warm dial's time
 	// stallEnd: when the tester was last seen back from a stall
@@ -32,8 +46,6 @@ type connPool struct {
 	stallEnd time.Time
 	dialT    recent // the step's dials (DNS+dialup)
 	lat      recent // requests on a warm connection (waits before it excluded)
-	handoff  chan *fconn
-	dials    chan struct{} // tokens: handshakes in flight
 }
 
 // firstPatience is the dial time assumed before any dial of the pool has
@@ -47,8 +59,16 @@ const firstPatience = 2 * time.Millisecond
 // and the step needs more connections anyway).
 const slowBack = 4
 
-func newConnPool(dials int, clk Clock, rate float64) *connPool {
-	return &connPool{clk: clk, rate: rate, handoff: make(chan *fconn), dials: make(chan struct{}, dials)}
+func newConnPool(dials int, clk Clock, rate float64, workers int) *connPool {
+	return &connPool{dialPolicy: dialPolicy{clk: clk, rate: rate}, handoff: make(chan *fconn, workers), dials: make(chan struct{}, dials)}
+}
+
+// forWorkers makes room in handoff for a step's workers (between steps:
+// nothing waits, nothing is in it).
+func (p *connPool) forWorkers(n int) {
+	if cap(p.handoff) < n {
+		p.handoff = make(chan *fconn, n)
+	}
 }
 
 // maxDials: handshakes are CPU-bound, so more in flight than the tester
@@ -155,7 +175,7 @@ func (p *connPool) warm(ctx context.Context, e *Engine) {
 }
 
 // noteDial records a dial's time (DNS+dialup).
-func (p *connPool) noteDial(d time.Duration) {
+func (p *dialPolicy) noteDial(d time.Duration) {
 	p.mu.Lock()
 	p.dialT.add(time.Time{}, d)
 	p.mu.Unlock()
@@ -163,7 +183,7 @@ func (p *connPool) noteDial(d time.Duration) {
 
 // noteLatency records the latency of a warm request sent at at (the
 // engine's clock), sched-lag and its wait for a connection excluded.
-func (p *connPool) noteLatency(at time.Time, d time.Duration) {
+func (p *dialPolicy) noteLatency(at time.Time, d time.Duration) {
 	p.mu.Lock()
 	p.lat.add(at, d)
 	p.mu.Unlock()
@@ -179,7 +199,7 @@ const stallLate = time.Millisecond
 // measure the tester, not the server, and a pool sized by them after a
 // stall dialled for a server that was never slow (a step at 400 req/s
 // against the null server opened 31 connections, sends 0.75 s late).
-func (p *connPool) noteStall(now time.Time) {
+func (p *dialPolicy) noteStall(now time.Time) {
 	p.mu.Lock()
 	p.stallEnd = now
 	p.mu.Unlock()
@@ -193,7 +213,7 @@ func (p *connPool) noteStall(now time.Time) {
 // a handshake on an idle machine (the server finishes its side of that
 // handshake then), and the requests due meanwhile should not dial for it.
 // Called with p.mu held.
-func (p *connPool) patience() time.Duration {
+func (p *dialPolicy) patience() time.Duration {
 	if d := p.dialT.median(time.Time{}); d > 0 {
 		return d
 	}
@@ -208,24 +228,20 @@ func (p *connPool) patience() time.Duration {
 // Every acquire that got one or the other is paired with a release.
 // timer is the caller's reusable wait timer (system clock only).
 func (p *connPool) acquire(ctx context.Context, timer **time.Timer) (*fconn, func()) {
-	p.mu.Lock()
-	if n := len(p.idle); n > 0 {
-		c := p.idle[n-1]
-		p.idle[n-1] = nil
-		p.idle = p.idle[:n-1]
-		p.lent++
-		p.mu.Unlock()
-		return c, nil
-	}
-	p.mu.Unlock()
 	waited, stalled := false, false
 	for {
 		p.mu.Lock()
-		dial, busy, seen := p.patience(), p.lent, p.handed
-		med, least := p.lat.median(p.stallEnd), p.lat.least(p.stallEnd)
-		rate := p.rate
+		if n := len(p.idle); n > 0 {
+			c := p.idle[n-1]
+			p.idle[n-1] = nil
+			p.idle = p.idle[:n-1]
+			p.lent++
+			p.mu.Unlock()
+			return c, nil
+		}
+		why, dial, seen := p.decide(waited, stalled)
+		p.waiting++
 		p.mu.Unlock()
-		why := needDial(busy, dial, med, least, rate, waited, stalled)
 		if why != "" {
 			c, done := p.dialOrHandoff(ctx)
 			if done == nil || why != "stall" {
@@ -245,7 +261,11 @@ func (p *connPool) acquire(ctx context.Context, timer **time.Timer) (*fconn, fun
 			stalled = false
 			continue
 		}
-		if c := p.waitHandoff(ctx, timer, dial); c != nil {
+		c, ok := waitFor(ctx, p.clk, timer, p.handoff, dial)
+		if !ok {
+			c, ok = p.unwait()
+		}
+		if ok {
 			p.lend(true)
 			return c, nil
 		}
@@ -256,6 +276,29 @@ func (p *connPool) acquire(ctx context.Context, timer **time.Timer) (*fconn, fun
 		waited, stalled = true, p.handed == seen
 		p.mu.Unlock()
 	}
+}
+
+// unwait ends a request's registration as waiting, unless a connection was
+// handed to it meanwhile (then it takes it).
+func (p *connPool) unwait() (*fconn, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case c := <-p.handoff:
+		return c, true
+	default:
+		p.waiting--
+		return nil, false
+	}
+}
+
+// decide is needDial on the policy's figures, with the wait before asking
+// again (a dial's time) and the count of connections handed over so far.
+// Called with p.mu held.
+func (p *dialPolicy) decide(waited, stalled bool) (why string, patience time.Duration, seen uint64) {
+	patience = p.patience()
+	why = needDial(p.lent, patience, p.lat.median(p.stallEnd), p.lat.least(p.stallEnd), p.rate, waited, stalled)
+	return why, patience, p.handed
 }
 
 // needDial says why a request that found no idle connection should dial
@@ -300,31 +343,42 @@ func needDial(busy int, dial, med, least time.Duration, rate float64, waited, st
 }
 
 // dialOrHandoff takes whichever comes first: a connection given back or a
-// dial token.
+// dial token. The caller registered as waiting.
 func (p *connPool) dialOrHandoff(ctx context.Context) (*fconn, func()) {
-	if ctx.Err() != nil {
-		return nil, nil // not a random pick against a free token
+	if ctx.Err() == nil { // else not a random pick against a free token
+		select {
+		case c := <-p.handoff:
+			p.lend(true)
+			return c, nil
+		case p.dials <- struct{}{}:
+			if c, ok := p.unwait(); ok {
+				<-p.dials // handed one meanwhile: no dial
+				p.lend(true)
+				return c, nil
+			}
+			p.lend(false)
+			return nil, func() { <-p.dials }
+		case <-ctx.Done():
+		}
 	}
-	select {
-	case c := <-p.handoff:
+	if c, ok := p.unwait(); ok {
 		p.lend(true)
 		return c, nil
-	case p.dials <- struct{}{}:
-		p.lend(false)
-		return nil, func() { <-p.dials }
-	case <-ctx.Done():
-		return nil, nil
 	}
+	return nil, nil
 }
 
-// lend counts a request that got a connection (handed over: from a
-// request that gave it back) or a dial token: only those are in flight (a
-// waiting request gives nothing back).
+// lend counts a request that got a dial token, or (handed) a connection
+// another request handed over: that loan passes on (the giver does not
+// end it), so the count of requests in flight never dips to 0 while the
+// connection changes hands, which needDial would read as nothing in flight
+// and dial a spare connection for.
 func (p *connPool) lend(handed bool) {
 	p.mu.Lock()
-	p.lent++
 	if handed {
 		p.handed++
+	} else {
+		p.lent++
 	}
 	p.mu.Unlock()
 }
@@ -337,7 +391,15 @@ func (p *connPool) unlend() {
 
 // waitHandoff waits up to d for a connection given back.
 func (p *connPool) waitHandoff(ctx context.Context, timer **time.Timer, d time.Duration) *fconn {
-	if p.clk == nil {
+	c, _ := waitFor(ctx, p.clk, timer, p.handoff, d)
+	return c
+}
+
+// waitFor waits up to d on the engine's clock (clk; nil: the system clock,
+// with the caller's reusable timer) for a value from ch.
+func waitFor[T any](ctx context.Context, clk Clock, timer **time.Timer, ch <-chan T, d time.Duration) (T, bool) {
+	var zero T
+	if clk == nil {
 		t := *timer
 		if t == nil {
 			t = time.NewTimer(d)
@@ -346,30 +408,30 @@ func (p *connPool) waitHandoff(ctx context.Context, timer **time.Timer, d time.D
 			t.Reset(d) // stopped and drained below: no stale expiry
 		}
 		select {
-		case c := <-p.handoff:
+		case v := <-ch:
 			stopTimer(t)
-			return c
+			return v, true
 		case <-t.C:
 		case <-ctx.Done():
 			stopTimer(t)
 		}
-		return nil
+		return zero, false
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	expired := make(chan struct{})
-	deadline := p.clk.Now().Add(d)
+	deadline := clk.Now().Add(d)
 	go func() {
-		p.clk.SleepUntil(wctx, deadline)
+		clk.SleepUntil(wctx, deadline)
 		close(expired)
 	}()
 	select {
-	case c := <-p.handoff:
-		return c
+	case v := <-ch:
+		return v, true
 	case <-expired:
 	case <-ctx.Done():
 	}
-	return nil
+	return zero, false
 }
 
 // stopTimer stops t and drains an expiry that raced with the stop, so
@@ -385,22 +447,23 @@ func stopTimer(t *time.Timer) {
 }
 
 // release ends a request's loan: c, if still open, goes to a waiting
-// request or back to the pool.
+// request (which takes the loan over) or back to the pool.
 func (p *connPool) release(c *fconn) {
 	p.mu.Lock()
-	p.lent--
-	p.mu.Unlock()
+	defer p.mu.Unlock()
 	if c == nil || c.nc == nil {
+		p.lent--
 		return
 	}
-	select {
-	case p.handoff <- c: // a request is waiting for one
+	if p.waiting > 0 {
+		// A request waits: the loan is its. handoff has room for every
+		// worker, so the send does not block.
+		p.waiting--
+		p.handoff <- c
 		return
-	default:
 	}
-	p.mu.Lock()
+	p.lent--
 	p.idle = append(p.idle, c)
-	p.mu.Unlock()
 }
 
 func (p *connPool) closeAll() {

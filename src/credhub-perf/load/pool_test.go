@@ -16,7 +16,7 @@ func open() *fconn { return &fconn{nc: (*sockConn)(nil)} }
 // TestConnPoolMostRecentlyUsedFirst: the connection returned last is lent
 // first, so a light load keeps reusing the same few warm connections.
 func TestConnPoolMostRecentlyUsedFirst(t *testing.T) {
-	p := newConnPool(1, nil, 10)
+	p := newConnPool(1, nil, 10, 8)
 	ctx := context.Background()
 	var tm *time.Timer
 	a, b, c := open(), open(), open()
@@ -136,7 +136,7 @@ func acquireAsync(p *connPool, ctx context.Context) <-chan loan {
 func TestConnPoolPatience(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	clk := loadtest.NewFakeClock(now)
-	p := newConnPool(1, clk, 100)
+	p := newConnPool(1, clk, 100, 8)
 	ctx := context.Background()
 	var tm *time.Timer
 	c, done := p.acquire(ctx, &tm)
@@ -199,7 +199,7 @@ func TestConnPoolPatience(t *testing.T) {
 func TestConnPoolBurstWaits(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	clk := loadtest.NewFakeClock(now)
-	p := newConnPool(4, clk, 1700)
+	p := newConnPool(4, clk, 1700, 64)
 	ctx := context.Background()
 	for range 8 {
 		p.noteDial(2 * time.Millisecond)
@@ -248,7 +248,7 @@ func TestConnPoolBurstWaits(t *testing.T) {
 func TestConnPoolSlowServerDialsAtOnce(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	clk := loadtest.NewFakeClock(now)
-	p := newConnPool(8, clk, 640)
+	p := newConnPool(8, clk, 640, 64)
 	ctx := context.Background()
 	p.noteDial(2 * time.Millisecond)
 	p.noteLatency(now, 5*time.Millisecond)
@@ -289,7 +289,7 @@ func recv[T any](t *testing.T, c <-chan T) T {
 func TestConnPoolStallVoidsLatencies(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	clk := loadtest.NewFakeClock(now)
-	p := newConnPool(4, clk, 400)
+	p := newConnPool(4, clk, 400, 8)
 	ctx := context.Background()
 	p.noteDial(2 * time.Millisecond)
 	for range 8 {

@@ -85,6 +85,7 @@ func (w *worker) doStd(ctx context.Context, r *Result) bool {
 	// and writes on separate ones, and late callbacks after a timeout), so
 	// they only store atomic timestamps that are read once Do returns.
 	tr := &stdTrace{base: time.Now()}
+	gt := w.gt
 	trace := &httptrace.ClientTrace{
 		DNSStart: func(httptrace.DNSStartInfo) { tr.mark(&tr.dnsStart) },
 		DNSDone:  func(httptrace.DNSDoneInfo) { tr.mark(&tr.dnsDone) },
@@ -92,9 +93,15 @@ func (w *worker) doStd(ctx context.Context, r *Result) bool {
 		GotConn: func(info httptrace.GotConnInfo) {
 			tr.reused.Store(info.Reused)
 			tr.mark(&tr.gotConn)
+			if gt != nil {
+				gt.gotConn(info.Conn)
+			}
 		},
 		WroteRequest:         func(httptrace.WroteRequestInfo) { tr.mark(&tr.wrote) },
 		GotFirstResponseByte: func() { tr.mark(&tr.firstByte) },
+	}
+	if gt != nil {
+		trace.PutIdleConn = gt.putIdle
 	}
 	req = req.WithContext(httptrace.WithClientTrace(ctx, trace))
 	start, at := e.begin()

@@ -1,0 +1,336 @@
+package load
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// stdGate gives open-loop steps over net/http (the default client,
+// keep-alive, HTTP/1.1) the lean pool's dial policy. net/http's Transport
+// reuses its most recently used idle connection, but when none is idle it
+// dials at once, for every request: after the tester lost the CPU for a
+// few milliseconds, dozens of requests are due together, each dials, each
+// handshake takes 1-2 ms of the tester's CPU on the core that also sends,
+// and the requests due meanwhile dial in turn (measured: 280-420
+// connections with -c 256 against the null server, where 20 were in
+// flight). The gate lets a request through to the Transport when an idle
+// connection is there for it, or when needDial names a reason to dial;
+// otherwise it waits for a connection to come back, as the lean pool's
+// requests do. The step's client caps connections at Concurrency
+// (Transport.MaxConnsPerHost): -c stays the cap.
+//
+// The Transport's pool is read through its own hooks: GotConn (a request
+// holds a connection; its first request counts it in), PutIdleConn (it is
+// idle again: what a waiting request waits for) and the connection's
+// Close (through DialContext's wrapper).
+type stdGate struct {
+	dialPolicy
+	// conns: open connections that carried a request. A connection
+	// counts from its first request on: after DialContext returns the
+	// Transport still has its TLS handshake to do, and a connection the
+	// request that dialled it did not need (one came back first) goes to
+	// the idle pool some microseconds later, without a hook. Counted idle
+	// before, a request let through for it found none and dialled, and
+	// that dial's connection went the same way (measured: half of 256
+	// dials at 10,000 req/s). Uncounted, such a connection is found by the
+	// next request let through to dial, which the Transport hands it.
+	conns int
+	busy  int // of them, held by a request (GotConn until idle again or closed)
+	// pending: requests let through (for an idle connection, or to dial),
+	// not yet at GotConn. The Transport gives a connection that comes back
+	// to a request waiting on its dial first, so one let through to dial
+	// counts against the idle ones too.
+	pending int
+	// waiting: requests registered to be told of a connection back in the
+	// Transport's idle pool, one each, through freed (buffered for every
+	// worker): decided under mu, so no word is lost between a request's
+	// decision to wait and its wait.
+	waiting int
+	freed   chan struct{}
+	// dials: tokens, one per request let through to dial, held until it
+	// has a connection (the lean pool's bound on handshakes in flight).
+	dials chan struct{}
+}
+
+func newStdGate(clk Clock, workers int) *stdGate {
+	return &stdGate{dialPolicy: dialPolicy{clk: clk}, freed: make(chan struct{}, workers), dials: make(chan struct{}, maxDials())}
+}
+
+// newGatedClient is net/http's client for the open-loop steps of one
+// concurrency: at most conc connections, each counted by the gate.
+func (e *Engine) newGatedClient(conc int) (*http.Client, *stdGate) {
+	g := newStdGate(e.opts.Clock, conc)
+	hc := e.newHTTPClient(conc)
+	tr := hc.Transport.(*http.Transport)
+	dial := tr.DialContext
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &gatedConn{Conn: c, g: g}, nil
+	}
+	return hc, g
+}
+
+// step readies the gate for a step at rate. The figures of a kept step
+// (a warm-up whose connections the step goes on with) stay, as the lean
+// pool's do; others start afresh, as a new pool would.
+func (g *stdGate) step(rate float64, kept bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.rate = rate
+	if !kept {
+		g.dialT, g.lat, g.stallEnd, g.warmT = recent{}, recent{}, time.Time{}, 0
+	}
+}
+
+// gatedConn counts a connection out of the gate when it closes.
+type gatedConn struct {
+	net.Conn
+	g      *stdGate
+	holder *gateTicket // the request holding it; nil: idle (under g.mu)
+	closed bool        // under g.mu
+	seen   bool        // carried a request: counted in g.conns (under g.mu)
+}
+
+func (c *gatedConn) Close() error {
+	g := c.g
+	g.mu.Lock()
+	if !c.closed {
+		c.closed = true
+		if c.seen {
+			g.conns--
+		}
+		c.letGo()
+	}
+	g.mu.Unlock()
+	return c.Conn.Close()
+}
+
+// letGo ends the holder's hold of c. Called with g.mu held.
+func (c *gatedConn) letGo() {
+	if t := c.holder; t != nil {
+		c.holder = nil
+		c.g.busy--
+		close(t.back)
+	}
+}
+
+// gateTicket is one request's passage through the gate. Its hooks run on
+// the Transport's goroutines, PutIdleConn possibly after the request
+// ended, so each request has its own.
+type gateTicket struct {
+	g       *stdGate
+	pending bool // let through, not yet at GotConn (under g.mu)
+	token   bool // holds a dial token (under g.mu)
+	conn    atomic.Pointer[gatedConn]
+	// back is closed once the connection the request held is idle again
+	// or closed (made with conn).
+	back chan struct{}
+}
+
+// enter lets the request through to the Transport, or makes it wait for a
+// connection to come back while needDial names no reason to dial. A
+// request let through to dial holds one of the dial tokens until it has a
+// connection, as the lean pool's do.
+func (g *stdGate) enter(ctx context.Context, timer **time.Timer) *gateTicket {
+	t := &gateTicket{g: g}
+	waited, stalled := false, false
+	for {
+		g.mu.Lock()
+		if g.idle() > 0 {
+			g.letThrough(t, false)
+			g.mu.Unlock()
+			return t
+		}
+		why, patience, seen := g.decide(waited, stalled)
+		g.waiting++
+		g.mu.Unlock()
+		if ctx.Err() != nil {
+			g.unwait()
+			return g.through(t, false) // fails at the Transport, recorded
+		}
+		if why != "" {
+			select {
+			case <-g.freed: // told meanwhile: look again
+				continue
+			case g.dials <- struct{}{}:
+				if g.unwait() {
+					<-g.dials
+					continue
+				}
+				if why == "stall" {
+					// Dial only if nothing came back meanwhile either
+					// (the server is back: the queue clears without it).
+					g.mu.Lock()
+					back := g.handed != seen
+					g.mu.Unlock()
+					if back {
+						<-g.dials
+						stalled = false
+						continue
+					}
+				}
+				return g.through(t, true)
+			case <-ctx.Done():
+				g.unwait()
+				return g.through(t, false)
+			}
+		}
+		_, ok := waitFor(ctx, g.clk, timer, g.freed, patience)
+		if ok || g.unwait() {
+			continue // look again: taken by a newcomer, it waits again
+		}
+		g.mu.Lock()
+		waited, stalled = true, g.handed == seen
+		g.mu.Unlock()
+	}
+}
+
+// through lets t's request through to the Transport (to dial: with a dial
+// token).
+func (g *stdGate) through(t *gateTicket, token bool) *gateTicket {
+	g.mu.Lock()
+	g.letThrough(t, token)
+	g.mu.Unlock()
+	return t
+}
+
+// letThrough counts t's request in flight. Called with g.mu held.
+func (g *stdGate) letThrough(t *gateTicket, token bool) {
+	g.lent++
+	g.pending++
+	t.pending = true
+	t.token = token
+}
+
+// unwait ends a request's registration as waiting, unless it was told of a
+// connection back meanwhile (true).
+func (g *stdGate) unwait() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	select {
+	case <-g.freed:
+		return true
+	default:
+		g.waiting--
+		return false
+	}
+}
+
+// dropToken gives back t's dial token, if it holds one. Called with g.mu
+// held.
+func (t *gateTicket) dropToken() {
+	if t.token {
+		t.token = false
+		<-t.g.dials
+	}
+}
+
+// gotConn: the request holds c (the Transport's net.Conn for it).
+func (t *gateTicket) gotConn(c net.Conn) {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	gc, _ := c.(*gatedConn)
+	g := t.g
+	g.mu.Lock()
+	t.dropToken() // it has its connection: its dial, if any, is over
+	if t.pending {
+		t.pending = false
+		g.pending--
+	}
+	if gc != nil && !gc.closed && gc.holder != nil && gc.holder != t {
+		// The Transport gave the connection to this request before the
+		// readLoop that freed it called the last holder's PutIdleConn:
+		// that hold is over.
+		gc.letGo()
+	}
+	if gc != nil && !gc.closed && gc.holder == nil && t.back == nil {
+		if !gc.seen {
+			gc.seen = true
+			g.conns++
+		}
+		gc.holder = t
+		t.back = make(chan struct{})
+		g.busy++
+		t.conn.Store(gc)
+	}
+	g.mu.Unlock()
+}
+
+// putIdle: the Transport took the request's connection back into its idle
+// pool (err nil), or will close it (err set: Close counts it out).
+func (t *gateTicket) putIdle(err error) {
+	gc := t.conn.Load()
+	if gc == nil || err != nil {
+		return
+	}
+	g := t.g
+	g.mu.Lock()
+	if gc.holder == t {
+		gc.letGo()
+	}
+	// Something came back (needDial's "stalled" is false), whether to a
+	// request waiting here or to one the Transport holds for its dial.
+	g.handed++
+	g.tellWaiter()
+	g.mu.Unlock()
+}
+
+// idle: connections the Transport holds idle, less those the requests let
+// through will take (a request let through to dial is given a connection
+// that comes back before its own dial ends). Called with g.mu held.
+func (g *stdGate) idle() int { return g.conns - g.busy - g.pending }
+
+// tellWaiter wakes one waiting request when a connection is idle for it.
+// Called with g.mu held.
+func (g *stdGate) tellWaiter() {
+	if g.waiting > 0 && g.idle() > 0 {
+		g.waiting--
+		g.freed <- struct{}{} // room for every worker: does not block
+	}
+}
+
+// backWait bounds end's wait for the request's connection to be idle
+// again: net/http puts it back on another goroutine microseconds after the
+// body was read (or closes it); far longer means something else holds it.
+const backWait = 50 * time.Millisecond
+
+// end: the request is over. It waits until its connection is idle again
+// (or closed), as a request of the lean pool gives its connection back
+// before it ends: otherwise the next request due could find none idle and
+// dial a spare one for the microseconds net/http takes to put it back.
+func (t *gateTicket) end() {
+	g := t.g
+	if t.conn.Load() != nil && !closed(t.back) {
+		tm := time.NewTimer(backWait)
+		select {
+		case <-t.back:
+		case <-tm.C:
+		}
+		tm.Stop()
+	}
+	g.mu.Lock()
+	t.dropToken()
+	if t.pending {
+		t.pending = false
+		g.pending--
+	}
+	g.lent--
+	g.mu.Unlock()
+}
+
+func closed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
