@@ -14,55 +14,176 @@ import (
 	"github.com/credhub-perf/credhub-perf/load/loadtest"
 )
 
-// TestOpenLoopRate checks the acceptance criterion: 500 requests/s held
-// within 2 % over 5 s. The achieved rate is measured from the actual send
-// times. Retried because the machine is shared; a generator that drifts
-// fails every attempt.
-func TestOpenLoopRate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("5 s rate test")
-	}
+// TestOpenLoopRateOnClock checks the acceptance criterion, 500
+// requests/s held within 2 % over 5 s and in each second on its own (a
+// generator that bursts then idles would pass the average), on a clock
+// the test controls, so it holds however slow the machine is. The pacer
+// is woken up to 1.999 ms late (under the 2 ms between requests), as a
+// busy machine would wake it: a pacer that paced from its wake-ups instead
+// of the schedule would drift off rate. The send times are the clock's
+// readings when the requests reach the server.
+func TestOpenLoopRateOnClock(t *testing.T) {
 	p := loadtest.NewPKI(t, loadtest.ECDSA)
-	srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), true, false)
-	const rate, secs = 500.0, 5
-	var last string
-	for attempt := 0; attempt < 3; attempt++ {
-		res := run(t, mtlsOpts(p, true), load.Template{URL: srv.URL}, load.Step{Concurrency: 20, Rate: rate, Duration: secs * time.Second})
-		if len(res) != rate*secs {
-			t.Fatalf("%d requests scheduled, want %d", len(res), int(rate*secs))
-		}
-		sent := make([]time.Time, len(res))
-		for i, r := range res {
-			if r.Err != "" || r.Rate != rate {
-				t.Fatalf("request failed: %+v", r)
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	clk := loadtest.NewFakeClock(start)
+	var mu sync.Mutex
+	var sent []time.Time
+	srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		sent = append(sent, clk.Now())
+		mu.Unlock()
+	}), true, false)
+	const rate, secs, n = 500, 5, 500 * 5
+	results, done := clockRun(t, clk, mtlsOpts(p, true), srv.URL, load.Step{Concurrency: 20, Rate: rate, Duration: secs * time.Second})
+	for i := 0; i < n; i++ {
+		sched := start.Add(time.Duration(i) * time.Second / rate)
+		late := time.Duration(i*7919%2000) * time.Microsecond
+		if i == 0 {
+			late = 0 // due as the step starts: the pacer does not sleep
+		} else {
+			if got := recv(t, clk.Sleeping, "pacer sleep"); !got.Equal(sched) {
+				t.Fatalf("request %d: pacer slept until %v, want %v", i, got.Sub(start), sched.Sub(start))
 			}
-			sent[i] = r.Start.Add(r.SchedLag)
+			clk.Set(sched.Add(late))
 		}
-		sort.Slice(sent, func(i, j int) bool { return sent[i].Before(sent[j]) })
-		got := float64(len(sent)-1) / sent[len(sent)-1].Sub(sent[0]).Seconds()
-		// Also each second on its own: a burst-then-idle generator would
-		// pass the average.
-		perSec := make([]int, secs)
-		for _, s := range sent {
-			if i := int(s.Sub(sent[0]) / time.Second); i < secs {
-				perSec[i]++
-			}
+		// Lock step: the clock moves on only once this request is back, so
+		// each one is sent at a known time.
+		r := recv(t, results, "result")
+		if r.Err != "" || r.Status != 200 || r.Rate != rate {
+			t.Fatalf("request %d failed: %+v", i, r)
 		}
-		ok := got >= rate*0.98 && got <= rate*1.02
-		for _, n := range perSec[:secs-1] {
-			ok = ok && float64(n) >= rate*0.9 && float64(n) <= rate*1.1
+		if !r.Start.Equal(sched) || r.SchedLag != late || r.Latency != late {
+			t.Fatalf("request %d: start %v, sched-lag %v, latency %v; want start %v, sched-lag and latency %v",
+				i, r.Start.Sub(start), r.SchedLag, r.Latency, sched.Sub(start), late)
 		}
-		if ok {
-			return
-		}
-		last = time.Now().Format(time.RFC3339) + ": " + fmtRate(got, perSec)
-		t.Logf("attempt %d: %s", attempt+1, last)
 	}
-	t.Fatalf("open-loop rate not held: %s", last)
+	if err := recv(t, done, "end of step"); err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 0 || len(sent) != n {
+		t.Fatalf("%d requests reached the server, %d beyond the step's %d recorded", len(sent), len(results), n)
+	}
+	got := float64(n-1) / sent[n-1].Sub(sent[0]).Seconds()
+	perSec := make([]int, secs)
+	for _, s := range sent {
+		perSec[s.Sub(start)/time.Second]++
+	}
+	if got < rate*0.98 || got > rate*1.02 || fmt.Sprint(perSec) != "[500 500 500 500 500]" {
+		t.Fatalf("open-loop rate not held: %s, want %d/s within 2 %% and %d in each second", fmtRate(got, perSec), rate, rate)
+	}
 }
 
 func fmtRate(got float64, perSec []int) string {
 	return fmt.Sprintf("achieved %.1f/s, per second %v", got, perSec)
+}
+
+// TestOpenLoopScheduleRealClock runs the same step on the system clock
+// (the kernel-timer pacer) and checks what holds however busy the machine
+// is: every scheduled request is sent and recorded once, at its slot; none
+// reaches the server before its slot; and how late it left is counted in
+// its latency. Whether the rate is held in real time is
+// TestOpenLoopRateRealTime's question, for a quiet machine.
+func TestOpenLoopScheduleRealClock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2 s step on the real clock")
+	}
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	var mu sync.Mutex
+	var arrived []time.Time
+	srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := time.Now()
+		mu.Lock()
+		arrived = append(arrived, now)
+		mu.Unlock()
+	}), true, false)
+	const rate, secs = 500, 2
+	paths(t, func(t *testing.T, force bool) {
+		mu.Lock()
+		arrived = nil
+		mu.Unlock()
+		opts := mtlsOpts(p, true)
+		opts.FastHTTP = !force
+		res := run(t, opts, load.Template{URL: srv.URL}, load.Step{Concurrency: 20, Rate: rate, Duration: secs * time.Second})
+		if len(res) != rate*secs || len(arrived) != rate*secs {
+			t.Fatalf("%d requests recorded and %d sent, want %d", len(res), len(arrived), rate*secs)
+		}
+		sort.Slice(res, func(i, j int) bool { return res[i].Start.Before(res[j].Start) })
+		sort.Slice(arrived, func(i, j int) bool { return arrived[i].Before(arrived[j]) })
+		first := res[0].Start
+		for i, r := range res {
+			if r.Err != "" || r.Status != 200 || r.Rate != rate {
+				t.Fatalf("request %d failed: %+v", i, r)
+			}
+			// The slots are those of the pacer's float arithmetic; they
+			// may differ from i*2ms by a rounding nanosecond.
+			if want := time.Duration(i) * time.Second / rate; r.Start.Sub(first)-want > time.Nanosecond || want-r.Start.Sub(first) > time.Nanosecond {
+				t.Fatalf("request %d recorded at %v into the step, want its slot %v", i, r.Start.Sub(first), want)
+			}
+			if r.SchedLag < 0 || r.Latency < r.SchedLag {
+				t.Fatalf("request %d: sched-lag %v not counted in its latency %v", i, r.SchedLag, r.Latency)
+			}
+			// The k-th arrival cannot precede the k-th slot unless some
+			// request left before its own.
+			if arrived[i].Before(r.Start) {
+				t.Fatalf("request %d reached the server %v before the %d-th slot", i, r.Start.Sub(arrived[i]), i)
+			}
+		}
+	})
+}
+
+// TestOpenLoopRateRealTime: on the system clock, 500 requests/s held
+// within 2 % over 5 s, and each second within 10 %. It measures the
+// machine as much as the pacer (a busy machine starves the pacer and the
+// workers), so scripts/test-all runs it alone, on a quiet machine; the
+// pacing logic itself is TestOpenLoopRateOnClock's. A warm-up step first
+// leaves the step its connections: otherwise its first second measures
+// the mTLS handshakes (20 at once, several hundred ms under -race).
+func TestOpenLoopRateRealTime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("6 s rate test")
+	}
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), true, false)
+	const rate, secs = 500.0, 5
+	e, err := load.New(mtlsOpts(p, true), load.Template{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Run(context.Background(), load.Step{Concurrency: 20, Rate: rate, Duration: time.Second, KeepConns: true}, load.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var c collect
+	if err := e.Run(context.Background(), load.Step{Concurrency: 20, Rate: rate, Duration: secs * time.Second}, &c); err != nil {
+		t.Fatal(err)
+	}
+	res := c.res
+	if len(res) != rate*secs {
+		t.Fatalf("%d requests scheduled, want %d", len(res), int(rate*secs))
+	}
+	sent := make([]time.Time, len(res))
+	for i, r := range res {
+		if r.Err != "" || r.Rate != rate {
+			t.Fatalf("request failed: %+v", r)
+		}
+		sent[i] = r.Start.Add(r.SchedLag)
+	}
+	sort.Slice(sent, func(i, j int) bool { return sent[i].Before(sent[j]) })
+	got := float64(len(sent)-1) / sent[len(sent)-1].Sub(sent[0]).Seconds()
+	// Also each second on its own: a burst-then-idle generator would
+	// pass the average.
+	perSec := make([]int, secs)
+	for _, s := range sent {
+		if i := int(s.Sub(sent[0]) / time.Second); i < secs {
+			perSec[i]++
+		}
+	}
+	ok := got >= rate*0.98 && got <= rate*1.02
+	for _, n := range perSec[:secs-1] {
+		ok = ok && float64(n) >= rate*0.9 && float64(n) <= rate*1.1
+	}
+	if !ok {
+		t.Fatalf("open-loop rate not held in real time: %s (a quiet machine? this test measures it too)", fmtRate(got, perSec))
+	}
 }
 
 // TestCoordinatedOmission stalls the server for 300 ms once. Requests
