@@ -126,6 +126,9 @@ type Config struct {
 	// and fall to normal over WarmupTime (see capacity.Model). Factor <= 1: none.
 	WarmupTime   time.Duration
 	WarmupFactor float64
+	// Clock keeps the capacity model's time (nil: the system clock; the
+	// plateau tests give a capacity.VirtualClock).
+	Clock capacity.Clock
 	// Fault injection.
 	ErrorRate    float64
 	ErrorStatus  int
@@ -204,7 +207,8 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := capa.SetWarmup(time.Now(), cfg.WarmupTime, cfg.WarmupFactor); err != nil {
+	capa.SetClock(cfg.Clock)
+	if err := capa.SetWarmup(capa.Now(), cfg.WarmupTime, cfg.WarmupFactor); err != nil {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, capacity: capa}

@@ -44,9 +44,76 @@ type Model struct {
 	exp                 bool
 	warm                warmup
 
+	clock Clock
+	rngMu sync.Mutex
+	rng   *rand.Rand // nil: the global source (SetSeed)
+
 	mu        sync.Mutex
 	instances []*instance // nil: unlimited, every request is served at once
 	queue     []*waiter   // arrival order
+}
+
+// Clock is the model's time source: arrivals, service times' ends and the
+// warm-up curve. The default is the system clock; tests of the plateaus
+// give a virtual one (VirtualClock) so that what they measure is the
+// model, not how fast the machine runs the requests.
+type Clock interface {
+	Now() time.Time
+	// SleepUntil returns once Now() >= t (true, at once when it already
+	// is) or ctx is done first (false).
+	SleepUntil(ctx context.Context, t time.Time) bool
+}
+
+// queueWatcher is a Clock told how many requests wait in the queue (for
+// a core or a write lock): blocked as surely as a sleeping one, so a
+// virtual clock may move on while they wait.
+type queueWatcher interface {
+	Queued(delta int)
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+func (systemClock) SleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return true
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// SetClock makes the model keep time on clk (nil: the system clock). Call
+// it before serving and before SetWarmup.
+func (c *Model) SetClock(clk Clock) {
+	if clk == nil {
+		clk = systemClock{}
+	}
+	c.clock = clk
+}
+
+// Now is the model's time.
+func (c *Model) Now() time.Time { return c.clock.Now() }
+
+// SetSeed makes the exponential service times a reproducible sequence
+// (tests); by default they come from the global source.
+func (c *Model) SetSeed(seed uint64) {
+	c.rngMu.Lock()
+	c.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	c.rngMu.Unlock()
+}
+
+func (c *Model) queued(delta int) {
+	if w, ok := c.clock.(queueWatcher); ok {
+		w.Queued(delta)
+	}
 }
 
 type instance struct {
@@ -89,7 +156,7 @@ func New(workers, cores int, readMean, writeMean time.Duration, dist string) (*M
 	if writeMean == 0 {
 		writeMean = readMean
 	}
-	c := &Model{readMean: readMean, writeMean: writeMean}
+	c := &Model{readMean: readMean, writeMean: writeMean, clock: systemClock{}}
 	switch dist {
 	case "", "fixed":
 	case "exponential", "exp":
@@ -119,6 +186,11 @@ func (c *Model) sample(write bool, now time.Time) time.Duration {
 	mean = time.Duration(float64(mean) * c.warm.factor(now))
 	if !c.exp {
 		return mean
+	}
+	c.rngMu.Lock()
+	defer c.rngMu.Unlock()
+	if c.rng != nil {
+		return time.Duration(c.rng.ExpFloat64() * float64(mean))
 	}
 	return time.Duration(rand.ExpFloat64() * float64(mean))
 }
@@ -198,6 +270,14 @@ func (c *Model) grant(w *waiter, in *instance) {
 	close(w.ready)
 }
 
+// grantQueued hands a queued waiter its capacity: it stops waiting in the
+// queue as it is granted, before it runs, so a virtual clock does not
+// move on past the start of its service. c.mu is held.
+func (c *Model) grantQueued(w *waiter, in *instance) {
+	c.queued(-1)
+	c.grant(w, in)
+}
+
 // acquire waits in the queue until w holds a core; false means ctx ended
 // first and w holds nothing.
 func (c *Model) acquire(ctx context.Context, w *waiter) bool {
@@ -211,6 +291,7 @@ func (c *Model) acquire(ctx context.Context, w *waiter) bool {
 		return true
 	}
 	c.queue = append(c.queue, w)
+	c.queued(1)
 	c.mu.Unlock()
 	select {
 	case <-w.ready:
@@ -227,6 +308,7 @@ func (c *Model) acquire(ctx context.Context, w *waiter) bool {
 		for i, q := range c.queue {
 			if q == w {
 				c.queue = append(c.queue[:i], c.queue[i+1:]...)
+				c.queued(-1)
 				break
 			}
 		}
@@ -250,7 +332,7 @@ func (c *Model) releaseLocked(w *waiter) {
 	kept := c.queue[:0]
 	for i, q := range c.queue {
 		if in := c.pick(q.write); in != nil {
-			c.grant(q, in)
+			c.grantQueued(q, in)
 			continue
 		}
 		kept = append(kept, q)
@@ -276,7 +358,7 @@ func (c *Model) anyFree() bool {
 // queued or in service, and nothing should be written. write marks the
 // requests CredHub serialises per instance (set, generate, regenerate).
 func (c *Model) Serve(ctx context.Context, write bool, fn func()) bool {
-	arrival := time.Now()
+	arrival := c.clock.Now()
 	start := arrival
 	var w *waiter
 	if c.instances != nil {
@@ -305,14 +387,5 @@ func (c *Model) Serve(ctx context.Context, write bool, fn func()) bool {
 		}
 	}
 	fn()
-	if d := time.Until(target); d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			return false
-		}
-	}
-	return true
+	return c.clock.SleepUntil(ctx, target)
 }
