@@ -140,9 +140,7 @@ func TestOpenLoopScheduleRealClock(t *testing.T) {
 // first second measures net/http's mTLS handshakes (37 of them for -c 20,
 // sends up to 600 ms late under -race on a busy machine, then a burst).
 func TestOpenLoopRateRealTime(t *testing.T) {
-	if testing.Short() {
-		t.Skip("6 s rate test")
-	}
+	loadtest.QuietMachine(t)
 	if raceEnabled {
 		t.Skip("a rate in real time: under -race it measures the race detector (TestOpenLoopRateOnClock checks the pacing on the test's clock)")
 	}

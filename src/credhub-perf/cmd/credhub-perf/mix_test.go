@@ -10,10 +10,12 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/credhub-perf/credhub-perf/load/loadtest"
 	"github.com/credhub-perf/credhub-perf/results"
 )
 
 func TestMixSetsSlowReads(t *testing.T) {
+	loadtest.QuietMachine(t)
 	binaries(t)
 	// One instance, 2 cores, 10 ms exponential service: 90 gets/s alone use
 	// 45 % of the cores; with 80 sets/s as well, 85 % (the write lock 80 %).

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/credhub-perf/credhub-perf/load/loadtest"
 	"github.com/credhub-perf/credhub-perf/results"
 )
 
@@ -41,6 +42,7 @@ const testerCPU = 1
 // saw quiet; when other work kept CPU 1 busy through a control run, the
 // run is repeated, for at most a minute.
 func TestTesterSaturationFlagged(t *testing.T) {
+	loadtest.QuietMachine(t)
 	binaries(t)
 	if runtime.NumCPU() < 2 {
 		t.Skip("needs 2 CPUs: one for the target, one for the tester")

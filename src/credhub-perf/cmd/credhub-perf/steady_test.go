@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/credhub-perf/credhub-perf/load/loadtest"
 	"github.com/credhub-perf/credhub-perf/results"
 )
 
@@ -57,6 +58,7 @@ func runSummary(t *testing.T, cfg string, args ...string) (*results.Summary, *re
 // cores) made step 1 steady once. Steps 2 and 3 (5 and 6 clients) queue
 // and are not asserted.
 func TestRunWarmupOffFlagsWarmingTarget(t *testing.T) {
+	loadtest.QuietMachine(t)
 	binaries(t)
 	t.Parallel()
 	s := warmingSim(t, 4, "5ms", 10)
@@ -96,6 +98,7 @@ func TestRunWarmupOffFlagsWarmingTarget(t *testing.T) {
 // without one, step 0 runs at 2-3.5 times the warm service time, and
 // with a warm-up of 10 s instead of about 30 s, 1.2-1.5 times.
 func TestRunWarmupAutoMeasuresWarmTarget(t *testing.T) {
+	loadtest.QuietMachine(t)
 	binaries(t)
 	t.Parallel()
 	s := warmingSim(t, 2, "10ms", 4)

@@ -214,9 +214,7 @@ func TestCapacityPlateau(t *testing.T) {
 // load), so scripts/test-all runs it alone, on a quiet machine, and not
 // under -race.
 func TestCapacityPlateauRealTime(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping the capacity ramp in -short mode")
-	}
+	quietMachine(t)
 	if raceEnabled {
 		t.Skip("throughput in real time: under -race it measures the race detector (TestCapacityPlateau checks the plateau on a virtual clock)")
 	}

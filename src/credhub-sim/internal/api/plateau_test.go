@@ -81,9 +81,7 @@ func TestCoresPlateaus(t *testing.T) {
 // offer the load), so scripts/test-all runs them alone, on a quiet
 // machine, and not under -race.
 func TestCoresPlateausRealTime(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping the capacity runs in -short mode")
-	}
+	quietMachine(t)
 	if raceEnabled {
 		t.Skip("throughput in real time: under -race it measures the race detector (TestCoresPlateaus checks the plateaus on a virtual clock)")
 	}
