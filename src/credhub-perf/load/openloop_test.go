@@ -85,8 +85,8 @@ func fmtRate(got float64, perSec []int) string {
 // TestOpenLoopScheduleRealClock runs the same step on the system clock
 // (the kernel-timer pacer) and checks what holds however busy the machine
 // is: every scheduled request is sent and recorded once, at its slot; none
-// reaches the server before its slot; and how late it left is counted in
-// its latency. Whether the rate is held in real time is
+// reaches the server before its slot; and how late a worker took it up
+// (its sched-lag) is counted in its latency. Whether the rate is held in real time is
 // TestOpenLoopRateRealTime's question, for a quiet machine.
 func TestOpenLoopScheduleRealClock(t *testing.T) {
 	if testing.Short() {
@@ -170,6 +170,9 @@ func TestOpenLoopRateRealTime(t *testing.T) {
 	if len(res) != rate*secs {
 		t.Fatalf("%d requests scheduled, want %d", len(res), int(rate*secs))
 	}
+	// When a worker took each request up: the pacer's release, late only
+	// by the tester's own lateness (a wait for a connection is the
+	// server's, and comes after).
 	sent := make([]time.Time, len(res))
 	for i, r := range res {
 		if r.Err != "" || r.Rate != rate {
