@@ -502,16 +502,50 @@ func TestClosedLoopSplitAndStepFields(t *testing.T) {
 			t.Fatalf("step fields: %+v", r)
 		}
 	}
-	// Duration-bounded with per-worker QPS (hey -q): 2 workers at 20/s for
-	// 1 s is about 40 requests.
-	start := time.Now()
-	res = run(t, load.ClientOptions{KeepAlive: true, TLS: load.TLSOptions{Insecure: true}}, load.Template{URL: srv.URL},
+}
+
+// TestClosedLoopQPSOnClock: duration-bounded with per-worker QPS (hey -q),
+// 2 workers at 20/s for 1 s send exactly 40 requests, each worker's k-th
+// at start + k*50 ms on the engine's clock, none at the end or after,
+// however late the machine wakes them.
+func TestClosedLoopQPSOnClock(t *testing.T) {
+	srv := loadtest.NewMTLSServer(t, loadtest.NewPKI(t, loadtest.ECDSA), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), false, false)
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	clk := loadtest.NewFakeClock(start)
+	results, done := clockRun(t, clk, load.ClientOptions{KeepAlive: true, TLS: load.TLSOptions{Insecure: true}}, srv.URL,
 		load.Step{Concurrency: 2, QPS: 20, Duration: time.Second})
-	if el := time.Since(start); len(res) < 30 || len(res) > 42 || el > 3*time.Second {
-		t.Fatalf("QPS 2x20/s for 1s: %d requests in %v", len(res), el)
+	for k := 1; k < 20; k++ {
+		// A worker sleeps only once its request is back: the clock moves
+		// on when both sleep, so each request is stamped at a known time.
+		due := start.Add(time.Duration(k) * 50 * time.Millisecond)
+		for range 2 {
+			if got := recv(t, clk.Sleeping, "worker sleep"); !got.Equal(due) {
+				t.Fatalf("a worker slept until %v, want %v", got.Sub(start), due.Sub(start))
+			}
+		}
+		// Late, as a busy machine wakes them: the next slot stays put.
+		clk.Set(due.Add(7 * time.Millisecond))
 	}
-	if res[0].Request != "" {
-		t.Fatalf("a template without a name gave request %q", res[0].Request)
+	if err := recv(t, done, "end of step"); err != nil {
+		t.Fatal(err)
+	}
+	perSlot := map[time.Duration]int{}
+	for len(results) > 0 {
+		r := <-results
+		if r.Err != "" || r.Request != "" {
+			t.Fatalf("request failed, or a template without a name gave request %q: %+v", r.Request, r)
+		}
+		perSlot[r.Start.Sub(start)]++
+	}
+	for k := 0; k < 20; k++ {
+		at := time.Duration(k)*50*time.Millisecond + min(time.Duration(k), 1)*7*time.Millisecond
+		if perSlot[at] != 2 {
+			t.Fatalf("requests per start time %v, want 2 at each of 0, 57ms, 107ms ... 957ms", perSlot)
+		}
+		delete(perSlot, at)
+	}
+	if len(perSlot) != 0 {
+		t.Fatalf("requests outside the 20 slots: %v", perSlot)
 	}
 }
 
