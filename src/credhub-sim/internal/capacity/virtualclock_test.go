@@ -70,3 +70,32 @@ func TestVirtualClockPlateaus(t *testing.T) {
 		checkIdle(t, c, 3)
 	}
 }
+
+// A sleeper whose context ends leaves the clock: false, the time not
+// moved for it, and the other sleepers' jump not held up by it.
+func TestVirtualClockCancelledSleep(t *testing.T) {
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	clk := NewVirtualClock(start)
+	clk.Join()
+	clk.Join()
+	clk.Join()
+	ctx, cancel := context.WithCancel(context.Background())
+	gone := make(chan bool)
+	go func() { gone <- clk.SleepUntil(ctx, start.Add(10*time.Millisecond)) }()
+	clk.Queued(1) // a second client waits in the queue
+	cancel()
+	if <-gone {
+		t.Fatal("a cancelled sleep returned true")
+	}
+	clk.Leave() // the client that gave up: the other two, one queued, one busy
+	if now := clk.Now(); !now.Equal(start) {
+		t.Fatalf("the clock moved to %v for a cancelled sleep", now.Sub(start))
+	}
+	// The third client sleeps: with the queued one, every client waits.
+	if !clk.SleepUntil(context.Background(), start.Add(20*time.Millisecond)) {
+		t.Fatal("sleep returned false")
+	}
+	if now := clk.Now(); !now.Equal(start.Add(20 * time.Millisecond)) {
+		t.Fatalf("clock at %v, want 20ms", now.Sub(start))
+	}
+}
