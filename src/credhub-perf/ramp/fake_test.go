@@ -41,6 +41,9 @@ type fakeCredHub struct {
 	stalled     atomic.Bool
 	// clock the stall passes on (nil: the system clock).
 	clock load.Clock
+	// refuse, when set, sees every request (and a PUT's body) first; a
+	// non-zero status is the answer (403: CredHub refusing it).
+	refuse func(r *http.Request, body []byte) int
 }
 
 func newFake() *fakeCredHub { return &fakeCredHub{creds: map[string]json.RawMessage{}} }
@@ -59,6 +62,14 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func (f *fakeCredHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.requests.Add(1)
+	if f.refuse != nil {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if status := f.refuse(r, body); status != 0 {
+			writeJSON(w, status, map[string]string{"error": "refused by the test"})
+			return
+		}
+	}
 	notFound := map[string]string{"error": "The request could not be completed because the credential does not exist or you do not have sufficient authorization."}
 	if r.URL.Path == "/info" {
 		writeJSON(w, 200, map[string]any{"auth-server": map[string]string{"url": "https://uaa"}, "app": map[string]string{"name": "CredHub"}})

@@ -38,19 +38,29 @@ func (r *runner) preflight(ctx context.Context) error {
 		}
 		return &SetupError{fmt.Errorf("pre-flight: writing %s: %w", name, err)}
 	}
+	// Once written, the credential goes also when the read fails or the
+	// run is interrupted: this is all a tester other than 0 writes before
+	// the rendezvous, and nothing may stay behind.
+	drop := func() string {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), failurePublishTimeout)
+		defer cancel()
+		if derr := r.api.Delete(dctx, name); derr != nil && !credhub.IsNotFound(derr) {
+			return " (the pre-flight credential stays: delete it by hand)"
+		}
+		return ""
+	}
 	if _, err := r.api.GetJSON(ctx, name); err != nil {
 		// CredHub hides what a client may not read: 404 right after a
 		// successful write means no read permission.
 		if isDenied(err) || credhub.IsNotFound(err) {
-			stays := ""
-			if derr := r.api.Delete(ctx, name); derr != nil {
-				stays = " (the pre-flight credential stays: delete it by hand)"
-			}
+			stays := drop()
 			return &SetupError{fmt.Errorf("pre-flight: wrote %s but could not read it back: %s lacks read permission; %s%s: %w", name, actor, grant, stays, err)}
 		}
-		return &SetupError{fmt.Errorf("pre-flight: reading %s back: %w", name, err)}
+		return &SetupError{fmt.Errorf("pre-flight: reading %s back%s: %w", name, drop(), err)}
 	}
-	if err := r.api.Delete(ctx, name); err != nil {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), failurePublishTimeout)
+	defer cancel()
+	if err := r.api.Delete(dctx, name); err != nil {
 		if isDenied(err) || credhub.IsNotFound(err) {
 			return &SetupError{fmt.Errorf("pre-flight: wrote and read %s but could not delete it: %s lacks delete permission, which the cleanup needs; %s (the pre-flight credential stays: delete it by hand): %w", name, actor, grant, err)}
 		}

@@ -25,12 +25,28 @@ const rendezvousSkew = 2 * time.Minute
 // rendezvousPoll is how often waiting testers read the credential.
 var rendezvousPoll = time.Second
 
-// rendezvousValue is the JSON credential tester 0 writes. It holds no
+// rendezvousValue is the JSON credential tester 0 writes: step 0's time
+// and the run id, or (Failed set) why tester 0 stopped. It holds no
 // secret.
 type rendezvousValue struct {
-	StartAt   string `json:"start_at"`
-	RunID     string `json:"run_id"`
+	StartAt   string `json:"start_at,omitempty"`
+	RunID     string `json:"run_id,omitempty"`
 	WrittenAt string `json:"written_at"`
+	// Failed replaces the start time when tester 0 stops while the others
+	// still depend on it (its start, a seed, a later scenario's start):
+	// without it they would wait out tester.rendezvous_timeout.
+	Failed *rendezvousFailure `json:"failed,omitempty"`
+	// SeenBy lists the testers that read the failure. A tester finding its
+	// own index there knows the failure is an earlier run's (runs of one
+	// deployment never overlap); the last to read it deletes it.
+	SeenBy []int `json:"seen_by,omitempty"`
+}
+
+// rendezvousFailure says which tester stopped, where and why, in one line.
+type rendezvousFailure struct {
+	Tester int    `json:"tester"`
+	Where  string `json:"where"`
+	Reason string `json:"reason"`
 }
 
 func rendezvousName(name string) string {
@@ -75,14 +91,14 @@ func (r *runner) publishRendezvous(ctx context.Context) (rendezvousValue, error)
 func (r *runner) acceptRendezvous(v rendezvousValue, began, now time.Time) (time.Time, string) {
 	written, err := time.Parse(time.RFC3339Nano, v.WrittenAt)
 	if err != nil {
-		return time.Time{}, fmt.Sprintf("written_at %q is not an RFC3339 time", v.WrittenAt)
+		return time.Time{}, fmt.Sprintf("written_at %q is not an RFC3339 time", clipRunes(v.WrittenAt, 40))
 	}
 	start, err := time.Parse(time.RFC3339, v.StartAt)
 	if err != nil {
-		return time.Time{}, fmt.Sprintf("start_at %q is not an RFC3339 time", v.StartAt)
+		return time.Time{}, fmt.Sprintf("start_at %q is not an RFC3339 time", clipRunes(v.StartAt, 40))
 	}
 	if !config.RunIDPattern.MatchString(v.RunID) {
-		return time.Time{}, fmt.Sprintf("run_id %q is not a run id", v.RunID)
+		return time.Time{}, fmt.Sprintf("run_id %q is not a run id", clipRunes(v.RunID, 80))
 	}
 	w := r.rendezvousWindow()
 	if written.Before(began.Add(-w)) {
@@ -113,7 +129,23 @@ func (r *runner) awaitRendezvous(ctx context.Context, began time.Time) (rendezvo
 		case err == nil:
 			var v rendezvousValue
 			if jerr := json.Unmarshal(raw, &v); jerr != nil {
-				lastProblem = fmt.Sprintf("ignored a value that is not the rendezvous JSON (%v)", jerr)
+				lastProblem = fmt.Sprintf("ignored a value that is not the rendezvous JSON (%s)", oneLine(clipRunes(jerr.Error(), 200)))
+				if lastProblem != lastIgnored {
+					r.log.Printf("rendezvous: ignoring the value of %s: it is not the rendezvous JSON (%s); waiting for tester 0's", name, oneLine(clipRunes(jerr.Error(), 200)))
+					lastIgnored = lastProblem
+				}
+				break
+			}
+			if v.Failed != nil {
+				why := r.judgeFailure(v, r.o.Clock.Now())
+				if why == "" {
+					return rendezvousValue{}, r.takeFailure(name, v)
+				}
+				lastProblem = "ignored " + why
+				if why != lastIgnored {
+					r.log.Printf("rendezvous: ignoring %s in %s; waiting for tester 0's value", why, name)
+					lastIgnored = why
+				}
 				break
 			}
 			if _, why := r.acceptRendezvous(v, began, r.o.Clock.Now()); why != "" {
@@ -223,6 +255,9 @@ func (s *scenarioState) agreeScenarioStart(ctx context.Context) error {
 	deadline := s.start.Add(limit)
 	lastProblem := "the credential does not exist"
 	for {
+		if err := r.tester0Failed(ctx); err != nil {
+			return fmt.Errorf("scenario %s: %w", s.scenario, err)
+		}
 		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		raw, err := r.api.GetJSON(pctx, name)
 		cancel()

@@ -198,8 +198,10 @@ func TestRendezvousWithoutTesterZeroTimesOut(t *testing.T) {
 	}
 }
 
-// Tester 0 deletes its rendezvous credential also when the run fails.
-func TestRendezvousDeletedWhenRunFails(t *testing.T) {
+// When the run fails while the others still depend on tester 0, tester 0
+// replaces its start value with its failure (which the others delete once
+// they have all read it) instead of deleting it.
+func TestRendezvousFailureReplacesStartValue(t *testing.T) {
 	p := loadtest.NewPKI(t, loadtest.ECDSA)
 	fake := newFake()
 	clk, srv := simFake(t, p, fake, 1)
@@ -220,8 +222,19 @@ func TestRendezvousDeletedWhenRunFails(t *testing.T) {
 	if !strings.Contains(log, "rendezvous: published step 0") {
 		t.Fatalf("tester 0 did not publish before failing:\n%s", log)
 	}
-	if fake.has(rendezvousName(testRendezvous)) || !strings.Contains(log, "rendezvous: deleted "+rendezvousName(testRendezvous)) {
-		t.Fatalf("the rendezvous credential was not deleted after the failure:\n%s", log)
+	fake.mu.Lock()
+	raw := fake.creds[strings.ToLower(rendezvousName(testRendezvous))]
+	fake.mu.Unlock()
+	var v rendezvousValue
+	if err := json.Unmarshal(raw, &v); err != nil || v.Failed == nil {
+		t.Fatalf("the rendezvous credential holds %s (%v), want tester 0's failure\n%s", raw, err, log)
+	}
+	if v.StartAt != "" || v.RunID == "" || !strings.Contains(log, "run id "+v.RunID) || v.Failed.Tester != 0 ||
+		v.Failed.Where != "in scenario custom (1 of 1), before its first step" || !strings.Contains(v.Failed.Reason, "unknown {{nope}}") {
+		t.Errorf("failure value %s; want this run's id, where and reason", raw)
+	}
+	if strings.Contains(log, "rendezvous: deleted") {
+		t.Errorf("tester 0 deleted its failure report before the others read it:\n%s", log)
 	}
 }
 

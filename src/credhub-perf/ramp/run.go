@@ -70,6 +70,15 @@ type runner struct {
 	host    string
 	// published: tester 0 wrote the rendezvous credential and must delete it.
 	published bool
+	// began is when this tester started (before its pre-flight requests):
+	// what a rendezvous value's age is judged against.
+	began time.Time
+	// failurePublished: tester 0 told the others it stopped (once is enough).
+	failurePublished bool
+	// failureCheckedAt and failureIgnored pace and quieten the other
+	// testers' checks for tester 0's failure (tester0Failed).
+	failureCheckedAt time.Time
+	failureIgnored   string
 	// prevStart is the agreed start of the previous scenario (lockstep),
 	// which may be later than its schedule (agreeScenarioStart).
 	prevStart time.Time
@@ -138,6 +147,10 @@ func Execute(ctx context.Context, o Options) int {
 	defer r.dropRendezvous()
 	if err := r.setup(ctx); err != nil {
 		r.log.Printf("error: %v", err)
+		r.publishFailure("during setup", interruptedOr(ctx, err))
+		if r.api != nil {
+			r.api.Close()
+		}
 		var se *SetupError
 		if errors.As(err, &se) {
 			r.log.Printf("nothing was sent; exit status 2")
@@ -186,12 +199,21 @@ func (r *runner) applyStartAt(startAt string, now time.Time) error {
 }
 
 func (r *runner) setup(ctx context.Context) error {
+	c := r.c
+	// The API client first (it sends nothing): tester 0 needs it to tell
+	// the others when a check below stops it.
+	api, token, err := apiClient(c)
+	if err != nil {
+		return &SetupError{err}
+	}
+	r.token = token
+	r.api = api
 	if err := r.checkBeforeTarget(ctx); err != nil {
 		return err
 	}
-	c := r.c
 	r.host, _ = os.Hostname()
 	began := r.o.Clock.Now().UTC()
+	r.began = began
 	rendezvous := c.Tester.Rendezvous != "" && c.Tester.Count > 1 && c.Tester.StartAt == ""
 	r.runID = c.Tester.RunID
 	switch {
@@ -207,13 +229,6 @@ func (r *runner) setup(ctx context.Context) error {
 			r.runID = freshRunID(began)
 		}
 	}
-
-	api, token, err := apiClient(c)
-	if err != nil {
-		return &SetupError{err}
-	}
-	r.token = token
-	r.api = api
 
 	// Reachability (TLS to CredHub with our CA), then authentication, both
 	// before any load: a wrong URL, CA or certificate is a setup error.
@@ -483,10 +498,15 @@ func (r *runner) mixEngine(n credhub.Names) (*load.Engine, error) {
 func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 	c := r.c
 	n := credhub.Names{RunID: r.runID + "/" + scenario}
+	where := fmt.Sprintf("in scenario %s (%d of %d)", scenario, k+1, len(c.Scenarios))
+	fail := func(status int, err error) int {
+		r.log.Printf("error: %v", err)
+		r.publishFailure(where+", before its first step", interruptedOr(ctx, err))
+		return status
+	}
 	tmpl, err := r.template(scenario, n)
 	if err != nil {
-		r.log.Printf("error: %v", err)
-		return ExitUsage
+		return fail(ExitUsage, err)
 	}
 	var engine *load.Engine
 	if scenario == "mix" {
@@ -495,14 +515,12 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 		engine, err = load.New(r.clientOptions(), tmpl)
 	}
 	if err != nil {
-		r.log.Printf("error: %s scenario: %v", scenario, err)
-		return ExitUsage
+		return fail(ExitUsage, fmt.Errorf("%s scenario: %w", scenario, err))
 	}
 	plan := planSteps(c)
 	dir, err := r.runDir(scenario)
 	if err != nil {
-		r.log.Printf("error: %v", err)
-		return ExitFailed
+		return fail(ExitFailed, err)
 	}
 	meta := r.newMeta(scenario, n, len(plan))
 	meta.RSASigner, meta.RSASignerNote = engine.RSASigner()
@@ -547,6 +565,14 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 		}}
 	runErr := state.execute(ctx)
 	r.prevStart = state.start
+	if runErr != nil || ctx.Err() != nil {
+		// Before the cleanup, which a cancelled errand may not outlive.
+		state.tellOthers(where, interruptedOr(ctx, runErr))
+	}
+	if runErr != nil && errors.Is(runErr, errTester0Failed) {
+		// Tester 0 may have cleaned up before this tester's last writes.
+		r.cleanupOwnWrites(n, state)
+	}
 
 	// Cleanup always runs, whatever happened, with its own time budget so
 	// that an interrupted run still removes what it wrote.
@@ -610,6 +636,14 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 	if cleanupFailed && status == ExitOK {
 		status = ExitFailed
 	}
+	if status != ExitOK && k+1 < len(c.Scenarios) {
+		// The others would wait for the next scenario's seed or start.
+		why := errors.New(meta.Error)
+		if meta.Error == "" {
+			why = fmt.Errorf("cleanup (%s) failed: %s", c.Cleanup.Mode, meta.CleanupError)
+		}
+		r.publishFailure(fmt.Sprintf("after scenario %s (%d of %d)", scenario, k+1, len(c.Scenarios)), why)
+	}
 	meta.StoppedReason = sum.StoppedReason
 	writeMeta()
 	sum.Finish()
@@ -644,6 +678,14 @@ func (r *runner) cleanup(ctx context.Context, n credhub.Names) (cleanup.Result, 
 }
 
 var errSetup = errors.New("setup")
+
+// interruptedOr is the reason tester 0 gives the others for stopping.
+func interruptedOr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return errors.New("interrupted by a signal (bosh cancel-task or SIGTERM)")
+	}
+	return err
+}
 
 // dirLabel is the label as it appears in a run directory name.
 func dirLabel(label string) string {

@@ -34,6 +34,10 @@ type scenarioState struct {
 	sentAny  bool
 	runStart time.Time
 	lastStep int // index of the last step started
+	stepsRun int // steps started (warm-ups excluded)
+	// released: tester 0 gave the others what they wait for in this
+	// scenario (the seed, and for a later scenario its start).
+	released bool
 	overRun  int // consecutive steps over an abort bound
 }
 
@@ -64,6 +68,7 @@ func (s *scenarioState) execute(ctx context.Context) error {
 	if err := s.agreeScenarioStart(ctx); err != nil {
 		return err
 	}
+	s.released = true
 	if !s.start.IsZero() {
 		s.meta.ScenarioStartAt = s.start.UTC().Format(time.RFC3339Nano)
 		if late := r.o.Clock.Now().Sub(s.start); late > 0 {
@@ -89,6 +94,12 @@ func (s *scenarioState) execute(ctx context.Context) error {
 				s.sum.StoppedReason = reason
 				r.log.Printf("stopping: %s", reason)
 				return nil
+			}
+			// Its steps would now load the target with one tester fewer
+			// than planned.
+			if err := r.tester0Failed(ctx); err != nil {
+				s.sum.StoppedReason = "tester 0 stopped"
+				return err
 			}
 		}
 		snap, _, err := s.runStep(ctx, i, len(s.plan), st)
@@ -147,6 +158,9 @@ func (s *scenarioState) prepareSeed(ctx context.Context) error {
 	}
 	last := s.names.Seed(c.Seed.Credentials - 1)
 	for {
+		if err := r.tester0Failed(ctx); err != nil {
+			return err
+		}
 		_, err := r.api.GetJSON(ctx, last)
 		if err == nil {
 			return credhub.VerifySeed(ctx, r.api, s.names, c.Seed.Credentials)
@@ -176,6 +190,7 @@ func (s *scenarioState) runStep(ctx context.Context, i, total int, st load.Step)
 	r := s.r
 	c := r.c
 	s.lastStep = i
+	s.stepsRun++
 	st.RunStart = s.runStart
 	begin := s.stepStart(i)
 	if w := c.Steps.Warmup.D(); w > 0 {
