@@ -595,6 +595,80 @@ func TestZErrandRehearsal(t *testing.T) {
 		collectRecipe(t, r.work, perfBin, dirs)
 	})
 
+	t.Run("two testers, tester 0 fails before publishing", func(t *testing.T) {
+		// Both instances get the same properties, as from one instance
+		// group; only tester 0 checks the cleanup database before anything
+		// else, and finds nothing listening there: configuration caught
+		// late, 3 s after tester 1 started waiting. A previous run's
+		// failure report is still in CredHub and must not stop tester 1.
+		// Tester 1 must stop on tester 0's report, not wait out
+		// tester.rendezvous_timeout, and nothing may be left in CredHub.
+		const rendezvous = "/credhub-perf/rendezvous/perf-rehearsal-failing"
+		const dbPassword = "rehearsal-db-secret"
+		const timeout = 5 * time.Minute
+		written := time.Now().Add(-time.Hour).UTC()
+		leftover := map[string]interface{}{"name": rendezvous, "type": "json", "value": map[string]interface{}{
+			"written_at": written.Format(time.RFC3339Nano),
+			"failed":     map[string]interface{}{"tester": 0, "where": "during setup", "reason": "a previous run's failure"}}}
+		if code, body := r.sim.do(t, "PUT", "/api/v1/data", leftover); code != 200 {
+			t.Fatalf("writing the leftover failure report: %d %s", code, body)
+		}
+		var dirs []string
+		for i := 0; i < 2; i++ {
+			props := r.errandProps("failing", []interface{}{"get"}, map[string]interface{}{"count": 2, "start_delay": 4, "rendezvous_timeout": timeout.String()})
+			props["cleanup"] = map[string]interface{}{"mode": "database", "database": map[string]interface{}{
+				"type": "postgres", "host": "127.0.0.1", "port": 1, "user": "credhub", "password": dbPassword}}
+			dirs = append(dirs, r.renderTesterSpec(t, fmt.Sprintf("fail-tester%d", i), props,
+				instanceSpec{Index: i, Bootstrap: i == 0, Deployment: "perf-rehearsal", Name: "failing"}))
+		}
+		if err := os.WriteFile(filepath.Join(dirs[0], "launch-delay"), []byte("3"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		began := time.Now()
+		r.unshare(t, "rehearse-run.sh", nil, dirs...)
+		took := time.Since(began)
+		var out [2]struct{ rc, stdout, stderr string }
+		for i, dir := range dirs {
+			rc, _ := os.ReadFile(filepath.Join(dir, "rc"))
+			stdout, _ := os.ReadFile(filepath.Join(dir, "stdout"))
+			stderr, _ := os.ReadFile(filepath.Join(dir, "stderr"))
+			out[i].rc, out[i].stdout, out[i].stderr = strings.TrimSpace(string(rc)), string(stdout), string(stderr)
+		}
+		report := fmt.Sprintf("\ntester 0 stderr:\n%s\ntester 1 stderr:\n%s", indent(out[0].stderr, "  "), indent(out[1].stderr, "  "))
+		if out[0].rc != "2" || !strings.Contains(out[0].stderr, "cleanup.database") ||
+			!strings.Contains(out[0].stderr, "told the other testers through "+rendezvous+" that tester 0 stopped during setup") {
+			t.Fatalf("tester 0 exited %q; want 2, refusing the cleanup database and telling the others%s", out[0].rc, report)
+		}
+		var errLine string
+		for _, l := range strings.Split(out[1].stderr, "\n") {
+			if strings.Contains(l, "credhub-perf: error: ") {
+				errLine = l
+			}
+		}
+		for _, want := range []string{"tester 0 stopped during setup (at ", "cleanup.database", "credhub-perf-0.stderr.log", rendezvous} {
+			if !strings.Contains(errLine, want) {
+				t.Errorf("tester 1's error line lacks %q%s", want, report)
+			}
+		}
+		if out[1].rc != "2" || strings.Contains(errLine, "did not publish") {
+			t.Errorf("tester 1 exited %q; want 2 on tester 0's report, not on the timeout%s", out[1].rc, report)
+		}
+		if !strings.Contains(out[1].stderr, "previous run's leftover") {
+			t.Errorf("tester 1 does not report ignoring the previous run's failure report%s", report)
+		}
+		// Tester 1 waited from its start until tester 0's report (3 s and
+		// a poll): far from the 5 min timeout it would otherwise reach.
+		if took > timeout/2 {
+			t.Errorf("the errand took %s; tester 1 should stop within seconds of tester 0, not near tester.rendezvous_timeout (%s)%s", took.Round(time.Second), timeout, report)
+		}
+		for i := range out {
+			if strings.Contains(out[i].stdout+out[i].stderr, dbPassword) {
+				t.Errorf("tester %d's output contains the database password", i)
+			}
+		}
+		checkCleanedUp(t) // the failure report (read by tester 1, the last) and both pre-flights included
+	})
+
 	t.Run("two testers, rendezvous off", func(t *testing.T) {
 		// The fallback: each bin/run rounds now + start_delay up to the next
 		// multiple of sync_interval. Launching mid-interval keeps both

@@ -568,11 +568,11 @@ var Keys = []Key{
 	},
 	{
 		Name: "tester.rendezvous", Type: "string", Default: `""`,
-		Help:  "Several testers without `tester.start_at`: name (letters, digits, `._-`, at most 100) of the JSON credential `/credhub-perf/rendezvous/<name>` in which tester 0 publishes step 0's time (its start + `tester.start_delay`) and the run id before seeding, and which the others wait for; a previous run's leftover is ignored (see Rendezvous below). Tester 0 deletes it at the end.",
+		Help:  "Several testers without `tester.start_at`: name (letters, digits, `._-`, at most 100) of the JSON credential `/credhub-perf/rendezvous/<name>` in which tester 0 publishes step 0's time (its start + `tester.start_delay`) and the run id before seeding, and which the others wait for; a previous run's leftover is ignored (see Rendezvous below). Tester 0 deletes it at the end; when it stops while the others still depend on it, it writes its failure there instead, and the others stop at once.",
 		Rules: []Rule{when(Rule{Check: "pattern", Pattern: `\A[A-Za-z0-9][A-Za-z0-9._-]{0,99}\z`, Msg: "{v} may only hold letters, digits, '.', '_' and '-' (at most 100, starting with a letter or digit)"}, Cond{Key: "tester.rendezvous", Op: "nonempty"})},
 		BOSH: &Property{Name: "tester.rendezvous", Default: "auto", Via: ViaDerived, Type: "string",
 			Rules:       []Rule{{Check: "pattern", Pattern: `\A(auto|off|[A-Za-z0-9][A-Za-z0-9._-]{0,99})\z`, Msg: "{v} must be auto, off, or a name of letters, digits, '.', '_' and '-' (at most 100, starting with a letter or digit)"}},
-			Description: "Several testers without tester.start_at: how they agree on step 0's time and the run id. auto: through the CredHub credential /credhub-perf/rendezvous/<deployment>-<instance group>, which tester 0 writes (its start + tester.start_delay, a fresh run id) before seeding and deletes at the end, and which the others wait for (a previous run's leftover is ignored); it needs write permission on /credhub-perf/*, which the run needs anyway. A name instead of auto uses /credhub-perf/rendezvous/<name> (letters, digits, '.', '_', '-'). off: each instance rounds now + tester.start_delay up to a multiple of tester.sync_interval, which fails when a multiple falls between two instances' starts."},
+			Description: "Several testers without tester.start_at: how they agree on step 0's time and the run id. auto: through the CredHub credential /credhub-perf/rendezvous/<deployment>-<instance group>, which tester 0 writes (its start + tester.start_delay, a fresh run id) before seeding and deletes at the end, and which the others wait for (a previous run's leftover is ignored). When tester 0 fails or is cancelled while the others still depend on it, it writes its failure there instead and the others stop within a second or so, naming its reason; it needs write permission on /credhub-perf/*, which the run needs anyway. A name instead of auto uses /credhub-perf/rendezvous/<name> (letters, digits, '.', '_', '-'). off: each instance rounds now + tester.start_delay up to a multiple of tester.sync_interval, which fails when a multiple falls between two instances' starts."},
 		field: func(c *Config) any { return &c.Tester.Rendezvous },
 	},
 	{
@@ -586,14 +586,14 @@ var Keys = []Key{
 	},
 	{
 		Name: "tester.rendezvous_timeout", Type: "duration", Default: "10m0s",
-		Help:  "With `tester.rendezvous`: how long testers other than 0 wait for tester 0's value before giving up (exit status 2, nothing sent). Several testers: also how long past its scheduled start the others wait for tester 0 to publish a later scenario's start (exit status 1).",
+		Help:  "With `tester.rendezvous`: how long testers other than 0 wait for tester 0's value before giving up (exit status 2, nothing sent); also how long past its scheduled start they wait for tester 0 to publish a later scenario's start (exit status 1). A bound for a tester 0 that never answers (VM gone, killed): a tester 0 that fails or is cancelled reports it in the rendezvous credential, and the others stop on their next poll.",
 		Rules: []Rule{when(above(0, "must be > 0 with {k:tester.rendezvous}, got {v}"), Cond{Key: "tester.rendezvous", Op: "nonempty"})},
 		BOSH: &Property{Name: "tester.rendezvous_timeout", Via: ViaTemplate, Default: "10m",
 			// The template writes it for several testers only, whose
 			// rendezvous bin/run passes as a flag (the key's condition
 			// cannot see it): checked whenever written.
 			Rules:       []Rule{above(0, "must be > 0 with {k:tester.rendezvous}, got {v}")},
-			Description: "Several testers, rendezvous: how long the testers other than 0 wait for tester 0's start time before failing (exit status 2, nothing sent) (Go duration). Also how long past its scheduled start they wait for tester 0 to publish a later scenario's start (exit status 1)."},
+			Description: "Several testers, rendezvous: how long the testers other than 0 wait for tester 0's start time before failing (exit status 2, nothing sent) (Go duration). Also how long past its scheduled start they wait for tester 0 to publish a later scenario's start (exit status 1). Only a tester 0 that never answers (VM gone, process killed) makes them wait that long: a tester 0 that fails or is cancelled writes its reason in the rendezvous credential, and the others stop within a second or so, naming it."},
 		field: func(c *Config) any { return &c.Tester.RendezvousTimeout },
 	},
 	{
