@@ -256,7 +256,7 @@ func (s *scenarioState) agreeScenarioStart(ctx context.Context) error {
 	lastProblem := "the credential does not exist"
 	for {
 		if err := r.tester0Failed(ctx); err != nil {
-			return fmt.Errorf("scenario %s: %w", s.scenario, err)
+			return err
 		}
 		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		raw, err := r.api.GetJSON(pctx, name)

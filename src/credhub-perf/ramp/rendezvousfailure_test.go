@@ -286,6 +286,55 @@ func TestRendezvousTesterZeroFailsBetweenScenarios(t *testing.T) {
 	}
 }
 
+// Tester 0's cleanup of the first scenario is refused (CredHub answers
+// its DELETEs 403): it does not start the second scenario and says so,
+// and tester 1, waiting for that scenario's seed, stops on its next check.
+func TestRendezvousTesterZeroCleanupFailsBetweenScenarios(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	fake := newFake()
+	clk, srv := simFake(t, p, fake, 2)
+	var refused refusedAt
+	fake.refuse = func(r *http.Request, body []byte) int {
+		if r.Method == http.MethodDelete && strings.Contains(r.URL.Query().Get("name"), "/get/seed/") {
+			refused.mark(clk.Now())
+			return http.StatusForbidden
+		}
+		return 0
+	}
+	cfgs := rendezvousPair(t, p, srv.URL, "get", "interpolate")
+	runs := make([]testerRun, 2)
+	var wg sync.WaitGroup
+	for i := range cfgs {
+		wg.Add(1)
+		go func() { defer wg.Done(); runs[i] = executeSimCtx(t, context.Background(), clk, cfgs[i]) }()
+	}
+	wg.Wait()
+
+	if refused.get().IsZero() || runs[0].code != ExitFailed || !strings.Contains(runs[0].log, "that tester 0 stopped after scenario get (1 of 2)") {
+		t.Fatalf("tester 0 should fail its cleanup and tell the others: exit %d\n%s", runs[0].code, runs[0].log)
+	}
+	if runs[1].code != ExitFailed {
+		t.Fatalf("tester 1: exit %d, want %d\n%s", runs[1].code, ExitFailed, runs[1].log)
+	}
+	if took := runs[1].end.Sub(refused.get()); took > rendezvousPoll+100*time.Millisecond {
+		t.Errorf("tester 1 stopped %s after the first refused delete; want within one poll (%s)\n%s", took, rendezvousPoll, runs[1].log)
+	}
+	line := errorLine(runs[1].log)
+	for _, want := range []string{"tester 0 stopped after scenario get (1 of 2) (at ", "cleanup (api) failed", "403"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("tester 1's error line lacks %q:\n%s", want, runs[1].log)
+		}
+	}
+	// What is left is the seed tester 0 could not delete, and nothing else.
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	for name := range fake.creds {
+		if !strings.Contains(name, "/get/seed/") {
+			t.Errorf("left in CredHub: %s", name)
+		}
+	}
+}
+
 // Tester 0 is cancelled (bosh cancel-task on its VM alone) in the second
 // of three set steps: it tells the others and cleans up at once, while
 // tester 1 still writes. Tester 1 stops before its third step and deletes
