@@ -667,6 +667,7 @@ func TestZErrandRehearsal(t *testing.T) {
 			}
 		}
 		checkCleanedUp(t) // the failure report (read by tester 1, the last) and both pre-flights included
+		t.Logf("errand took %s; tester 1's error line:\n%s", took.Round(100*time.Millisecond), errLine)
 	})
 
 	t.Run("two testers, rendezvous off", func(t *testing.T) {
