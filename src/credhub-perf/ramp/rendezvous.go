@@ -255,7 +255,7 @@ func (s *scenarioState) agreeScenarioStart(ctx context.Context) error {
 	deadline := s.start.Add(limit)
 	lastProblem := "the credential does not exist"
 	for {
-		if err := r.tester0Failed(ctx); err != nil {
+		if err := r.tester0Failed(ctx, true); err != nil {
 			return err
 		}
 		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)

@@ -228,16 +228,17 @@ func seenByAll(seen []int, count int) bool {
 }
 
 // tester0Failed is the other testers' check, while they wait for tester 0
-// (its seed, a later scenario's start) and before each step: at most once
-// per rendezvousPoll it reads the rendezvous credential and returns tester
-// 0's failure for this run, if any. A missing or unreadable credential is
-// no news: the wait goes on as before.
-func (r *runner) tester0Failed(ctx context.Context) error {
+// (its seed, a later scenario's start) and before each step: it reads the
+// rendezvous credential and returns tester 0's failure for this run, if
+// any. paced: called from a wait loop, it reads at most once per
+// rendezvousPoll (the loops poll faster for what they wait for). A missing
+// or unreadable credential is no news: the wait goes on as before.
+func (r *runner) tester0Failed(ctx context.Context, paced bool) error {
 	if r.tester0() || !r.rendezvousMode() || r.api == nil {
 		return nil
 	}
 	now := r.o.Clock.Now()
-	if !r.failureCheckedAt.IsZero() && now.Sub(r.failureCheckedAt) < rendezvousPoll {
+	if paced && !r.failureCheckedAt.IsZero() && now.Sub(r.failureCheckedAt) < rendezvousPoll {
 		return nil
 	}
 	r.failureCheckedAt = now
@@ -284,31 +285,35 @@ func (s *scenarioState) tellOthers(where string, cause error) {
 	r.publishFailure(where, cause)
 }
 
-// cleanupOwnWrites deletes what this tester (not 0) wrote in a scenario
-// that writes, when tester 0 stopped: tester 0's cleanup may have run
-// before this tester's last writes, or not at all.
-func (r *runner) cleanupOwnWrites(n credhub.Names, s *scenarioState) {
-	if r.tester0() || !s.sentAny || (s.scenario != "set" && s.scenario != "mix") {
+// cleanupOwnWrites deletes what this tester (not 0) wrote in this run's
+// set and mix scenarios when tester 0 stopped: tester 0's cleanup may have
+// run before this tester's last writes (tester 0 cancelled mid-ramp), or
+// not at all.
+func (r *runner) cleanupOwnWrites() {
+	if r.tester0() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	mine := strings.ToLower(n.SetPrefix(r.c.Tester.Index))
-	names, err := r.api.FindPath(ctx, n.Prefix()+"/set")
-	if err != nil {
-		r.log.Printf("warning: could not list what this tester wrote under %s/set (delete names starting %s by hand): %v", n.Prefix(), n.SetPrefix(r.c.Tester.Index), err)
-		return
-	}
-	deleted := 0
-	for _, name := range names {
-		if !strings.HasPrefix(strings.ToLower(name), mine) {
+	for _, n := range r.wrote {
+		mine := strings.ToLower(n.SetPrefix(r.c.Tester.Index))
+		names, err := r.api.FindPath(ctx, n.Prefix()+"/set")
+		if err != nil {
+			r.log.Printf("warning: could not list what this tester wrote under %s/set (delete names starting %s by hand): %v", n.Prefix(), n.SetPrefix(r.c.Tester.Index), err)
 			continue
 		}
-		if err := r.api.Delete(ctx, name); err != nil && !credhub.IsNotFound(err) {
-			r.log.Printf("warning: could not delete %s, which this tester wrote (delete names starting %s by hand): %v", name, n.SetPrefix(r.c.Tester.Index), err)
-			return
+		deleted := 0
+		for _, name := range names {
+			if !strings.HasPrefix(strings.ToLower(name), mine) {
+				continue
+			}
+			if err := r.api.Delete(ctx, name); err != nil && !credhub.IsNotFound(err) {
+				r.log.Printf("warning: could not delete %s, which this tester wrote (delete names starting %s by hand): %v", name, n.SetPrefix(r.c.Tester.Index), err)
+				break
+			}
+			deleted++
 		}
-		deleted++
+		r.log.Printf("cleanup: deleted %d credentials this tester wrote under %s (tester 0 stopped)", deleted, n.SetPrefix(r.c.Tester.Index))
 	}
-	r.log.Printf("cleanup: deleted %d credentials this tester wrote under %s (tester 0 stopped)", deleted, n.SetPrefix(r.c.Tester.Index))
+	r.wrote = nil
 }

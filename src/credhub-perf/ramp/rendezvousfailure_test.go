@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -87,62 +88,87 @@ func (r *refusedAt) get() time.Time {
 	return r.at
 }
 
-// Tester 0 stops before it publishes step 0's time (its output_dir cannot
-// be created: configuration caught late, once tester 1 already waits).
+// Tester 0 stops before it publishes step 0's time, 3 s after tester 1
+// began waiting: its output_dir cannot be created (configuration caught
+// late), or it is cancelled (bosh cancel-task) while it checks CredHub.
 // Tester 1 stops on its next poll, not after tester.rendezvous_timeout
 // (10 min), with one line naming tester 0's reason and its log; the
 // failure report is deleted by tester 1 (the last to read it) and nothing
 // else is left.
 func TestRendezvousTesterZeroFailsBeforePublishing(t *testing.T) {
-	p := loadtest.NewPKI(t, loadtest.ECDSA)
-	fake := newFake()
-	// Actors: tester 1, and this test until it starts tester 0.
-	clk, srv := simFake(t, p, fake, 2)
-	cfgs := rendezvousPair(t, p, srv.URL, "get")
-	blocker := filepath.Join(t.TempDir(), "a-file")
-	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfgs[0].OutputDir = filepath.Join(blocker, "out")
+	for _, tc := range []struct {
+		name   string
+		cancel bool
+		reason []string // in tester 1's error line
+	}{
+		{"output_dir", false, []string{"output_dir", "cannot be created"}},
+		{"cancelled", true, []string{"interrupted by a signal"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := loadtest.NewPKI(t, loadtest.ECDSA)
+			fake := newFake()
+			// Actors: tester 1, and this test until it starts tester 0.
+			clk, srv := simFake(t, p, fake, 2)
+			cfgs := rendezvousPair(t, p, srv.URL, "get")
+			ctx0, cancel0 := context.WithCancel(context.Background())
+			defer cancel0()
+			if tc.cancel {
+				// The second /info is tester 0's first request.
+				var infos atomic.Int64
+				fake.refuse = func(r *http.Request, _ []byte) int {
+					if r.URL.Path == "/info" && infos.Add(1) == 2 {
+						cancel0()
+					}
+					return 0
+				}
+			} else {
+				blocker := filepath.Join(t.TempDir(), "a-file")
+				if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				cfgs[0].OutputDir = filepath.Join(blocker, "out")
+			}
 
-	runs := make([]testerRun, 2)
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); runs[1] = executeSimCtx(t, context.Background(), clk, cfgs[1]) }()
-	clk.SleepUntil(context.Background(), simStart.Add(3*time.Second))
-	started0 := clk.Now()
-	go func() { defer wg.Done(); runs[0] = executeSimCtx(t, context.Background(), clk, cfgs[0]) }()
-	wg.Wait()
+			runs := make([]testerRun, 2)
+			var wg sync.WaitGroup
+			wg.Add(2)
+			go func() { defer wg.Done(); runs[1] = executeSimCtx(t, context.Background(), clk, cfgs[1]) }()
+			clk.SleepUntil(context.Background(), simStart.Add(3*time.Second))
+			started0 := clk.Now()
+			go func() { defer wg.Done(); runs[0] = executeSimCtx(t, ctx0, clk, cfgs[0]) }()
+			wg.Wait()
 
-	if runs[0].code != ExitUsage || !strings.Contains(runs[0].log, "told the other testers through "+rendezvousName(testRendezvous)+" that tester 0 stopped during setup") {
-		t.Fatalf("tester 0: exit %d, want %d after telling the others\n%s", runs[0].code, ExitUsage, runs[0].log)
-	}
-	line := errorLine(runs[1].log)
-	if runs[1].code != ExitUsage {
-		t.Fatalf("tester 1: exit %d, want %d\n%s", runs[1].code, ExitUsage, runs[1].log)
-	}
-	for _, want := range []string{"tester 0 stopped during setup (at ", "output_dir", "cannot be created", "Tester 0's log", "credhub-perf-0.stderr.log", rendezvousName(testRendezvous)} {
-		if !strings.Contains(line, want) {
-			t.Errorf("tester 1's error line lacks %q:\n%s", want, runs[1].log)
-		}
-	}
-	if strings.Contains(line, "did not publish") {
-		t.Errorf("tester 1 timed out instead of reading tester 0's failure:\n%s", runs[1].log)
-	}
-	// Tester 1 polls every second: it reads the failure at most one poll
-	// (and a few 1 ms requests) after tester 0 wrote it, which tester 0
-	// does within a few requests of starting.
-	if took := runs[1].end.Sub(started0); took > rendezvousPoll+100*time.Millisecond {
-		t.Errorf("tester 1 stopped %s after tester 0 started (and failed); want within one poll (%s)\n%s", took, rendezvousPoll, runs[1].log)
-	}
-	if d := runDirs(t, cfgs[1].OutputDir); len(d) != 0 {
-		t.Errorf("tester 1 created run directories %v", d)
-	}
-	if !strings.Contains(runs[1].log, "every tester has read tester 0's failure report; deleted") {
-		t.Errorf("tester 1, the only other tester, did not delete the failure report:\n%s", runs[1].log)
-	}
-	if n := fake.count(); n != 0 {
-		t.Errorf("%d credentials left (pre-flight, rendezvous or failure report)", n)
+			if runs[0].code != ExitUsage || !strings.Contains(runs[0].log, "told the other testers through "+rendezvousName(testRendezvous)+" that tester 0 stopped during setup") {
+				t.Fatalf("tester 0: exit %d, want %d after telling the others\n%s", runs[0].code, ExitUsage, runs[0].log)
+			}
+			line := errorLine(runs[1].log)
+			if runs[1].code != ExitUsage {
+				t.Fatalf("tester 1: exit %d, want %d\n%s", runs[1].code, ExitUsage, runs[1].log)
+			}
+			for _, want := range append([]string{"tester 0 stopped during setup (at ", "Tester 0's log", "credhub-perf-0.stderr.log", rendezvousName(testRendezvous)}, tc.reason...) {
+				if !strings.Contains(line, want) {
+					t.Errorf("tester 1's error line lacks %q:\n%s", want, runs[1].log)
+				}
+			}
+			if strings.Contains(line, "did not publish") {
+				t.Errorf("tester 1 timed out instead of reading tester 0's failure:\n%s", runs[1].log)
+			}
+			// Tester 1 polls every second: it reads the failure at most one
+			// poll (and a few 1 ms requests) after tester 0 wrote it, which
+			// tester 0 does within a few requests of starting.
+			if took := runs[1].end.Sub(started0); took > rendezvousPoll+100*time.Millisecond {
+				t.Errorf("tester 1 stopped %s after tester 0 started (and failed); want within one poll (%s)\n%s", took, rendezvousPoll, runs[1].log)
+			}
+			if d := runDirs(t, cfgs[1].OutputDir); len(d) != 0 {
+				t.Errorf("tester 1 created run directories %v", d)
+			}
+			if !strings.Contains(runs[1].log, "every tester has read tester 0's failure report; deleted") {
+				t.Errorf("tester 1, the only other tester, did not delete the failure report:\n%s", runs[1].log)
+			}
+			if n := fake.count(); n != 0 {
+				t.Errorf("%d credentials left (pre-flight, rendezvous or failure report)", n)
+			}
+		})
 	}
 }
 
@@ -335,57 +361,88 @@ func TestRendezvousTesterZeroCleanupFailsBetweenScenarios(t *testing.T) {
 	}
 }
 
-// Tester 0 is cancelled (bosh cancel-task on its VM alone) in the second
-// of three set steps: it tells the others and cleans up at once, while
-// tester 1 still writes. Tester 1 stops before its third step and deletes
-// what it wrote after tester 0's cleanup; it keeps its rows.
+// Tester 0 is cancelled (bosh cancel-task on its VM alone) during the set
+// ramp of three 1 s steps: it tells the others and cleans up at once,
+// while tester 1 still writes. Cancelled 0.1 s into step 2, tester 1 sees
+// it just before step 3 (it looks 0.25 s ahead) and stops; cancelled in
+// step 3, tester 1 finishes that step (writing after tester 0's cleanup)
+// and sees it while waiting for the get scenario's seed. Either way it
+// deletes what it wrote, keeps its rows, and nothing is left.
 func TestRendezvousTesterZeroCancelledMidRamp(t *testing.T) {
-	p := loadtest.NewPKI(t, loadtest.ECDSA)
-	fake := newFake()
-	clk, srv := simFake(t, p, fake, 2)
-	cfgs := rendezvousPair(t, p, srv.URL, "set", "get")
-	for i := range cfgs {
-		cfgs[i].Steps.MaxConcurrency = 3
-	}
-	ctx0, cancel0 := context.WithCancel(context.Background())
-	defer cancel0()
-	// Tester 0 sends ~500 set requests a simulated second (the two testers
-	// share the fake's 1 ms per request): the 700th falls in step 2.
-	var writes atomic.Int64
-	fake.refuse = func(r *http.Request, body []byte) int {
-		if r.Method == http.MethodPut && r.Header.Get("User-Agent") != credhub.UserAgent && bytes.Contains(body, []byte("/set/t0-")) && writes.Add(1) == 700 {
-			cancel0()
-		}
-		return 0
-	}
-	runs := make([]testerRun, 2)
-	var wg sync.WaitGroup
-	ctxs := []context.Context{ctx0, context.Background()}
-	for i := range cfgs {
-		wg.Add(1)
-		go func() { defer wg.Done(); runs[i] = executeSimCtx(t, ctxs[i], clk, cfgs[i]) }()
-	}
-	wg.Wait()
+	for _, tc := range []struct {
+		name     string
+		at       time.Duration // after tester 0's first set request
+		step     int           // tester 0's step when cancelled
+		steps    int           // set steps tester 1 records
+		scenario string        // where tester 1 stops
+	}{
+		{"before tester 1's next step", 1100 * time.Millisecond, 2, 2, "set"},
+		{"in the last step", 2300 * time.Millisecond, 3, 3, "get"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := loadtest.NewPKI(t, loadtest.ECDSA)
+			fake := newFake()
+			clk, srv := simFake(t, p, fake, 2)
+			cfgs := rendezvousPair(t, p, srv.URL, "set", "get")
+			for i := range cfgs {
+				cfgs[i].Steps.MaxConcurrency = 3
+			}
+			ctx0, cancel0 := context.WithCancel(context.Background())
+			defer cancel0()
+			var mu sync.Mutex
+			var first time.Time
+			fake.refuse = func(r *http.Request, body []byte) int {
+				if r.Method != http.MethodPut || r.Header.Get("User-Agent") == credhub.UserAgent || !bytes.Contains(body, []byte("/set/t0-")) {
+					return 0
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				now := clk.Now()
+				if first.IsZero() {
+					first = now
+				}
+				if !now.Before(first.Add(tc.at)) {
+					cancel0()
+				}
+				return 0
+			}
+			runs := make([]testerRun, 2)
+			var wg sync.WaitGroup
+			ctxs := []context.Context{ctx0, context.Background()}
+			for i := range cfgs {
+				wg.Add(1)
+				go func() { defer wg.Done(); runs[i] = executeSimCtx(t, ctxs[i], clk, cfgs[i]) }()
+			}
+			wg.Wait()
 
-	if runs[0].code != ExitFailed || !strings.Contains(runs[0].log, "that tester 0 stopped in scenario set (1 of 2), at step 2 of 3") {
-		t.Fatalf("tester 0: exit %d; want 1 after telling the others it stopped at step 2\n%s", runs[0].code, runs[0].log)
-	}
-	if runs[1].code != ExitFailed || !strings.Contains(errorLine(runs[1].log), "tester 0 stopped in scenario set (1 of 2), at step 2 of 3 (at ") ||
-		!strings.Contains(errorLine(runs[1].log), "interrupted by a signal") {
-		t.Fatalf("tester 1: exit %d; want 1 naming tester 0's interruption\n%s", runs[1].code, runs[1].log)
-	}
-	if !strings.Contains(runs[1].log, "credentials this tester wrote under") {
-		t.Errorf("tester 1 did not clean up its own writes:\n%s", runs[1].log)
-	}
-	dirs := runDirs(t, cfgs[1].OutputDir)
-	if len(dirs) != 1 {
-		t.Fatalf("tester 1 run directories %v; want the set run only", dirs)
-	}
-	if rows, segments := countCSV(t, filepath.Join(dirs[0], "results-1.csv")); rows == 0 || segments != 2 {
-		t.Errorf("tester 1 kept %d rows in %d steps; want rows of steps 1 and 2", rows, segments)
-	}
-	if n := fake.count(); n != 0 {
-		t.Errorf("%d credentials left", n)
+			where := fmt.Sprintf("tester 0 stopped in scenario set (1 of 2), at step %d of 3", tc.step)
+			if runs[0].code != ExitFailed || !strings.Contains(runs[0].log, "that "+where) {
+				t.Fatalf("tester 0: exit %d; want 1 after telling the others %q\n%s", runs[0].code, where, runs[0].log)
+			}
+			line := errorLine(runs[1].log)
+			if runs[1].code != ExitFailed || !strings.Contains(line, "error: scenario "+tc.scenario+": "+where+" (at ") ||
+				!strings.Contains(line, "interrupted by a signal") {
+				t.Fatalf("tester 1: exit %d; want 1 in scenario %s naming tester 0's interruption\n%s", runs[1].code, tc.scenario, runs[1].log)
+			}
+			if !strings.Contains(runs[1].log, "credentials this tester wrote under") {
+				t.Errorf("tester 1 did not clean up its own writes:\n%s", runs[1].log)
+			}
+			var set string
+			for _, d := range runDirs(t, cfgs[1].OutputDir) {
+				if strings.Contains(filepath.Base(d), "-set-") {
+					set = d
+				}
+			}
+			if set == "" {
+				t.Fatalf("tester 1 run directories %v; want the set run", runDirs(t, cfgs[1].OutputDir))
+			}
+			if rows, segments := countCSV(t, filepath.Join(set, "results-1.csv")); rows == 0 || segments != tc.steps {
+				t.Errorf("tester 1 kept %d rows in %d steps; want rows of %d steps\n%s", rows, segments, tc.steps, runs[1].log)
+			}
+			if n := fake.count(); n != 0 {
+				t.Errorf("%d credentials left\ntester 0:\n%s\ntester 1:\n%s", n, runs[0].log, runs[1].log)
+			}
+		})
 	}
 }
 

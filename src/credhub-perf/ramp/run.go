@@ -79,6 +79,9 @@ type runner struct {
 	// testers' checks for tester 0's failure (tester0Failed).
 	failureCheckedAt time.Time
 	failureIgnored   string
+	// wrote: the set and mix scenarios in which this tester (not 0) wrote,
+	// to delete its own writes if tester 0 stops (cleanupOwnWrites).
+	wrote []credhub.Names
 	// prevStart is the agreed start of the previous scenario (lockstep),
 	// which may be later than its schedule (agreeScenarioStart).
 	prevStart time.Time
@@ -569,9 +572,12 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 		// Before the cleanup, which a cancelled errand may not outlive.
 		state.tellOthers(where, interruptedOr(ctx, runErr))
 	}
+	if !r.tester0() && state.sentAny && (scenario == "set" || scenario == "mix") {
+		r.wrote = append(r.wrote, n)
+	}
 	if runErr != nil && errors.Is(runErr, errTester0Failed) {
 		// Tester 0 may have cleaned up before this tester's last writes.
-		r.cleanupOwnWrites(n, state)
+		r.cleanupOwnWrites()
 	}
 
 	// Cleanup always runs, whatever happened, with its own time budget so

@@ -97,7 +97,7 @@ func (s *scenarioState) execute(ctx context.Context) error {
 			}
 			// Its steps would now load the target with one tester fewer
 			// than planned.
-			if err := r.tester0Failed(ctx); err != nil {
+			if err := r.tester0Failed(ctx, false); err != nil {
 				s.sum.StoppedReason = "tester 0 stopped"
 				return err
 			}
@@ -158,7 +158,7 @@ func (s *scenarioState) prepareSeed(ctx context.Context) error {
 	}
 	last := s.names.Seed(c.Seed.Credentials - 1)
 	for {
-		if err := r.tester0Failed(ctx); err != nil {
+		if err := r.tester0Failed(ctx, true); err != nil {
 			return err
 		}
 		_, err := r.api.GetJSON(ctx, last)
