@@ -268,6 +268,24 @@ func (c *Client) GetJSON(ctx context.Context, name string) (json.RawMessage, err
 	return out.Data[0].Value, nil
 }
 
+// GetJSONVersions returns the newest k versions of a credential's value,
+// newest first (CredHub keeps every version a PUT wrote).
+func (c *Client) GetJSONVersions(ctx context.Context, name string, k int) ([]json.RawMessage, error) {
+	var out struct {
+		Data []struct {
+			Value json.RawMessage `json:"value"`
+		} `json:"data"`
+	}
+	if err := c.do(ctx, http.MethodGet, fmt.Sprintf("/api/v1/data?name=%s&versions=%d", url.QueryEscape(name), k), nil, true, &out); err != nil {
+		return nil, err
+	}
+	values := make([]json.RawMessage, 0, len(out.Data))
+	for _, d := range out.Data {
+		values = append(values, d.Value)
+	}
+	return values, nil
+}
+
 // Delete removes every version of a credential.
 func (c *Client) Delete(ctx context.Context, name string) error {
 	return c.do(ctx, http.MethodDelete, "/api/v1/data?name="+url.QueryEscape(name), nil, true, nil)

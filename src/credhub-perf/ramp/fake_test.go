@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,8 +30,11 @@ import (
 // credhub-sim. It answers 404 for unknown names like CredHub, so a get or
 // interpolate ramp only has no errors if the seed really was there.
 type fakeCredHub struct {
-	mu       sync.Mutex
-	creds    map[string]json.RawMessage
+	mu    sync.Mutex
+	creds map[string]json.RawMessage
+	// older holds each name's earlier versions, oldest first, for GET
+	// with versions=K.
+	older    map[string][]json.RawMessage
 	requests atomic.Int64
 	failFrom int64 // load requests after this many answer 500 (0 = never)
 	loadReqs atomic.Int64
@@ -46,7 +50,18 @@ type fakeCredHub struct {
 	refuse func(r *http.Request, body []byte) int
 }
 
-func newFake() *fakeCredHub { return &fakeCredHub{creds: map[string]json.RawMessage{}} }
+func newFake() *fakeCredHub {
+	return &fakeCredHub{creds: map[string]json.RawMessage{}, older: map[string][]json.RawMessage{}}
+}
+
+// put writes a new version of name; the caller holds f.mu.
+func (f *fakeCredHub) put(name string, v json.RawMessage) {
+	name = strings.ToLower(name)
+	if cur, ok := f.creds[name]; ok {
+		f.older[name] = append(f.older[name], cur)
+	}
+	f.creds[name] = v
+}
 
 func (f *fakeCredHub) count() int {
 	f.mu.Lock()
@@ -101,7 +116,7 @@ func (f *fakeCredHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, 400, map[string]string{"error": "bad request"})
 			return
 		}
-		f.creds[strings.ToLower(body.Name)] = body.Value
+		f.put(body.Name, body.Value)
 		if n := int64(len(f.creds)); n > f.maxSeen.Load() {
 			f.maxSeen.Store(n)
 		}
@@ -116,12 +131,20 @@ func (f *fakeCredHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, 200, map[string]any{"credentials": out})
 	case r.URL.Path == "/api/v1/data" && r.Method == "GET":
-		v, ok := f.creds[strings.ToLower(r.URL.Query().Get("name"))]
+		name := strings.ToLower(r.URL.Query().Get("name"))
+		v, ok := f.creds[name]
 		if !ok {
 			writeJSON(w, 404, notFound)
 			return
 		}
-		writeJSON(w, 200, map[string]any{"data": []map[string]any{{"type": "json", "name": r.URL.Query().Get("name"), "value": v}}})
+		data := []map[string]any{{"type": "json", "name": r.URL.Query().Get("name"), "value": v}}
+		if k, err := strconv.Atoi(r.URL.Query().Get("versions")); err == nil {
+			older := f.older[name]
+			for i := len(older) - 1; i >= 0 && len(data) < k; i-- {
+				data = append(data, map[string]any{"type": "json", "name": r.URL.Query().Get("name"), "value": older[i]})
+			}
+		}
+		writeJSON(w, 200, map[string]any{"data": data})
 	case r.URL.Path == "/api/v1/data" && r.Method == "DELETE":
 		name := strings.ToLower(r.URL.Query().Get("name"))
 		if _, ok := f.creds[name]; !ok {
@@ -129,6 +152,7 @@ func (f *fakeCredHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		delete(f.creds, name)
+		delete(f.older, name)
 		w.WriteHeader(204)
 	case r.URL.Path == "/api/v1/interpolate" && r.Method == "POST":
 		var body map[string][]map[string]any

@@ -137,6 +137,7 @@ func (r *runner) awaitRendezvous(ctx context.Context, began time.Time) (rendezvo
 				break
 			}
 			if v.Failed != nil {
+				r.addReaders(ctx, name, &v)
 				why := r.judgeFailure(v, r.o.Clock.Now())
 				if why == "" {
 					return rendezvousValue{}, r.takeFailure(name, v)

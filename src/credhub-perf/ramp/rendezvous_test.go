@@ -29,7 +29,7 @@ func putStale(f *fakeCredHub, name string, now time.Time, age time.Duration) {
 	})
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.creds[strings.ToLower(rendezvousName(name))] = v
+	f.put(rendezvousName(name), v)
 }
 
 func (f *fakeCredHub) has(name string) bool {

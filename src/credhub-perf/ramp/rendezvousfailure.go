@@ -30,10 +30,11 @@ import (
 //     tester.run_id), a failure written more than the rendezvous window
 //     (max(2 min, tester.start_delay)) before this tester started is a
 //     leftover, as for a start value;
-//   - each tester that reads a failure adds its index to seen_by, and the
-//     last one deletes the credential: runs of one deployment never
-//     overlap (the director runs one errand at a time), so a tester that
-//     finds its own index there is looking at an earlier run's failure.
+//   - each tester that reads a failure adds its index to seen_by (in a
+//     version of its own, see ackFailure), and the last one deletes the
+//     credential: runs of one deployment never overlap (the director runs
+//     one errand at a time), so a tester that finds its own index there
+//     is looking at an earlier run's failure.
 
 // failurePublishTimeout bounds every write and read of a failure: the
 // testers are stopping anyway, and a cancelled errand is killed 10 s after
@@ -81,7 +82,8 @@ func (r *runner) publishFailure(where string, cause error) {
 }
 
 // redact removes the configuration's secrets from a reason that leaves
-// this tester (a driver's error may quote a connection string).
+// this tester (a driver's error may quote a connection string). A secret
+// under 4 characters is left: replacing it would blank ordinary words.
 func (r *runner) redact(s string) string {
 	for _, secret := range []string{r.c.Cleanup.Database.Password, r.c.UAA.ClientSecret} {
 		if len(secret) >= 4 {
@@ -176,26 +178,53 @@ func (r *runner) takeFailure(name string, v rendezvousValue) error {
 	return failureError(name, v)
 }
 
-// ackFailure adds this tester to seen_by, or deletes the credential when
-// every other tester has read it. Best effort and bounded: two testers
-// writing at once may lose an index (retried twice), which only leaves
-// the value for the next run's tester 0 to overwrite.
+// Readers mark a failure read by writing it again, as a new version with
+// their index in seen_by, never by rewriting one list: two readers doing
+// that at once would lose one index. CredHub keeps every version, so the
+// readers of a report are the union over the newest versions that carry
+// it.
+
+// failureVersions is how many versions are read to collect the readers:
+// the report and one mark per other tester, with room to spare.
+func (r *runner) failureVersions() int { return min(2*r.c.Tester.Count+4, 1000) }
+
+// addReaders fills v.SeenBy with every reader of the report v is, read
+// from the credential's versions. Best effort: on error v stays as read.
+func (r *runner) addReaders(ctx context.Context, name string, v *rendezvousValue) {
+	vctx, cancel := context.WithTimeout(ctx, failurePublishTimeout)
+	defer cancel()
+	raws, err := r.api.GetJSONVersions(vctx, name, r.failureVersions())
+	if err != nil {
+		return
+	}
+	for _, raw := range raws {
+		var old rendezvousValue
+		if json.Unmarshal(raw, &old) != nil || !sameReport(old, *v) {
+			break // an older value: another report, or a start time
+		}
+		for _, i := range old.SeenBy {
+			if !slices.Contains(v.SeenBy, i) {
+				v.SeenBy = append(v.SeenBy, i)
+			}
+		}
+	}
+}
+
+func sameReport(a, b rendezvousValue) bool {
+	return a.Failed != nil && b.Failed != nil && *a.Failed == *b.Failed && a.WrittenAt == b.WrittenAt && a.RunID == b.RunID
+}
+
+// ackFailure writes the report again with this tester in seen_by, then
+// deletes the credential when every other tester has read it. Best
+// effort and bounded.
 func (r *runner) ackFailure(name string, v rendezvousValue) {
 	ctx, cancel := context.WithTimeout(context.Background(), failurePublishTimeout)
 	defer cancel()
 	me := r.c.Tester.Index
-	for range 3 {
-		if !slices.Contains(v.SeenBy, me) {
-			v.SeenBy = append(v.SeenBy, me)
-		}
-		if seenByAll(v.SeenBy, r.c.Tester.Count) {
-			if err := r.api.Delete(ctx, name); err != nil && !credhub.IsNotFound(err) {
-				r.log.Printf("warning: could not delete tester 0's failure report %s (the next run's tester 0 overwrites it): %v", name, err)
-				return
-			}
-			r.log.Printf("rendezvous: every tester has read tester 0's failure report; deleted %s", name)
-			return
-		}
+	if !slices.Contains(v.SeenBy, me) {
+		v.SeenBy = append(v.SeenBy, me)
+	}
+	if !seenByAll(v.SeenBy, r.c.Tester.Count) {
 		body, err := json.Marshal(v)
 		if err != nil {
 			return
@@ -204,17 +233,18 @@ func (r *runner) ackFailure(name string, v rendezvousValue) {
 			r.log.Printf("warning: could not mark tester 0's failure report %s as read by tester %d: %v", name, me, err)
 			return
 		}
-		raw, err := r.api.GetJSON(ctx, name)
-		if err != nil {
+		// The others' marks written before ours: whoever writes last
+		// sees them all.
+		r.addReaders(ctx, name, &v)
+		if !seenByAll(v.SeenBy, r.c.Tester.Count) {
 			return
 		}
-		var back rendezvousValue
-		if json.Unmarshal(raw, &back) != nil || back.Failed == nil || back.WrittenAt != v.WrittenAt || slices.Contains(back.SeenBy, me) {
-			return
-		}
-		// Another tester's mark replaced ours: merge and write again.
-		v.SeenBy = back.SeenBy
 	}
+	if err := r.api.Delete(ctx, name); err != nil && !credhub.IsNotFound(err) {
+		r.log.Printf("warning: could not delete tester 0's failure report %s (the next run's tester 0 overwrites it): %v", name, err)
+		return
+	}
+	r.log.Printf("rendezvous: every tester has read tester 0's failure report; deleted %s", name)
 }
 
 // seenByAll: every tester but 0 is in seen.
@@ -253,6 +283,7 @@ func (r *runner) tester0Failed(ctx context.Context, paced bool) error {
 	if json.Unmarshal(raw, &v) != nil || v.Failed == nil {
 		return nil
 	}
+	r.addReaders(ctx, name, &v)
 	if why := r.judgeFailure(v, now); why != "" {
 		if why != r.failureIgnored {
 			r.failureIgnored = why

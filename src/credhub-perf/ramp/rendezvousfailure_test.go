@@ -450,7 +450,7 @@ func TestRendezvousTesterZeroCancelledMidRamp(t *testing.T) {
 func putRaw(f *fakeCredHub, name string, v []byte) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.creds[strings.ToLower(rendezvousName(name))] = v
+	f.put(rendezvousName(name), v)
 }
 
 // What tester 1 finds in the rendezvous credential before tester 0 (which
@@ -469,34 +469,41 @@ func TestRendezvousFailureValuesJudged(t *testing.T) {
 	}
 	huge := strings.Repeat("é", 1<<20)
 	cases := []struct {
-		name  string
-		value []byte
-		runID string // tester.run_id of tester 1
+		name   string
+		before []byte // an older version, when set
+		value  []byte
+		runID  string // tester.run_id of tester 1
 		// stop: the error line holds this (tester 0's failure taken);
 		// otherwise tester 1 times out and logs ignore.
 		stop, ignore string
 	}{
-		{"written 30 s before this tester started", failure(-30*time.Second, nil), "", "tester 0 stopped during setup", ""},
-		{"an hour old", failure(-time.Hour, nil), "", "", "previous run's leftover"},
-		{"read before by this tester", failure(-30*time.Second, func(v *rendezvousValue) { v.SeenBy = []int{1} }), "", "", "has read before: an earlier run's"},
-		{"another run's id (tester.run_id set)", failure(-30*time.Second, func(v *rendezvousValue) { v.RunID = "nightly-1" }), "nightly-2", "", `for run "nightly-1", not this run's nightly-2`},
-		{"this run's id (tester.run_id set)", failure(-30*time.Second, func(v *rendezvousValue) { v.RunID = "nightly-2" }), "nightly-2", "tester 0 stopped during setup", ""},
-		{"not from tester 0", failure(-30*time.Second, func(v *rendezvousValue) { v.Failed.Tester = 3 }), "", "", "naming tester 3"},
-		{"written_at garbage", failure(0, func(v *rendezvousValue) { v.WrittenAt = "yesterday" }), "", "", `written_at "yesterday" is not an RFC3339 time`},
-		{"written in the future", failure(24*time.Hour, nil), "", "", "in the future"},
-		{"huge reason", failure(-time.Second, func(v *rendezvousValue) { v.Failed.Reason = huge }), "", "tester 0 stopped during setup", ""},
-		{"reason with newlines and escapes", failure(-time.Second, func(v *rendezvousValue) { v.Failed.Reason = "first\nsecond\x1b[31m red\r\n" }), "", "first second [31m red; this tester stops too", ""},
-		{"empty failure", failure(-time.Second, func(v *rendezvousValue) { v.Failed = &rendezvousFailure{} }), "", "(it did not say where) (at", ""},
-		{"a JSON string", []byte(`"tester 0 failed"`), "", "", "not the rendezvous JSON"},
-		{"an array", []byte(`[1,2,3]`), "", "", "not the rendezvous JSON"},
-		{"failed not an object", []byte(`{"failed":"yes","written_at":"2026-11-22T15:00:00Z"}`), "", "", "not the rendezvous JSON"},
-		{"seen_by not numbers", []byte(`{"failed":{"tester":0},"seen_by":["x"],"written_at":"2026-11-22T15:00:00Z"}`), "", "", "not the rendezvous JSON"},
-		{"null", []byte(`null`), "", "", "written_at"},
+		{"written 30 s before this tester started", nil, failure(-30*time.Second, nil), "", "tester 0 stopped during setup", ""},
+		{"an hour old", nil, failure(-time.Hour, nil), "", "", "previous run's leftover"},
+		{"read before by this tester", nil, failure(-30*time.Second, func(v *rendezvousValue) { v.SeenBy = []int{1} }), "", "", "has read before: an earlier run's"},
+		{"marked read by this tester in an older version", failure(-30*time.Second, func(v *rendezvousValue) { v.SeenBy = []int{1} }), failure(-30*time.Second, nil), "", "", "has read before: an earlier run's"},
+		{"an older version of another report", failure(-40*time.Second, func(v *rendezvousValue) { v.SeenBy = []int{1} }), failure(-30*time.Second, nil), "", "tester 0 stopped during setup", ""},
+		{"a garbage older version", []byte(`{"failed":{"tester":"x"}}`), failure(-30*time.Second, nil), "", "tester 0 stopped during setup", ""},
+		{"another run's id (tester.run_id set)", nil, failure(-30*time.Second, func(v *rendezvousValue) { v.RunID = "nightly-1" }), "nightly-2", "", `for run "nightly-1", not this run's nightly-2`},
+		{"this run's id (tester.run_id set)", nil, failure(-30*time.Second, func(v *rendezvousValue) { v.RunID = "nightly-2" }), "nightly-2", "tester 0 stopped during setup", ""},
+		{"not from tester 0", nil, failure(-30*time.Second, func(v *rendezvousValue) { v.Failed.Tester = 3 }), "", "", "naming tester 3"},
+		{"written_at garbage", nil, failure(0, func(v *rendezvousValue) { v.WrittenAt = "yesterday" }), "", "", `written_at "yesterday" is not an RFC3339 time`},
+		{"written in the future", nil, failure(24*time.Hour, nil), "", "", "in the future"},
+		{"huge reason", nil, failure(-time.Second, func(v *rendezvousValue) { v.Failed.Reason = huge }), "", "tester 0 stopped during setup", ""},
+		{"reason with newlines and escapes", nil, failure(-time.Second, func(v *rendezvousValue) { v.Failed.Reason = "first\nsecond\x1b[31m red\r\n" }), "", "first second [31m red; this tester stops too", ""},
+		{"empty failure", nil, failure(-time.Second, func(v *rendezvousValue) { v.Failed = &rendezvousFailure{} }), "", "(it did not say where) (at", ""},
+		{"a JSON string", nil, []byte(`"tester 0 failed"`), "", "", "not the rendezvous JSON"},
+		{"an array", nil, []byte(`[1,2,3]`), "", "", "not the rendezvous JSON"},
+		{"failed not an object", nil, []byte(`{"failed":"yes","written_at":"2026-11-22T15:00:00Z"}`), "", "", "not the rendezvous JSON"},
+		{"seen_by not numbers", nil, []byte(`{"failed":{"tester":0},"seen_by":["x"],"written_at":"2026-11-22T15:00:00Z"}`), "", "", "not the rendezvous JSON"},
+		{"null", nil, []byte(`null`), "", "", "written_at"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := loadtest.NewPKI(t, loadtest.ECDSA)
 			fake := newFake()
+			if tc.before != nil {
+				putRaw(fake, testRendezvous, tc.before)
+			}
 			putRaw(fake, testRendezvous, tc.value)
 			clk, srv := simFake(t, p, fake, 1)
 			c := rendezvousPair(t, p, srv.URL, "get")[1]
@@ -523,6 +530,32 @@ func TestRendezvousFailureValuesJudged(t *testing.T) {
 				t.Error("tester 1 deleted a value it ignored")
 			}
 		})
+	}
+}
+
+// Three testers: testers 1 and 2 both read tester 0's failure report at
+// once; each marks it read, and whichever completes seen_by deletes it.
+func TestRendezvousFailureReadByEveryTesterThenDeleted(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	fake := newFake()
+	v, _ := json.Marshal(rendezvousValue{WrittenAt: simStart.Add(-10 * time.Second).Format(time.RFC3339Nano),
+		Failed: &rendezvousFailure{Tester: 0, Where: "during setup", Reason: "target unreachable"}})
+	putRaw(fake, testRendezvous, v)
+	clk, srv := simFake(t, p, fake, 2)
+	cfgs := make([]config.Config, 2)
+	for i := range cfgs {
+		c := rendezvousPair(t, p, srv.URL, "get")[1]
+		c.Tester.Index, c.Tester.Count = i+1, 3
+		cfgs[i] = c
+	}
+	codes, logs := executeTestersSim(t, clk, cfgs)
+	for i := range codes {
+		if codes[i] != ExitUsage || !strings.Contains(errorLine(logs[i]), "tester 0 stopped during setup (at ") {
+			t.Errorf("tester %d: exit %d, want %d on tester 0's report\n%s", i+1, codes[i], ExitUsage, logs[i])
+		}
+	}
+	if fake.has(rendezvousName(testRendezvous)) {
+		t.Errorf("the failure report is still there after both other testers read it\ntester 1:\n%s\ntester 2:\n%s", logs[0], logs[1])
 	}
 }
 
