@@ -310,9 +310,9 @@ func (s *scenarioState) tellOthers(where string, cause error) {
 	default:
 		where += ", before its first step"
 	}
-	if s.released && s.stepsRun >= len(s.plan) && s.index+1 >= len(r.c.Scenarios) {
-		return // the others need nothing more from tester 0
-	}
+	// Also after the last scenario's last step started: the others wait
+	// for this (awaitTester0End) so that they do not end ok on a step that
+	// lost tester 0's load.
 	r.publishFailure(where, cause)
 }
 

@@ -115,7 +115,33 @@ func (s *scenarioState) execute(ctx context.Context) error {
 			return nil
 		}
 	}
+	if c.Tester.Count > 1 && !r.tester0() {
+		return s.awaitTester0End(ctx)
+	}
 	return nil
+}
+
+// awaitTester0End gives tester 0 the time to report a failure in the last
+// scenario's last step (or one this tester did not see before its last
+// step): tester 0 writes it within failurePublishTimeout of stopping, as
+// late as the last slot's end. Without the wait a tester whose last steps
+// lost tester 0's load would end ok. Earlier scenarios need no wait: the
+// next scenario's start is where the others see it.
+func (s *scenarioState) awaitTester0End(ctx context.Context) error {
+	r := s.r
+	if !r.rendezvousMode() || s.start.IsZero() || s.index+1 < len(r.c.Scenarios) {
+		return nil
+	}
+	until := s.stepStart(len(s.plan)).Add(failurePublishTimeout + rendezvousPoll)
+	for {
+		if err := r.tester0Failed(ctx, true); err != nil {
+			s.sum.StoppedReason = "tester 0 stopped"
+			return err
+		}
+		if !r.o.Clock.Now().Before(until) || !load.Sleep(ctx, r.o.Clock, rendezvousPoll) {
+			return nil
+		}
+	}
 }
 
 // prepareSeed seeds (tester 0) or waits until the seed is visible (others).

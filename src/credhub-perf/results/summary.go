@@ -56,6 +56,13 @@ type SummaryStep struct {
 	// tester was (the reason then names it); a bound step never counts as
 	// capacity.
 	TesterUsage
+	// Incomplete: with several testers, some tester did not load the step
+	// for its whole slot (stopped, crashed, started late, or its results
+	// are missing), so its throughput undercounts the load the target
+	// carried; IncompleteReason names the testers and why. Such a step
+	// never counts as capacity. Absent: complete.
+	Incomplete       bool   `json:"incomplete,omitempty"`
+	IncompleteReason string `json:"incomplete_reason,omitempty"`
 }
 
 // Judge records the step's stationarity verdict.
@@ -133,9 +140,10 @@ func (st SummaryStep) sloRatio(slo SLO) float64 {
 }
 
 // Counts says whether the step may count as capacity: within the error
-// bound, steady, and not limited by the tester.
+// bound, steady, not limited by the tester, and loaded by every tester
+// for its whole slot.
 func (st SummaryStep) Counts(slo SLO) bool {
-	return st.Requests > 0 && st.ErrorRate <= slo.MaxErrorRate && st.Steady && !st.TesterBound
+	return st.Requests > 0 && st.ErrorRate <= slo.MaxErrorRate && st.Steady && !st.TesterBound && !st.Incomplete
 }
 
 // label names the step's load for warnings.
@@ -219,6 +227,9 @@ func (s *Summary) Finish() {
 		if st.TesterBound {
 			s.StepWarnings = append(s.StepWarnings, fmt.Sprintf("%s at step %d (%s): %s; the step measured the tester, not CredHub, and is not counted as capacity", st.TesterBoundReason, st.Step, st.label(), TesterBoundAdvice(st.TesterBoundReason)))
 		}
+		if st.Incomplete {
+			s.StepWarnings = append(s.StepWarnings, fmt.Sprintf("step %d (%s) is incomplete: %s; its throughput undercounts the load the target carried, and it is not counted as capacity", st.Step, st.label(), st.IncompleteReason))
+		}
 		if st.Rate <= 0 || st.Requests == 0 {
 			continue
 		}
@@ -301,13 +312,14 @@ func TesterBoundAdvice(reason string) string {
 }
 
 // NoCapacityReason explains a run without a capacity at the SLO in which
-// some step met the SLO but did not count (tester-bound or not steady):
+// some step met the SLO but did not count (tester-bound, not steady or
+// incomplete):
 // the capacity is unknown, not absent. "" otherwise.
 func (s *Summary) NoCapacityReason() string {
 	if s.MaxThroughputAtSLO != nil {
 		return ""
 	}
-	var met, bound, unsteady int
+	var met, bound, unsteady, incomplete int
 	var reasons []string
 	seen := map[string]bool{}
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -331,6 +343,8 @@ func (s *Summary) NoCapacityReason() string {
 			}
 		} else if !st.Steady {
 			unsteady++
+		} else if st.Incomplete {
+			incomplete++
 		}
 	}
 	if met == 0 {
@@ -352,6 +366,9 @@ func (s *Summary) NoCapacityReason() string {
 	}
 	if unsteady > 0 {
 		why = append(why, fmt.Sprintf("%d not steady: the target was warming up or changing under the load (see warmup.run)", unsteady))
+	}
+	if incomplete > 0 {
+		why = append(why, fmt.Sprintf("%d incomplete: some tester did not load them for their whole slot (see the step warnings)", incomplete))
 	}
 	return fmt.Sprintf("unknown: %d of %d steps met the SLO but none counts: %s", met, len(s.Steps), strings.Join(why, "; "))
 }
@@ -432,6 +449,9 @@ func (s *Summary) WriteTable(w io.Writer) {
 		}
 		if st.TesterBound {
 			flags = append(flags, "tester-bound")
+		}
+		if st.Incomplete {
+			flags = append(flags, "incomplete")
 		}
 		fmt.Fprintf(w, "%4d %7s %9d %7d %7.2f %8.2f %10.1f %9s %9s %9s %9s %9s %9s %4s %s\n",
 			st.Step, l, st.Requests, st.Errors, st.ErrorRate*100, st.DurationS, st.Throughput,

@@ -1,0 +1,244 @@
+package results
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/credhub-perf/credhub-perf/load"
+)
+
+// writeTester writes one tester's CSV of a lockstep run: step i is the
+// 10 s slot from 10·i s, one request every 100 ms taking 5 ms, at
+// concurrency conc[i]; the tester stops sending at offset stopAt (0: never).
+func writeTester(t *testing.T, path string, conc []int, stopAt time.Duration) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewCSVWriter(f)
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for si, c := range conc {
+		for j := 0; j < 100; j++ {
+			off := time.Duration(si)*10*time.Second + time.Duration(j)*100*time.Millisecond
+			if stopAt > 0 && off >= stopAt {
+				break
+			}
+			w.Record(&load.Result{Start: base.Add(off), Offset: off, Latency: 5 * time.Millisecond, Status: 200, Concurrency: c})
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeMetaFixture(t *testing.T, path string, tester, steps int, status, stopped, errText string) {
+	t.Helper()
+	m := &Meta{Tester: tester, Testers: 2, Status: status, StoppedReason: stopped, Error: errText}
+	for i := 0; i < steps; i++ {
+		m.Steps = append(m.Steps, MetaStep{Concurrency: i + 1, Requests: 100, DurationS: 9.905})
+	}
+	if err := WriteMetaFile(path, m); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var mergeSLO = SLO{Percentile: 95, LatencyS: 0.1, MaxErrorRate: 0.01}
+
+func TestMergeCompleteRunIsUnmarked(t *testing.T) {
+	dir := t.TempDir()
+	for i := 0; i < 2; i++ {
+		writeTester(t, filepath.Join(dir, "results-"+string(rune('0'+i))+".csv"), []int{1, 2, 3}, 0)
+	}
+	writeMetaFixture(t, filepath.Join(dir, "meta.json"), 0, 3, "ok", "", "")
+	writeMetaFixture(t, filepath.Join(dir, "meta-1.json"), 1, 3, "ok", "", "")
+	sum, err := SummarizeDir(dir, mergeSLO)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range sum.Steps {
+		if st.Incomplete || !st.Counts(mergeSLO) {
+			t.Fatalf("step %d: complete run marked %+v", st.Step, st)
+		}
+	}
+	// 200 requests over 9.905 s: the last step counts.
+	if sum.MaxThroughputAtSLO == nil || math.Abs(*sum.MaxThroughputAtSLO-200/9.905) > 0.01 {
+		t.Fatalf("max throughput at SLO %v, want %.3f", sum.MaxThroughputAtSLO, 200/9.905)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if strings.Contains(string(b), "incomplete") || sum.StoppedReason != "" || len(sum.Warnings) != 0 {
+		t.Fatalf("complete run: summary.json mentions incomplete, or stopped %q, warnings %v", sum.StoppedReason, sum.Warnings)
+	}
+}
+
+// Tester 0 dies halfway through the last step; tester 1 runs it to the end
+// and then stops because tester 0 failed.
+func TestMergeTesterStoppedMidStep(t *testing.T) {
+	dir := t.TempDir()
+	writeTester(t, filepath.Join(dir, "results-0.csv"), []int{1, 2, 3}, 25*time.Second)
+	writeTester(t, filepath.Join(dir, "results-1.csv"), []int{1, 2, 3}, 0)
+	writeMetaFixture(t, filepath.Join(dir, "meta.json"), 0, 3, "failed", "", "step 3: the VM went away")
+	writeMetaFixture(t, filepath.Join(dir, "meta-1.json"), 1, 3, "failed", "tester 0 stopped", "tester 0 stopped at step 3 of 3")
+	sum, err := SummarizeDir(dir, mergeSLO)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := sum.Steps[2]
+	want := "tester 0 sent load for 4.9 of the step's 9.9 s (stopped 5.0 s early): failed: step 3: the VM went away"
+	if !last.Incomplete || last.IncompleteReason != want || last.Counts(mergeSLO) {
+		t.Fatalf("last step: incomplete %v reason %q, want %q", last.Incomplete, last.IncompleteReason, want)
+	}
+	if sum.Steps[0].Incomplete || sum.Steps[1].Incomplete {
+		t.Fatal("the steps both testers completed are marked incomplete")
+	}
+	// Capacity is step 1's 200 requests over 9.905 s, not the short step's.
+	if sum.MaxThroughputAtSLO == nil || math.Abs(*sum.MaxThroughputAtSLO-200/9.905) > 0.01 {
+		t.Fatalf("max throughput at SLO %v, want step 1's %.3f", sum.MaxThroughputAtSLO, 200/9.905)
+	}
+	if sum.KneeStep == nil || *sum.KneeStep == 2 {
+		t.Fatalf("knee on the incomplete step: %v", sum.KneeStep)
+	}
+	wantStop := "tester 0: failed: step 3: the VM went away; tester 1: tester 0 stopped"
+	if sum.StoppedReason != wantStop {
+		t.Fatalf("stopped_reason %q, want %q", sum.StoppedReason, wantStop)
+	}
+	txt, _ := os.ReadFile(filepath.Join(dir, "summary.txt"))
+	if !strings.Contains(string(txt), "incomplete") || !strings.Contains(string(txt), "step 2 (concurrency 6) is incomplete: tester 0 sent load") {
+		t.Fatalf("summary.txt does not flag the step:\n%s", txt)
+	}
+	var raw struct {
+		Steps []map[string]any `json:"steps"`
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if raw.Steps[2]["incomplete"] != true || raw.Steps[2]["incomplete_reason"] != want || raw.Steps[1]["incomplete"] != nil {
+		t.Fatalf("summary.json steps: %v / %v", raw.Steps[2], raw.Steps[1])
+	}
+}
+
+// Tester 1 stops after step 1 (before the last step); tester 0 runs it alone.
+func TestMergeTesterStoppedBeforeLastStep(t *testing.T) {
+	dir := t.TempDir()
+	writeTester(t, filepath.Join(dir, "results-0.csv"), []int{1, 2, 3}, 0)
+	writeTester(t, filepath.Join(dir, "results-1.csv"), []int{1, 2}, 0)
+	writeMetaFixture(t, filepath.Join(dir, "meta.json"), 0, 3, "ok", "", "")
+	writeMetaFixture(t, filepath.Join(dir, "meta-1.json"), 1, 2, "interrupted", "interrupted", "interrupted by a signal")
+	sum, err := SummarizeDir(dir, mergeSLO)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Concurrency 3 (tester 0's alone) sorts before the complete step at
+	// concurrency 4.
+	last := sum.Steps[1]
+	if last.Concurrency != 3 || sum.Steps[2].Incomplete {
+		t.Fatalf("steps %+v", sum.Steps)
+	}
+	if want := "tester 1 sent no load in it: interrupted"; !last.Incomplete || last.IncompleteReason != want {
+		t.Fatalf("last step: %v %q, want %q", last.Incomplete, last.IncompleteReason, want)
+	}
+	// One tester's 100 requests: the merge no longer counts them as a
+	// throughput drop at the highest load.
+	if sum.MaxThroughputAtSLO == nil || math.Abs(*sum.MaxThroughputAtSLO-200/9.905) > 0.01 {
+		t.Fatalf("max throughput at SLO %v", sum.MaxThroughputAtSLO)
+	}
+	if sum.StoppedReason != "tester 1: interrupted" {
+		t.Fatalf("stopped_reason %q", sum.StoppedReason)
+	}
+}
+
+func TestMergeMissingTesterResults(t *testing.T) {
+	dir := t.TempDir()
+	writeTester(t, filepath.Join(dir, "results-0.csv"), []int{1, 2}, 0)
+	writeMetaFixture(t, filepath.Join(dir, "meta.json"), 0, 2, "ok", "", "")
+	sum, err := SummarizeDir(dir, mergeSLO)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range sum.Steps {
+		if !st.Incomplete || !strings.Contains(st.IncompleteReason, "the run had 2 testers, results-1.csv missing") {
+			t.Fatalf("step %d: %v %q", st.Step, st.Incomplete, st.IncompleteReason)
+		}
+	}
+	if sum.MaxThroughputAtSLO != nil || !strings.Contains(sum.NoCapacityReason(), "2 incomplete") {
+		t.Fatalf("capacity %v from incomplete steps; reason %q", sum.MaxThroughputAtSLO, sum.NoCapacityReason())
+	}
+}
+
+// A garbled or missing meta.json: a warning naming it, the steps judged
+// from the rows alone, no panic.
+func TestMergeHostileMeta(t *testing.T) {
+	for name, body := range map[string]string{
+		"garbled":   "{not json",
+		"truncated": `{"tester": 1, "steps": [`,
+		"wrong":     `{"tester": "one", "testers": -5}`,
+		"huge":      `{"tester": 1, "testers": 1000000000}`,
+		"missing":   "",
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeTester(t, filepath.Join(dir, "results-0.csv"), []int{1, 2}, 0)
+			writeTester(t, filepath.Join(dir, "results-1.csv"), []int{1, 2}, 15*time.Second)
+			writeMetaFixture(t, filepath.Join(dir, "meta.json"), 0, 2, "ok", "", "")
+			if body != "" {
+				if err := os.WriteFile(filepath.Join(dir, "meta-1.json"), []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sum, err := SummarizeDir(dir, mergeSLO)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := strings.Join(sum.Warnings, "\n")
+			if name != "huge" && !strings.Contains(w, "tester 1 (results-1.csv) has no readable meta-1.json") {
+				t.Fatalf("no warning about meta-1.json: %v", sum.Warnings)
+			}
+			if name == "huge" && !strings.Contains(w, "more than 1000") {
+				t.Fatalf("huge testers: %v", sum.Warnings)
+			}
+			if body != "" && name != "wrong" && name != "huge" && !strings.Contains(w, "meta-1.json is unreadable") {
+				t.Fatalf("no warning that meta-1.json is unreadable: %v", sum.Warnings)
+			}
+			for _, x := range sum.Warnings {
+				if strings.Contains(x, "\n") {
+					t.Fatalf("multi-line warning %q", x)
+				}
+			}
+			st := sum.Steps[1]
+			if !st.Incomplete || !strings.HasPrefix(st.IncompleteReason, "tester 1 sent load for 4.9 of the step's 9.9 s (stopped 5.0 s early)") {
+				t.Fatalf("step 1: %v %q", st.Incomplete, st.IncompleteReason)
+			}
+		})
+	}
+}
+
+// The tolerance: an open loop's last arrival and a request in flight at
+// the end do not make a tester's step incomplete.
+func TestIncompleteReasonTolerance(t *testing.T) {
+	s := func(tester int, first, lastStart, lastEnd float64, rate float64) testerSpan {
+		d := func(x float64) time.Duration { return time.Duration(x * float64(time.Second)) }
+		return testerSpan{tester: tester, firstStart: d(first), lastStart: d(lastStart), lastEnd: d(lastEnd), rate: rate}
+	}
+	for _, c := range []struct {
+		name  string
+		spans []testerSpan
+		want  string
+	}{
+		{"same", []testerSpan{s(0, 0, 59.9, 60, 0), s(1, 0, 59.9, 60, 0)}, ""},
+		{"one slow request", []testerSpan{s(0, 0, 59.9, 90, 0), s(1, 0, 59.9, 60, 0)}, ""},
+		{"low rate", []testerSpan{s(0, 0, 59, 59.01, 0.5), s(1, 0, 60, 60.01, 0.5)}, ""},
+		{"2 s short of 60", []testerSpan{s(0, 0, 59.9, 60, 0), s(1, 0, 57.9, 58, 0)}, ""},
+		{"4 s short of 60", []testerSpan{s(0, 0, 59.9, 60, 0), s(1, 0, 55.9, 56, 0)}, "tester 1 sent load for 56.0 of the step's 60.0 s (stopped 4.0 s early)"},
+		{"late start", []testerSpan{s(0, 0, 59.9, 60, 0), s(1, 5, 59.9, 60, 0)}, "tester 1 sent load for 55.0 of the step's 60.0 s (started 5.0 s late)"},
+	} {
+		if got := incompleteReason(c.spans, []int{0, 1}, nil); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
