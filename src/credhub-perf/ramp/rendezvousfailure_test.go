@@ -610,3 +610,89 @@ func FuzzRendezvousFailureValue(f *testing.F) {
 		}
 	})
 }
+
+// Tester 0 is cancelled during the last step of the last scenario, while
+// tester 1 still loads it: tester 1 runs its step to the end and then
+// exits 1 naming tester 0's stop, not 0 (it used to: nobody needed
+// anything more from tester 0). Their merged summary marks the step
+// incomplete and names both testers' stops.
+func TestRendezvousTesterZeroStopsInTheLastStep(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	fake := newFake()
+	clk, srv := simFake(t, p, fake, 2)
+	cfgs := rendezvousPair(t, p, srv.URL, "set")
+	for i := range cfgs {
+		cfgs[i].Steps.MaxConcurrency = 3
+	}
+	ctx0, cancel0 := context.WithCancel(context.Background())
+	defer cancel0()
+	var mu sync.Mutex
+	var first time.Time
+	fake.refuse = func(r *http.Request, body []byte) int {
+		if r.Method != http.MethodPut || r.Header.Get("User-Agent") == credhub.UserAgent || !bytes.Contains(body, []byte("/set/t0-")) {
+			return 0
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		now := clk.Now()
+		if first.IsZero() {
+			first = now
+		}
+		// Step 3 of 3 starts 2 s after step 1; 0.1 s into it.
+		if !now.Before(first.Add(2100 * time.Millisecond)) {
+			cancel0()
+		}
+		return 0
+	}
+	runs := make([]testerRun, 2)
+	var wg sync.WaitGroup
+	ctxs := []context.Context{ctx0, context.Background()}
+	for i := range cfgs {
+		wg.Add(1)
+		go func() { defer wg.Done(); runs[i] = executeSimCtx(t, ctxs[i], clk, cfgs[i]) }()
+	}
+	wg.Wait()
+
+	where := "tester 0 stopped in scenario set (1 of 1), at step 3 of 3"
+	if runs[0].code != ExitFailed || !strings.Contains(runs[0].log, "that "+where) {
+		t.Fatalf("tester 0: exit %d; want 1 after telling the others %q\n%s", runs[0].code, where, runs[0].log)
+	}
+	line := errorLine(runs[1].log)
+	if runs[1].code != ExitFailed || !strings.Contains(line, "error: scenario set: "+where+" (at ") {
+		t.Fatalf("tester 1: exit %d; want 1 naming tester 0's stop in the last step\n%s", runs[1].code, runs[1].log)
+	}
+	if n := fake.count(); n != 0 {
+		t.Errorf("%d credentials left\ntester 0:\n%s\ntester 1:\n%s", n, runs[0].log, runs[1].log)
+	}
+
+	// As `credhub-perf collect` assembles them.
+	merged := t.TempDir()
+	for i, c := range cfgs {
+		d := runDirs(t, c.OutputDir)
+		if len(d) != 1 {
+			t.Fatalf("tester %d run directories %v", i, d)
+		}
+		for _, f := range []string{"meta.json", fmt.Sprintf("meta-%d.json", i), fmt.Sprintf("results-%d.csv", i)} {
+			if b, err := os.ReadFile(filepath.Join(d[0], f)); err == nil {
+				if err := os.WriteFile(filepath.Join(merged, f), b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	sum, err := results.SummarizeDir(merged, results.SLO{Percentile: 95, LatencyS: 1, MaxErrorRate: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Steps) != 3 {
+		t.Fatalf("merged %d steps, want 3: %+v", len(sum.Steps), sum.Steps)
+	}
+	last := sum.Steps[2]
+	if sum.Steps[0].Incomplete || sum.Steps[1].Incomplete || !last.Incomplete ||
+		!strings.HasPrefix(last.IncompleteReason, "tester 0 sent load for ") || !strings.Contains(last.IncompleteReason, "interrupted") {
+		t.Fatalf("merged steps: incomplete %v %v %v, reason %q", sum.Steps[0].Incomplete, sum.Steps[1].Incomplete, last.Incomplete, last.IncompleteReason)
+	}
+	if !strings.HasPrefix(sum.StoppedReason, "tester 0: interrupted; tester 1: tester 0 stopped") {
+		t.Fatalf("merged stopped_reason %q", sum.StoppedReason)
+	}
+}

@@ -339,7 +339,7 @@ func incompleteReason(spans []testerSpan, testers []int, ends map[int]string) st
 		}
 	}
 	for _, sp := range spans {
-		tol := max(time.Second, span/20)
+		tol := max(500*time.Millisecond, span/20)
 		if sp.rate > 0 {
 			tol = max(tol, time.Duration(2*float64(time.Second)/sp.rate))
 		}
