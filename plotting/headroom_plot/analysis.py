@@ -111,10 +111,14 @@ class Step:
     tester_bound_reason: str = ""      # summary.json's, e.g. "host CPU 97 % busy on the tester's core(s)"
     tester_cpu: float | None = None
     host_cpu: float | None = None
+    # summary.json's `incomplete`: some tester did not load the step for its whole slot (several testers).
+    incomplete: bool | None = None
+    incomplete_reason: str = ""
 
     def counts(self, max_error_rate: float) -> bool:
-        """May count as capacity: within the error limit, not unsteady, not tester-bound."""
-        return self.error_rate <= max_error_rate and self.steady is not False and self.tester_bound is not True
+        """May count as capacity: within the error limit, not unsteady, not tester-bound, not incomplete."""
+        return (self.error_rate <= max_error_rate and self.steady is not False and self.tester_bound is not True
+                and self.incomplete is not True)
 
     @property
     def error_rate(self) -> float:

@@ -278,6 +278,7 @@ def _per_step_stairs(run: Run, values: np.ndarray) -> tuple[np.ndarray, np.ndarr
 FLAGS = (
     ("steady", False, "#ff7f0e", "o", "//", "not steady (drifted within the step): not counted as capacity"),
     ("tester_bound", True, "#9467bd", "s", "\\\\", "tester-bound (tester short of CPU): not counted as capacity"),
+    ("incomplete", True, "#8c564b", "D", "xx", "incomplete (a tester missed part of the step): not counted as capacity"),
 )
 
 

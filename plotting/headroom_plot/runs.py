@@ -362,16 +362,18 @@ def _fraction(v) -> float | None:
 
 
 def apply_step_flags(label: str, steps: list[analysis.Step], summary: dict) -> list[str]:
-    """Copy each step's `steady` and `tester_bound` from summary.json (matched by position).
+    """Copy each step's `steady`, `tester_bound` and `incomplete` from summary.json (matched by position).
 
-    Runs written before these fields have neither: their steps stay unflagged (None)."""
+    Runs written before these fields have none: their steps stay unflagged (None). `incomplete` is only
+    ever written true (absent: complete), so a run with a summary.json that has the other flags has its
+    steps marked complete."""
     ss = summary.get("steps")
-    if not isinstance(ss, list) or not any(isinstance(t, dict) and ("steady" in t or "tester_bound" in t)
-                                           for t in ss):
+    if not isinstance(ss, list) or not any(isinstance(t, dict) and ("steady" in t or "tester_bound" in t
+                                                                    or "incomplete" in t) for t in ss):
         return []
     if len(ss) != len(steps):
-        return [f"{label}: summary.json lists {len(ss)} steps, the CSV has {len(steps)}: its steady and "
-                "tester-bound flags are not applied"]
+        return [f"{label}: summary.json lists {len(ss)} steps, the CSV has {len(steps)}: its steady, "
+                "tester-bound and incomplete flags are not applied"]
     for s, t in zip(steps, ss):
         if not isinstance(t, dict):
             continue
@@ -393,6 +395,13 @@ def apply_step_flags(label: str, steps: list[analysis.Step], summary: dict) -> l
                 if isinstance(t.get("tester_bound_reason"), str):
                     s.tester_bound_reason = t["tester_bound_reason"]
                 notes.append("tester-bound" + (f": {s.tester_bound_reason}" if s.tester_bound_reason else ""))
+        inc = t.get("incomplete", False)
+        if isinstance(inc, bool):
+            s.incomplete = inc
+            if inc:
+                why = t.get("incomplete_reason")
+                s.incomplete_reason = why if isinstance(why, str) else ""
+                notes.append("incomplete" + (f": {s.incomplete_reason}" if s.incomplete_reason else ""))
         s.tester_cpu = _fraction(t.get("tester_cpu"))
         s.host_cpu = _fraction(t.get("host_cpu"))
         s.flag_note = "; ".join(notes)
@@ -455,7 +464,11 @@ def evaluate(run: Run, opts: Options) -> None:
                              "changing under load)"),
                             (lambda s: s.tester_bound is True, "tester-bound",
                              "the tester was short of CPU (its own or its host's), so these steps measured the tester: "
-                             + bound_advice([s.tester_bound_reason for s in st if s.tester_bound]))):
+                             + bound_advice([s.tester_bound_reason for s in st if s.tester_bound])),
+                            (lambda s: s.incomplete is True, "incomplete",
+                             "some tester did not load them for their whole slot (it stopped, crashed or started "
+                             "late; see summary.json's incomplete_reason), so their throughput undercounts the load "
+                             "the target carried")):
         hit = [s for s in st if flag(s)]
         if hit:
             w.append(f"{name}: {len(hit)} step(s) {what} (step {', '.join(str(s.index + 1) for s in hit[:8])}"
@@ -507,7 +520,7 @@ def bound_advice(reasons: list[str]) -> str:
 def no_capacity_reason(run: Run, opts: Options) -> str:
     """Why a run has no capacity at the SLO although some of its steps met it ("" otherwise).
 
-    Such steps were left out as tester-bound or not steady, so the capacity is unknown, not absent: the
+    Such steps were left out as tester-bound, not steady or incomplete, so the capacity is unknown, not absent: the
     capacity table, the scalability fit and the recommendation go without this run."""
     if run.max_tput is not None:
         return ""
@@ -517,6 +530,7 @@ def no_capacity_reason(run: Run, opts: Options) -> str:
         return ""
     bound = [s for s in met if s.tester_bound is True]
     unsteady = [s for s in met if s.tester_bound is not True and s.steady is False]
+    incomplete = [s for s in met if s.tester_bound is not True and s.steady is not False and s.incomplete is True]
     why = []
     if bound:
         kinds = []
@@ -534,6 +548,9 @@ def no_capacity_reason(run: Run, opts: Options) -> str:
     if unsteady:
         why.append(f"{len(unsteady)} not steady: the target was warming up or changing under the load "
                    "(see warmup.run)")
+    if incomplete:
+        why.append(f"{len(incomplete)} incomplete: some tester did not load them for their whole slot "
+                   "(see the step warnings)")
     return (f"{len(met)} of {len(run.steps)} steps met the SLO but none counts: " + "; ".join(why))
 
 

@@ -72,10 +72,10 @@ def run_replicates(run: Run, opts: Options, reps: int) -> tuple[np.ndarray, np.n
 
 
 def usable_steps(run: Run) -> np.ndarray:
-    """Steps that may count as capacity apart from their error rate: not marked unsteady or tester-bound
-    (the per-step marks, when the run has them), so the replicates follow the run's own rule."""
+    """Steps that may count as capacity apart from their error rate: not marked unsteady, tester-bound or
+    incomplete (the per-step marks, when the run has them), so the replicates follow the run's own rule."""
     return np.array([getattr(s, "steady", True) is not False and not getattr(s, "tester_bound", False)
-                     for s in run.steps], dtype=bool)
+                     and not getattr(s, "incomplete", False) for s in run.steps], dtype=bool)
 
 
 def build(runs: list[Run], table: list[analysis.CapacityRow], opts: Options, target: float | None,

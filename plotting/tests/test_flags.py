@@ -141,3 +141,65 @@ def test_a_count_that_never_met_the_slo_has_no_reason(tmp):
     ok = {"steady": True, "tester_bound": False}
     run = load_run(_counted_run(tmp, "slow", 1, [ok] * 4), Options(slo_percentile=95, slo_s=0.001))
     assert run.max_tput is None and run.no_capacity_why == ""
+
+
+def _two_testers(tmp, summary_steps, stop_at=None, name="two"):
+    """Two testers at concurrency 1, 2, 4, 8 each (10 ms): merged 200, 400, 800, 1600 req/s. Tester 0
+    stops sending at offset stop_at (within the last step, which runs from 7.5 s to 9.5 s)."""
+    d = tmp / name
+    d.mkdir()
+    for tester in (0, 1):
+        rows, t = [], 0.0
+        for c in (1, 2, 4, 8):
+            rows += closed_step(t, c, 0.010, 200 * c)
+            t += 2.5
+        if tester == 0 and stop_at is not None:
+            rows = [r for r in rows if r[0] < stop_at]
+        write_ours(d / f"results-{tester}.csv", rows)
+    write_meta(d, testers=2, tester=0)
+    with open(d / "summary.json", "w") as f:
+        json.dump({"steps": summary_steps, "testers": 2}, f)
+    return str(d)
+
+
+INCOMPLETE = ("tester 0 sent load for 1.0 of the step's 2.0 s (stopped 1.0 s early): failed: step 4: "
+              "the VM went away")
+
+
+def test_incomplete_step_leaves_capacity(tmp):
+    """Tester 0 stops halfway through the last step: the merged step holds 2400 requests over 2 s, 1200
+    req/s, which would pass for the capacity; summary.json marks it incomplete, so capacity is at least
+    the 800 req/s of the last complete step, and the step is named in the warnings and the step table."""
+    ok = {"steady": True, "tester_bound": False}
+    flags = [ok, ok, ok, {"steady": True, "tester_bound": False, "incomplete": True,
+                          "incomplete_reason": INCOMPLETE}]
+    d = _two_testers(tmp, [{"requests": n, **f} for n, f in zip((400, 800, 1600, 2400), flags)], stop_at=8.5)
+    run = load_run(d, OPTS)
+    assert [s.counts(OPTS.max_error_rate) for s in run.steps] == [True, True, True, False]
+    assert abs(run.steps[3].throughput - 1200) < 30  # what the step alone would claim
+    assert run.max_tput is not None and abs(run.max_tput - 800) < 20
+    assert run.steps[3].incomplete is True and run.steps[3].flag_note == "incomplete: " + INCOMPLETE
+    assert "1 step(s) incomplete (step 4): some tester did not load them" in "\n".join(run.warnings)
+    head, rows = report.step_table(run, OPTS)
+    assert rows[3][-1] == "incomplete: " + INCOMPLETE + " - not counted as capacity"
+    # the same run without the mark (as merged before): the short step passes for a capacity of 1200
+    unmarked = load_run(_two_testers(tmp, [{"requests": n, **ok} for n in (400, 800, 1600, 2400)], stop_at=8.5,
+                                     name="unmarked"), OPTS)
+    assert unmarked.max_tput is not None and unmarked.max_tput > 1100
+
+
+def test_all_incomplete_is_unknown_capacity(tmp):
+    flags = [{"steady": True, "incomplete": True, "incomplete_reason": "the run had 2 testers, results-1.csv "
+              "missing: their load is in no figure"}] * 4
+    run = load_run(_run_dir(tmp, _summary(flags)), OPTS)
+    assert run.max_tput is None
+    assert run.no_capacity_why == ("4 of 4 steps met the SLO but none counts: 4 incomplete: some tester did not "
+                                   "load them for their whole slot (see the step warnings)")
+
+
+def test_hostile_incomplete_values_are_ignored(tmp):
+    flags = [{"steady": True, "incomplete": "yes"}, {"steady": True, "incomplete": 1},
+             {"steady": True, "incomplete": True, "incomplete_reason": 5}, {"steady": True, "incomplete": None}]
+    run = load_run(_run_dir(tmp, _summary(flags)), OPTS)
+    assert [s.incomplete for s in run.steps] == [None, None, True, None]
+    assert run.steps[2].flag_note == "incomplete"
