@@ -364,7 +364,7 @@ def overlay(runs: list[Run], opts: Options, out_dir: str, formats: list[str], sc
         p50 = np.array([s.p50_s for s in r.steps]) * 1000
         allv += list(ys) + list(p50)
         cap = (f"max {r.max_tput:,.0f} req/s within SLO" if r.max_tput is not None else
-               "capacity unknown (tester-bound or unsteady steps)" if r.no_capacity_why else
+               "capacity unknown (tester-bound, unsteady or incomplete steps)" if r.no_capacity_why else
                "no usable step" if r.max_tput_how == "no usable step" else "SLO never met")
         ax.plot(xs, ys, "-o", color=c, lw=2, ms=5, label=f"{r.legend()}: p{pct:g}; {cap}")
         ax.plot(xs, p50, ":", color=c, lw=1.2, alpha=0.8)

@@ -65,8 +65,8 @@ def draw(s, opts: Options, out_dir: str, formats: list[str], target: float | Non
                     ha="center", fontsize=8, color="#7b3294", path_effects=plots.HALO)
     if lost:
         ax.plot([], [], marker="x", color="#7b3294", markeredgewidth=2.2, linestyle="none",
-                label="measured, capacity unknown: every step that met the SLO was tester-bound or unsteady "
-                      "(not in the fit)")
+                label="measured, capacity unknown: every step that met the SLO was tester-bound, unsteady "
+                      "or incomplete (not in the fit)")
     if f.peak_n is not None and f.peak_n <= nmax:
         xp = float(f.x(f.peak_n))
         ax.plot([f.peak_n], [xp], marker="D", color="#e0a000", markeredgecolor="black", markersize=8, zorder=7,
