@@ -56,19 +56,19 @@ def _complete(out):
 
 def test_full_disk_leaves_no_partial_file(tmp, capsys, monkeypatch):
     """ENOSPC in the middle of writing an image: one line, exit 1, nothing truncated left."""
-    import matplotlib.figure
-    real = matplotlib.figure.Figure.savefig
+    from headroom_plot import plots
+    real = plots._write_image  # every image file, whatever its format, is written by it
     calls = []
 
-    def savefig(self, fname, *a, **kw):
+    def write_image(layout, fname, fmt):
         calls.append(fname)
         if len(calls) == 2:  # the second image: half written, then the disk is full
             with open(fname, "wb") as f:
                 f.write(b"\x89PNG\r\n\x1a\n" + b"\0" * 1000)
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        return real(self, fname, *a, **kw)
+        return real(layout, fname, fmt)
 
-    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", savefig)
+    monkeypatch.setattr(plots, "_write_image", write_image)
     monkeypatch.setenv("HEADROOM_PLOT_NO_FORK", "1")
     out = tmp / "out"
     rc = cli.main([str(_run_dir(tmp)), "--out", str(out)])

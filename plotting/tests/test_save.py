@@ -1,0 +1,74 @@
+"""plots._save: one drawing per figure shared by every format, pictures as savefig(bbox_inches="tight") makes.
+
+The PNG is the figure's own Agg drawing cropped to the tight box instead of a second drawing, so it
+may sit up to half a pixel off savefig's; size, content and the SVG's box must match.
+"""
+from __future__ import annotations
+
+import re
+
+import matplotlib.image
+import numpy as np
+import pytest
+
+from headroom_plot import plots
+from headroom_plot.plots import plt
+
+
+def _figure(spill: bool):
+    fig, ax = plt.subplots(figsize=(6, 4))
+    rng = np.random.default_rng(0)
+    ax.scatter(rng.uniform(0, 1, 500), rng.lognormal(0, 1, 500), s=4, rasterized=True)
+    ax.set_yscale("log")
+    ax.set_title("a title that stays inside", loc="left")
+    ax.legend(["requests"], loc="upper left")
+    if spill:  # a legend below the axes, past the figure's bottom edge (as latency_over_time's)
+        ax.legend(["requests", "more"], loc="upper left", bbox_to_anchor=(0, -0.3))
+    return fig
+
+
+def _tight(tmp_path, spill: bool, fmt: str) -> str:
+    fig = _figure(spill)
+    p = str(tmp_path / f"tight-{spill}.{fmt}")
+    fig.savefig(p, format=fmt, bbox_inches="tight")
+    plt.close(fig)
+    return p
+
+
+@pytest.mark.parametrize("spill", [False, True])
+def test_png_matches_savefig_tight(tmp_path, spill):
+    (ours,) = plots._save(_figure(spill), str(tmp_path), f"ours-{spill}", ["png"])
+    a = matplotlib.image.imread(ours)
+    b = matplotlib.image.imread(_tight(tmp_path, spill, "png"))
+    assert a.shape == b.shape
+    # the same picture: at most a sub-pixel shift of antialiased edges
+    assert np.abs(a - b).mean() < 0.01
+    if spill:  # the legend below the figure's edge is in the picture, not cut off
+        assert a.shape[0] > 4 * 100
+
+
+def _viewbox(path: str) -> list[float]:
+    head = open(path, encoding="utf-8").read(2000)
+    return [float(v) for v in re.search(r'viewBox="([^"]+)"', head).group(1).split()]
+
+
+@pytest.mark.parametrize("spill", [False, True])
+def test_svg_box_matches_savefig_tight(tmp_path, spill):
+    paths = plots._save(_figure(spill), str(tmp_path), f"ours-{spill}", ["png", "svg"])
+    ours, theirs = _viewbox(paths[1]), _viewbox(_tight(tmp_path, spill, "svg"))
+    assert np.allclose(ours, theirs, atol=1.5), (ours, theirs)  # points; text measured at 100 dpi, not 72
+
+
+def test_one_drawing_per_figure_and_format(tmp_path, monkeypatch):
+    """savefig(bbox_inches="tight") drew a figure twice per format; now once, plus once per vector format."""
+    import matplotlib.figure
+    draws = []
+    real = matplotlib.figure.Figure.draw
+
+    def draw(self, renderer):
+        draws.append(type(renderer).__name__)
+        return real(self, renderer)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "draw", draw)
+    plots._save(_figure(False), str(tmp_path), "x", ["png", "svg"])
+    assert len(draws) == 2, draws
