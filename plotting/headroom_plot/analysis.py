@@ -214,7 +214,10 @@ def fit_knee(x: np.ndarray, r: np.ndarray, elasticity: float = 1.0) -> Knee | No
     mgrid = xm + xm * np.geomspace(1e-4, 50.0, 300)
     pgrid = np.geomspace(0.25, 8.0, 41)
     mm, pp = (g.ravel() for g in np.meshgrid(mgrid, pgrid))
-    u = (mm[:, None] / (mm[:, None] - x[None, :])) ** pp[:, None]
+    # xmax / (xmax - x) once per xmax (not per grid point), then each power: grid point i is
+    # (pgrid[i // 300], mgrid[i % 300]), as meshgrid lays them out
+    ratio = mgrid[:, None] / (mgrid[:, None] - x[None, :])
+    u = (ratio[None, :, :] ** pgrid[:, None, None]).reshape(len(mm), len(x))
     c2 = u * w
     s11 = float(w @ w)
     t1 = float(w @ y)

@@ -94,9 +94,8 @@ def step_replicates(lat: np.ndarray, off: np.ndarray, err: np.ndarray, percentil
     hist = np.bincount(idx.astype(np.int64) * nb + b, minlength=k * nb).reshape(k, nb).astype(np.float64)
     W = block_weights(k, reps, rng)
     n = W @ counts
-    cum = np.cumsum(W @ hist, axis=1)
     rank = np.maximum(np.ceil(percentile / 100.0 * n), 1)
-    pos = np.minimum((cum < rank[:, None]).sum(axis=1), nb - 1)
+    pos = np.minimum(bins_below(W, np.cumsum(hist, axis=1), rank), nb - 1)
     mids = lo * np.exp((np.arange(nb) + 0.5) * step)
     # remove the bins' rounding: ratio of the exact percentile to the histogram's, on the step itself
     all_cum = np.cumsum(hist.sum(axis=0))
@@ -120,6 +119,28 @@ def step_replicates(lat: np.ndarray, off: np.ndarray, err: np.ndarray, percentil
     out["own"] = {"throughput": len(lat) / (k * w), "error_rate": float(err.mean()), "pct": exact}
     out["blocks"] = k / length
     return out
+
+
+def bins_below(W: np.ndarray, cum: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """Per replicate r, how many bins j have (W @ cum)[r, j] < rank[r]: the bin holding its rank-th latency.
+
+    cum: (slices x bins) each slice's cumulative histogram. W @ cum is a replicate's cumulative
+    histogram (nondecreasing along the bins), so a bisection over the bins finds the count from about
+    log2(bins) columns instead of the whole (replicates x bins) product, the step's largest cost. The
+    weights and counts are whole numbers, so every sum is exact in float64 and the answer is the
+    whole product's, to the bit.
+    """
+    reps, nb = len(W), cum.shape[1]
+    lo = np.zeros(reps, dtype=np.int64)   # the answer lies in [lo, hi]
+    hi = np.full(reps, nb, dtype=np.int64)
+    while True:
+        open_ = lo < hi
+        if not open_.any():
+            return lo
+        mid = np.where(open_, (lo + hi) // 2, 0)  # a bin index (< hi <= nb) wherever still open
+        below = np.einsum("rk,kr->r", W, cum[:, mid]) < rank
+        lo = np.where(open_ & below, mid + 1, lo)
+        hi = np.where(open_ & ~below, mid, hi)
 
 
 def degrees_of_freedom(blocks: float) -> float:

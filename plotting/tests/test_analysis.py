@@ -128,6 +128,28 @@ def test_knee_mmc_erlang_model():
     assert k.throughput == pytest.approx(want, rel=0.05)
 
 
+# fit_knee's (a, b, xmax, p, estimate) on four seeded noisy ramps, as main at f8b9e03 computed them
+# (xmax / (xmax - x) then per grid point): computing the ratio once per xmax must give the same bits.
+KNOWN_FITS = [(0.0, 0.0012025922843545394, 943.6065855222292, 2.593679109302018, 262.5739685771502),
+              (0.0004256264323918083, 0.010366838993251581, 891.6747803317115, 0.917004043204671,
+               469.69079232577354),
+              (0.0, 0.005582946558761747, 5311.0076605228605, 8.0, 590.1119622803177),
+              (0.0, 0.008378300584360622, 1063.569159790325, 1.1892071150027208, 485.82390971673925)]
+
+
+def test_knee_fit_known_answers_to_the_bit():
+    rng = np.random.default_rng(20261125)
+    got = []
+    for _ in range(4):
+        n = int(rng.integers(4, 14))
+        x = np.sort(rng.uniform(10, 1000, n))
+        cap = x.max() * rng.uniform(1.01, 2)
+        r = rng.uniform(0.001, 0.01) / (1 - x / cap) ** rng.uniform(0.3, 3) * rng.lognormal(0, 0.1, n)
+        k = fit_knee(x, r)
+        got.append((k.a, k.b, k.xmax, k.p, k.estimate))
+    assert got == KNOWN_FITS
+
+
 def test_knee_not_reached_when_latency_is_flat():
     x = np.array([10.0, 20, 30, 40])
     k = fit_knee(x, np.array([0.010, 0.010, 0.0101, 0.010]))

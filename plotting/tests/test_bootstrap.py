@@ -123,3 +123,35 @@ def test_unusable_steps_never_count_in_replicates():
     assert np.nanmax(cap) <= rates[2] * 1.1
     full, _ = bootstrap.run_replicates(lat, off, err, st, 95, 0.025, 0.01, reps=100, knee_reps=0)
     assert np.nanmedian(full) > rates[3]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_bins_below_is_the_whole_products_count(seed):
+    """The bisection finds, for every replicate, what counting over the whole product found (the
+    percentile's bin), on steps of 1 to 300 slices and 1 to 4000 bins, ranks at the edges included."""
+    rng = np.random.default_rng(seed)
+    for _ in range(40):
+        k, nb, reps = int(rng.integers(1, 300)), int(rng.integers(1, 4000)), int(rng.integers(1, 60))
+        hist = rng.poisson(rng.uniform(0, 3), size=(k, nb)).astype(np.float64)
+        hist[:, rng.random(nb) < 0.5] = 0  # empty bins: flat stretches of the cumulative histogram
+        W = bootstrap.block_weights(k, reps, rng)
+        n = W @ hist.sum(axis=1)
+        rank = np.maximum(np.ceil(rng.choice([0.0, 50.0, 95.0, 99.9, 100.0, 101.0]) / 100.0 * n), 1)
+        want = (np.cumsum(W @ hist, axis=1) < rank[:, None]).sum(axis=1)
+        got = bootstrap.bins_below(W, np.cumsum(hist, axis=1), rank)
+        assert np.array_equal(got, want)
+
+
+# sums of the 400 replicates of test_step_replicates_known_answer's step, computed by main at f8b9e03
+# (cumsum(W @ hist) counted over every bin) before bins_below replaced that product
+KNOWN_STEP_SUMS = [44649.4938204489, 4.499425693360788, 3.9239016101094135, 6.229822280419178]
+
+
+def test_step_replicates_known_answer():
+    """The replicates of a fixed, seeded step, as the whole-product version computed them (f8b9e03)."""
+    rng = np.random.default_rng(7)
+    off, lat = synth.step_rows(rng, 0.0, 120.0, 0.01, 20.0)
+    err = rng.random(len(lat)) < 0.01
+    r = bootstrap.step_replicates(lat, off, err, 95, 1.0, 400, np.random.default_rng(8))
+    got = [float(np.sum(r[key])) for key in ("throughput", "error_rate", "mean", "pct")]
+    assert got == KNOWN_STEP_SUMS, got
