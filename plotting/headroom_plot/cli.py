@@ -143,16 +143,23 @@ def _import_plots() -> None:
         pass
 
 
-def _render(jobs):
+def _render(jobs, more=None):
     """Run render jobs, half of them in a forked child when the platform allows.
 
     Rendering is CPU-bound Python; a second process uses the second core (and, on a shared
     machine, a second share of the CPU).  The child only writes image files; the parent
     waits for it and renders anything the child did not finish itself.
+
+    more(), when given, is the parent's work while the child renders: the bootstrap intervals,
+    which no per-run plot needs. It returns (value, further jobs that need it); those render in
+    the parent. The child then takes jobs 0, 2, 4... (each run's headroom plot, the largest),
+    else jobs 1, 3, 5.... Returns (results in the order of jobs and then more's jobs, value).
     """
-    if len(jobs) < 2 or not hasattr(os, "fork") or os.environ.get("HEADROOM_PLOT_NO_FORK"):
-        return [(key, job()) for key, job in jobs]
-    mine, theirs = jobs[0::2], jobs[1::2]
+    serial = not hasattr(os, "fork") or os.environ.get("HEADROOM_PLOT_NO_FORK")
+    if serial or not jobs or (more is None and len(jobs) < 2):
+        value, later = more() if more is not None else (None, [])
+        return [(key, job()) for key, job in jobs + later], value
+    theirs, mine = (jobs[0::2], jobs[1::2]) if more is not None else (jobs[1::2], jobs[0::2])
     r, w = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -187,6 +194,8 @@ def _render(jobs):
     os.close(w)
     reaped = False
     try:
+        value, later = more() if more is not None else (None, [])
+        mine = mine + later
         results = [(key, job()) for key, job in mine]
         with os.fdopen(r, encoding="utf-8", errors="surrogateescape") as f:
             data = f.read()
@@ -204,10 +213,10 @@ def _render(jobs):
         results += [(key, [p for p in line.split("\t") if p]) for (key, _), line in zip(theirs, lines)]
     else:
         results += [(key, job()) for key, job in theirs]
-    order = {id(job): i for i, (_, job) in enumerate(jobs)}
-    keyed = list(zip(mine + theirs, results[: len(mine)] + results[len(mine):]))
+    order = {id(job): i for i, (_, job) in enumerate(jobs + later)}
+    keyed = list(zip(mine + theirs, results))
     keyed.sort(key=lambda pair: order[id(pair[0][1])])
-    return [res for _, res in keyed]
+    return [res for _, res in keyed], value
 
 
 def _die_with_parent() -> None:
@@ -355,7 +364,6 @@ def _main(args) -> int:
                              "knee": r.knee.throughput if r.knee else None}
                             for r in runs])
     from . import study as studies
-    study = studies.build(runs, table, opts, args.target_rps, args.replicates)
 
     warm.join()
     from . import plots, report, scaleplot
@@ -380,10 +388,14 @@ def _main(args) -> int:
         if len(rs) >= 2:
             jobs.append((("overlay", scen), lambda rs=rs, scen=scen: plots.overlay(rs, opts, args.out, formats, scen,
                                                                                   args.title)))
-    for scen, s in sorted(study.scenarios.items()):
-        if s.fit is not None:
-            jobs.append((("overlay", scen), lambda s=s: scaleplot.draw(s, opts, args.out, formats, args.target_rps)))
-    results = _render(jobs)
+
+    def intervals():
+        # the bootstrap intervals and the scalability fit, while the child draws the headroom plots
+        study = studies.build(runs, table, opts, args.target_rps, args.replicates)
+        return study, [(("overlay", scen), lambda s=s: scaleplot.draw(s, opts, args.out, formats, args.target_rps))
+                       for scen, s in sorted(study.scenarios.items()) if s.fit is not None]
+
+    results, study = _render(jobs, intervals)
     written: list[str] = []
     images: dict[str, list[str]] = {}
     overlays: dict[str, list[str]] = {}
