@@ -16,9 +16,9 @@ is the replicates' 2.5th-97.5th percentiles, after the capacity replicates
 are spread by t/z about the run's capacity (studentize()).
 
 The SLO percentile of a replicate comes from per-slice histograms with
-log-spaced bins (0.4 % wide) summed with the replicate's slice weights, one
-matrix product per step; that keeps a replicate's cost independent of the
-row count. The histogram's rounding is removed by scaling with the ratio of
+log-spaced bins (0.4 % wide) summed with the replicate's slice weights: a
+bisection over the bins of the weighted cumulative histograms (bins_below),
+so a replicate's cost depends on neither the row count nor, much, the bins. The histogram's rounding is removed by scaling with the ratio of
 the exact percentile to the histogram's over the original step.
 
 Several runs of the same scenario and instance count are combined by a

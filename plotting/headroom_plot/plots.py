@@ -1,6 +1,7 @@
 """The pictures: headroom plot, overlay of runs, latency over time (matplotlib, Agg)."""
 from __future__ import annotations
 
+import io
 import os
 import textwrap
 
@@ -11,6 +12,7 @@ import matplotlib.image  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib import patheffects  # noqa: E402
+from matplotlib.backends.backend_svg import RendererSVG  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
 from . import output  # noqa: E402
@@ -102,8 +104,9 @@ class _Layout:
     savefig(bbox_inches="tight") draws the whole figure twice per format, once to measure the
     tight box and once to render, and the Python work of a draw (ticks, text layout, legends) is
     most of a plot's cost. Here the figure is drawn once on its Agg canvas at the saving dpi: that
-    drawing gives the tight box (as savefig measures it) and, cropped to the box, the PNG; vector
-    formats are drawn once more, straight into the box.
+    drawing gives the PNG's tight box (as savefig measures it) and, cropped to the box, the PNG.
+    An SVG is drawn once, into the tight box measured with the SVG renderer's own text metrics
+    (not a drawing: they differ from Agg's hinted ones, so the box is savefig's to the point).
     """
 
     def __init__(self, fig):
@@ -111,32 +114,46 @@ class _Layout:
         fig.canvas.draw()
         renderer = fig.canvas.get_renderer()
         self.bbox = fig.get_tightbbox(renderer).padded(plt.rcParams["savefig.pad_inches"])
+        self.png = self._crop(np.asarray(fig.canvas.buffer_rgba()))
 
-    def png_pixels(self) -> np.ndarray | None:
+    def _crop(self, buf: np.ndarray) -> np.ndarray | None:
         """The drawing cropped to the tight box, or None when the box reaches outside the canvas
         (text spilling past the figure's edge: savefig then draws the larger area itself)."""
-        fig = self.fig
-        buf = np.asarray(fig.canvas.buffer_rgba())
         h, w = buf.shape[:2]
-        d = fig.dpi
+        d = self.fig.dpi
         # the canvas savefig would make for the box (RendererAgg truncates), placed where the box is
         bw, bh = int(self.bbox.width * d), int(self.bbox.height * d)
         c0 = int(round(self.bbox.x0 * d))
         r0 = int(round(h - bh - self.bbox.y0 * d))
         if c0 < 0 or r0 < 0 or c0 + bw > w or r0 + bh > h or bw < 1 or bh < 1:
             return None
-        return buf[r0:r0 + bh, c0:c0 + bw]
+        return buf[r0:r0 + bh, c0:c0 + bw].copy()
+
+    def svg_bbox(self):
+        """The tight box as savefig measures it for an SVG: at 72 dpi with RendererSVG's metrics."""
+        fig = self.fig
+        dpi = fig.dpi
+        try:
+            fig.dpi = 72
+            w, h = fig.get_size_inches() * 72
+            box = fig.get_tightbbox(RendererSVG(w, h, io.StringIO()))
+        finally:
+            fig.dpi = dpi
+        return box.padded(plt.rcParams["savefig.pad_inches"])
 
 
 def _write_image(layout: _Layout, path: str, fmt: str) -> None:
     # Light PNG compression: a few percent larger files for a much faster encode.
     png = {"pil_kwargs": {"compress_level": 1}}
-    if fmt == "png":
-        pixels = layout.png_pixels()
-        if pixels is not None:
-            matplotlib.image.imsave(path, pixels, format="png", origin="upper", dpi=layout.fig.dpi, **png)
-            return
-    layout.fig.savefig(path, format=fmt, bbox_inches=layout.bbox, **(png if fmt == "png" else {}))
+    fig = layout.fig
+    if fmt == "png" and layout.png is not None:
+        matplotlib.image.imsave(path, layout.png, format="png", origin="upper", dpi=fig.dpi, **png)
+    elif fmt == "png":
+        fig.savefig(path, format="png", bbox_inches=layout.bbox, **png)
+    elif fmt == "svg":
+        fig.savefig(path, format="svg", bbox_inches=layout.svg_bbox())
+    else:  # pdf measures text its own way again: savefig measures and draws
+        fig.savefig(path, format=fmt, bbox_inches="tight")
 
 
 def _step_label(s) -> str:
