@@ -14,6 +14,7 @@ import numpy as np  # noqa: E402
 from matplotlib import patheffects  # noqa: E402
 from matplotlib.backends.backend_svg import RendererSVG  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
+from matplotlib.transforms import Affine2D, Bbox, TransformedBbox  # noqa: E402
 
 from . import output  # noqa: E402
 from .runs import Options, Run  # noqa: E402
@@ -121,10 +122,12 @@ class _Layout:
         (text spilling past the figure's edge: savefig then draws the larger area itself)."""
         h, w = buf.shape[:2]
         d = self.fig.dpi
-        # the canvas savefig would make for the box (RendererAgg truncates), placed where the box is
-        bw, bh = int(self.bbox.width * d), int(self.bbox.height * d)
-        c0 = int(round(self.bbox.x0 * d))
-        r0 = int(round(h - bh - self.bbox.y0 * d))
+        # the canvas savefig would make for the box (as FigureCanvasBase.get_width_height sizes it),
+        # placed where the box is
+        tr = Affine2D().scale(d)
+        bw, bh = (int(v + 1e-8) for v in TransformedBbox(Bbox.from_bounds(0, 0, *self.bbox.size), tr).max)
+        x0, y0 = tr.transform(self.bbox.p0)
+        c0, r0 = int(round(x0)), int(round(h - bh - y0))
         if c0 < 0 or r0 < 0 or c0 + bw > w or r0 + bh > h or bw < 1 or bh < 1:
             return None
         return buf[r0:r0 + bh, c0:c0 + bw].copy()
