@@ -456,7 +456,14 @@ class _Reader:
             by_column = cpos.reshape(nrows, ncomma).T.copy()
             commas = lambda j: by_column[j]  # noqa: E731
         else:
-            commas = lambda j: inner if j == nc else cpos[cs + j]  # noqa: E731
+            # gathered once per comma: field_bounds asks for most of them twice (a field's end is the
+            # next one's start); as many arrays as the uniform path's by_column holds
+            gathered: dict[int, np.ndarray] = {}
+
+            def commas(j: int) -> np.ndarray:
+                if j not in gathered:
+                    gathered[j] = inner if j == nc else cpos[cs + j]
+                return gathered[j]
 
         def field_bounds(j: int) -> tuple[np.ndarray, np.ndarray]:
             fs = starts if j == 0 else commas(j - 1) + 1
