@@ -456,12 +456,15 @@ class _Reader:
             by_column = cpos.reshape(nrows, ncomma).T.copy()
             commas = lambda j: by_column[j]  # noqa: E731
         else:
-            # gathered once per comma: field_bounds asks for most of them twice (a field's end is the
-            # next one's start); as many arrays as the uniform path's by_column holds
+            # A field's end is the next field's start, and the columns below are mostly read left to
+            # right: the last two gathered commas are kept, so most are gathered once, not twice
+            # (two arrays, not a by_column's worth, per chunk in flight).
             gathered: dict[int, np.ndarray] = {}
 
             def commas(j: int) -> np.ndarray:
                 if j not in gathered:
+                    if len(gathered) == 2:
+                        del gathered[next(iter(gathered))]
                     gathered[j] = inner if j == nc else cpos[cs + j]
                 return gathered[j]
 
