@@ -18,8 +18,9 @@ are spread by t/z about the run's capacity (studentize()).
 The SLO percentile of a replicate comes from per-slice histograms with
 log-spaced bins (0.4 % wide) summed with the replicate's slice weights: a
 bisection over the bins of the weighted cumulative histograms (bins_below),
-so a replicate's cost depends on neither the row count nor, much, the bins. The histogram's rounding is removed by scaling with the ratio of
-the exact percentile to the histogram's over the original step.
+so a replicate's cost depends on neither the row count nor, much, the bins.
+The histogram's rounding is removed by scaling with the ratio of the exact
+percentile to the histogram's over the original step.
 
 Several runs of the same scenario and instance count are combined by a
 two-level bootstrap: each combined replicate draws runs with replacement and

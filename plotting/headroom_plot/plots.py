@@ -89,7 +89,7 @@ def _set_latency_axis(ax, log: bool, lo_ms: float, hi_ms: float) -> None:
 
 def _save(fig, out_dir: str, stem: str, formats: list[str]) -> list[str]:
     paths = []
-    layout = _Layout(fig)
+    layout = _Layout(fig, "png" in formats)
     for fmt in formats:
         p = os.path.join(out_dir, f"{stem}.{fmt}")
         # to a temporary name, renamed when complete: no truncated image on a full disk or Ctrl-C
@@ -108,14 +108,17 @@ class _Layout:
     drawing gives the PNG's tight box (as savefig measures it) and, cropped to the box, the PNG.
     An SVG is drawn once, into the tight box measured with the SVG renderer's own text metrics
     (not a drawing: they differ from Agg's hinted ones, so the box is savefig's to the point).
+    Without a PNG (--format svg or pdf) there is no drawing to share: savefig does it all.
     """
 
-    def __init__(self, fig):
+    def __init__(self, fig, png: bool):
         self.fig = fig
-        fig.canvas.draw()
-        renderer = fig.canvas.get_renderer()
-        self.bbox = fig.get_tightbbox(renderer).padded(plt.rcParams["savefig.pad_inches"])
-        self.png = self._crop(np.asarray(fig.canvas.buffer_rgba()))
+        self.bbox = self.png = None
+        if png:
+            fig.canvas.draw()
+            renderer = fig.canvas.get_renderer()
+            self.bbox = fig.get_tightbbox(renderer).padded(plt.rcParams["savefig.pad_inches"])
+            self.png = self._crop(np.asarray(fig.canvas.buffer_rgba()))
 
     def _crop(self, buf: np.ndarray) -> np.ndarray | None:
         """The drawing cropped to the tight box, or None when the box reaches outside the canvas
@@ -153,9 +156,9 @@ def _write_image(layout: _Layout, path: str, fmt: str) -> None:
         matplotlib.image.imsave(path, layout.png, format="png", origin="upper", dpi=fig.dpi, **png)
     elif fmt == "png":
         fig.savefig(path, format="png", bbox_inches=layout.bbox, **png)
-    elif fmt == "svg":
+    elif fmt == "svg" and layout.bbox is not None:
         fig.savefig(path, format="svg", bbox_inches=layout.svg_bbox())
-    else:  # pdf measures text its own way again: savefig measures and draws
+    else:  # no drawing laid out yet, or a PDF (measured its own way): savefig measures and draws
         fig.savefig(path, format=fmt, bbox_inches="tight")
 
 

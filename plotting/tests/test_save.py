@@ -80,3 +80,19 @@ def test_one_drawing_per_figure_and_format(tmp_path, monkeypatch):
     monkeypatch.setattr(matplotlib.figure.Figure, "draw", draw)
     plots._save(_figure(False), str(tmp_path), "x", ["png", "svg"])
     assert len(draws) == 2, draws
+
+
+@pytest.mark.parametrize("formats", [["svg"], ["pdf", "png"], ["svg", "png", "pdf"]])
+def test_any_formats_any_order(tmp_path, formats):
+    """Without a PNG savefig measures and draws the SVG itself; with one, the order does not matter."""
+    paths = plots._save(_figure(False), str(tmp_path), "x", formats)
+    assert [p.rsplit(".", 1)[1] for p in paths] == formats
+    for p in paths:
+        head = open(p, "rb").read(8)
+        assert head.startswith({"png": b"\x89PNG", "svg": b"<?xml", "pdf": b"%PDF"}[p.rsplit(".", 1)[1]])
+    if "svg" in formats:
+        svg = paths[formats.index("svg")]
+        assert np.allclose(_viewbox(svg), _viewbox(_tight(tmp_path, False, "svg")), rtol=0, atol=1e-4)
+    if "png" in formats:
+        png = matplotlib.image.imread(paths[formats.index("png")])
+        assert png.shape == matplotlib.image.imread(_tight(tmp_path, False, "png")).shape
