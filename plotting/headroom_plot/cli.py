@@ -190,10 +190,12 @@ def _render(jobs, more=None):
             code = 1
         finally:
             os._exit(code)
-    signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
     os.close(w)
     reaped = False
     try:
+        # Unblocked inside the try: a stop signal that came during the fork (the child was
+        # already there) is raised here, where the child is stopped and reaped before we exit.
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         value, later = more() if more is not None else (None, [])
         mine = mine + later
         results = [(key, job()) for key, job in mine]
