@@ -380,40 +380,7 @@ func TestRendezvousTesterZeroCancelledMidRamp(t *testing.T) {
 		{"in the last step", 2300 * time.Millisecond, 3, 3, "get"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := loadtest.NewPKI(t, loadtest.ECDSA)
-			fake := newFake()
-			clk, srv := simFake(t, p, fake, 2)
-			cfgs := rendezvousPair(t, p, srv.URL, "set", "get")
-			for i := range cfgs {
-				cfgs[i].Steps.MaxConcurrency = 3
-			}
-			ctx0, cancel0 := context.WithCancel(context.Background())
-			defer cancel0()
-			var mu sync.Mutex
-			var first time.Time
-			fake.refuse = func(r *http.Request, body []byte) int {
-				if r.Method != http.MethodPut || r.Header.Get("User-Agent") == credhub.UserAgent || !bytes.Contains(body, []byte("/set/t0-")) {
-					return 0
-				}
-				mu.Lock()
-				defer mu.Unlock()
-				now := clk.Now()
-				if first.IsZero() {
-					first = now
-				}
-				if !now.Before(first.Add(tc.at)) {
-					cancel0()
-				}
-				return 0
-			}
-			runs := make([]testerRun, 2)
-			var wg sync.WaitGroup
-			ctxs := []context.Context{ctx0, context.Background()}
-			for i := range cfgs {
-				wg.Add(1)
-				go func() { defer wg.Done(); runs[i] = executeSimCtx(t, ctxs[i], clk, cfgs[i]) }()
-			}
-			wg.Wait()
+			fake, cfgs, runs := cancelTesterZeroInSet(t, tc.at, "set", "get")
 
 			where := fmt.Sprintf("tester 0 stopped in scenario set (1 of 2), at step %d of 3", tc.step)
 			if runs[0].code != ExitFailed || !strings.Contains(runs[0].log, "that "+where) {
@@ -444,6 +411,48 @@ func TestRendezvousTesterZeroCancelledMidRamp(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cancelTesterZeroInSet runs two testers of the given scenarios (the first
+// "set", at most 3 workers each) on the simulated clock, and cancels
+// tester 0 at its first set request sent at least at after its first one.
+func cancelTesterZeroInSet(t *testing.T, at time.Duration, scenarios ...string) (*fakeCredHub, []config.Config, []testerRun) {
+	t.Helper()
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	fake := newFake()
+	clk, srv := simFake(t, p, fake, 2)
+	cfgs := rendezvousPair(t, p, srv.URL, scenarios...)
+	for i := range cfgs {
+		cfgs[i].Steps.MaxConcurrency = 3
+	}
+	ctx0, cancel0 := context.WithCancel(context.Background())
+	defer cancel0()
+	var mu sync.Mutex
+	var first time.Time
+	fake.refuse = func(r *http.Request, body []byte) int {
+		if r.Method != http.MethodPut || r.Header.Get("User-Agent") == credhub.UserAgent || !bytes.Contains(body, []byte("/set/t0-")) {
+			return 0
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		now := clk.Now()
+		if first.IsZero() {
+			first = now
+		}
+		if !now.Before(first.Add(at)) {
+			cancel0()
+		}
+		return 0
+	}
+	runs := make([]testerRun, 2)
+	var wg sync.WaitGroup
+	ctxs := []context.Context{ctx0, context.Background()}
+	for i := range cfgs {
+		wg.Add(1)
+		go func() { defer wg.Done(); runs[i] = executeSimCtx(t, ctxs[i], clk, cfgs[i]) }()
+	}
+	wg.Wait()
+	return fake, cfgs, runs
 }
 
 // putRaw stores a raw JSON value as the rendezvous credential.
@@ -617,41 +626,8 @@ func FuzzRendezvousFailureValue(f *testing.F) {
 // anything more from tester 0). Their merged summary marks the step
 // incomplete and names both testers' stops.
 func TestRendezvousTesterZeroStopsInTheLastStep(t *testing.T) {
-	p := loadtest.NewPKI(t, loadtest.ECDSA)
-	fake := newFake()
-	clk, srv := simFake(t, p, fake, 2)
-	cfgs := rendezvousPair(t, p, srv.URL, "set")
-	for i := range cfgs {
-		cfgs[i].Steps.MaxConcurrency = 3
-	}
-	ctx0, cancel0 := context.WithCancel(context.Background())
-	defer cancel0()
-	var mu sync.Mutex
-	var first time.Time
-	fake.refuse = func(r *http.Request, body []byte) int {
-		if r.Method != http.MethodPut || r.Header.Get("User-Agent") == credhub.UserAgent || !bytes.Contains(body, []byte("/set/t0-")) {
-			return 0
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		now := clk.Now()
-		if first.IsZero() {
-			first = now
-		}
-		// Step 3 of 3 starts 2 s after step 1; 0.1 s into it.
-		if !now.Before(first.Add(2100 * time.Millisecond)) {
-			cancel0()
-		}
-		return 0
-	}
-	runs := make([]testerRun, 2)
-	var wg sync.WaitGroup
-	ctxs := []context.Context{ctx0, context.Background()}
-	for i := range cfgs {
-		wg.Add(1)
-		go func() { defer wg.Done(); runs[i] = executeSimCtx(t, ctxs[i], clk, cfgs[i]) }()
-	}
-	wg.Wait()
+	// Step 3 of 3 starts 2 s after step 1; 0.1 s into it.
+	fake, cfgs, runs := cancelTesterZeroInSet(t, 2100*time.Millisecond, "set")
 
 	where := "tester 0 stopped in scenario set (1 of 1), at step 3 of 3"
 	if runs[0].code != ExitFailed || !strings.Contains(runs[0].log, "that "+where) {
