@@ -36,10 +36,19 @@ func ResultFiles(dir string) ([]string, error) {
 type stepAcc struct {
 	concurrency int // this tester's; the merged step reports the sum
 	rate        float64
-	stats       *Stats
-	steady      *Steadiness
-	byType      *TypeStats
-	spans       []testerSpan // one per tester that recorded the step
+	// key is the per-tester (concurrency, rate) every row of the step
+	// carries: the same on every tester in one slot, since they run one plan.
+	key     stepKey
+	stats   *Stats
+	steady  *Steadiness
+	byType  *TypeStats
+	spans   []testerSpan // one per tester that recorded the step
+	strange map[int]string // a tester absent from the step: what its rows in the slot said instead
+}
+
+type stepKey struct {
+	concurrency int
+	rate        float64
 }
 
 // testerSpan is when one tester's rows of one step started and ended
@@ -76,9 +85,8 @@ func fileTester(path string, position int) int {
 }
 
 // SummarizeFiles recomputes a summary from CSV files. Several files are the
-// per-tester files of one run: step i of every file is the same step
-// (testers run the same plan in lockstep), so their requests add up, as do
-// concurrency and rate.
+// per-tester files of one run: their steps are paired by slot (see
+// pairSlots), so the requests of one slot add up, as do concurrency and rate.
 func SummarizeFiles(files []string, slo SLO) (*Summary, error) {
 	return summarizeFiles(files, slo, nil)
 }
@@ -87,15 +95,16 @@ func SummarizeFiles(files []string, slo SLO) (*Summary, error) {
 // its meta.json) for the steps it left incomplete.
 func summarizeFiles(files []string, slo SLO, ends map[int]string) (*Summary, error) {
 	sum := &Summary{SLO: slo, Testers: len(files)}
-	var merged []*stepAcc
+	var perFile [][]*stepAcc
 	var testers []int
+	keyed := true
 	for fi, path := range files {
 		var steps []*stepAcc
 		tester := fileTester(path, fi)
 		testers = append(testers, tester)
 		info, err := ReadCSV(path, func(r *Row) error {
 			for len(steps) <= r.Segment {
-				steps = append(steps, &stepAcc{concurrency: r.Concurrency, rate: r.Rate, stats: NewStats(), steady: NewSteadiness(), byType: NewTypeStats(),
+				steps = append(steps, &stepAcc{concurrency: r.Concurrency, rate: r.Rate, key: stepKey{r.Concurrency, r.Rate}, stats: NewStats(), steady: NewSteadiness(), byType: NewTypeStats(),
 					spans: []testerSpan{{tester: tester, rate: r.Rate}}})
 			}
 			sp := &steps[r.Segment].spans[0]
@@ -113,33 +122,28 @@ func summarizeFiles(files []string, slo SLO, ends map[int]string) (*Summary, err
 		if !info.HasStatus {
 			sum.Warnings = append(sum.Warnings, fmt.Sprintf("%s: %s format has no status or error column: failed requests were never written, error counts are unknown", filepath.Base(path), info.Format))
 		}
-		if fi == 0 {
-			merged = steps
-			continue
-		}
-		if len(steps) != len(merged) {
-			sum.Warnings = append(sum.Warnings, fmt.Sprintf("%s has %d steps, %s has %d: merging the steps they share", filepath.Base(path), len(steps), filepath.Base(files[0]), len(merged)))
-		}
-		for i, st := range steps {
-			if i >= len(merged) {
-				merged = append(merged, st)
-				continue
-			}
-			m := merged[i]
-			m.concurrency += st.concurrency
-			m.rate += st.rate
-			m.stats.Merge(st.stats)
-			m.steady.Merge(st.steady)
-			m.byType.Merge(st.byType)
-			m.spans = append(m.spans, st.spans...)
-		}
+		// A hey header block starts a step but names no concurrency: there
+		// is no key to pair steps by.
+		keyed = keyed && info.Format == FormatOurs
+		perFile = append(perFile, steps)
+	}
+	var merged []*stepAcc
+	if keyed {
+		var w []string
+		merged, w = pairSlots(perFile)
+		sum.Warnings = append(sum.Warnings, w...)
+	} else {
+		merged = pairByPosition(perFile, files, sum)
 	}
 	for i, m := range merged {
 		step := NewSummaryStep(i, m.concurrency, m.rate, m.stats.Snapshot(), slo)
 		step.Judge(m.steady.Verdict())
 		step.SetByRequest(m.byType.Figures(step.DurationS, slo))
+		if keyed && len(files) > 1 {
+			step.rampKey = m.key
+		}
 		if len(files) > 1 {
-			if why := incompleteReason(m.spans, testers, ends); why != "" {
+			if why := incompleteReason(m.spans, testers, ends, m.strange); why != "" {
 				step.Incomplete, step.IncompleteReason = true, why
 			}
 		}
@@ -147,6 +151,139 @@ func summarizeFiles(files []string, slo SLO, ends map[int]string) (*Summary, err
 	}
 	sum.Finish()
 	return sum, nil
+}
+
+// pairByPosition merges step i of every file (hey CSVs, whose steps carry
+// no concurrency to pair them by slot).
+func pairByPosition(perFile [][]*stepAcc, files []string, sum *Summary) []*stepAcc {
+	merged := perFile[0]
+	for fi, steps := range perFile[1:] {
+		if len(steps) != len(merged) {
+			sum.Warnings = append(sum.Warnings, fmt.Sprintf("%s has %d steps, %s has %d: merging the steps they share", filepath.Base(files[fi+1]), len(steps), filepath.Base(files[0]), len(merged)))
+		}
+		for i, st := range steps {
+			if i >= len(merged) {
+				merged = append(merged, st)
+				continue
+			}
+			merged[i].add(st)
+		}
+	}
+	return merged
+}
+
+func (m *stepAcc) add(st *stepAcc) {
+	m.concurrency += st.concurrency
+	m.rate += st.rate
+	m.stats.Merge(st.stats)
+	m.steady.Merge(st.steady)
+	m.byType.Merge(st.byType)
+	m.spans = append(m.spans, st.spans...)
+}
+
+// span is when the step's rows (of every tester in it) started and ended.
+func (m *stepAcc) span() (start, lastStart, end time.Duration) {
+	start, lastStart, end = m.spans[0].firstStart, m.spans[0].lastStart, m.spans[0].lastEnd
+	for _, sp := range m.spans[1:] {
+		start, lastStart, end = min(start, sp.firstStart), max(lastStart, sp.lastStart), max(end, sp.lastEnd)
+	}
+	return start, lastStart, end
+}
+
+// pairSlots merges the testers' steps by slot, the rule of docs/design.md
+// ("Steps of several testers"), which headroom-plot applies too: a
+// tester's step joins the merged step with its (concurrency, rate) whose
+// rows' time span on the shared origin overlaps its own; otherwise it is a
+// step of its own, which the testers absent from it leave incomplete.
+// Pairing by position added a tester's step 3 to another's step 2 as soon
+// as one tester missed a step. The merged steps are in the order of their
+// key (the ramp's; Finish sorts them by it).
+func pairSlots(perFile [][]*stepAcc) ([]*stepAcc, []string) {
+	type own struct {
+		tester           int
+		key              stepKey
+		start, lastStart time.Duration
+	}
+	var merged []*stepAcc
+	var all []own // every tester's own steps, for the plan check below
+	for _, steps := range perFile {
+		for _, st := range steps {
+			a, l, b := st.span()
+			all = append(all, own{st.spans[0].tester, st.key, a, l})
+			var into *stepAcc
+			for _, m := range merged {
+				if ma, _, mb := m.span(); m.key == st.key && a <= mb && ma <= b {
+					into = m
+					break
+				}
+			}
+			if into == nil {
+				merged = append(merged, st)
+				continue
+			}
+			if i := spanOf(into, st.spans[0].tester); i >= 0 {
+				// The same tester again (rows out of order): one tester's load, counted once.
+				sp, o := &into.spans[i], st.spans[0]
+				sp.firstStart, sp.lastStart, sp.lastEnd = min(sp.firstStart, o.firstStart), max(sp.lastStart, o.lastStart), max(sp.lastEnd, o.lastEnd)
+				into.stats.Merge(st.stats)
+				into.steady.Merge(st.steady)
+				into.byType.Merge(st.byType)
+				continue
+			}
+			into.add(st)
+		}
+	}
+	// A tester whose rows in a merged step's slot carry another key did not
+	// run the same plan: the steps stay apart (each incomplete, as some
+	// tester is absent from it), and the run says so.
+	var warnings []string
+	seen := map[string]bool{}
+	for _, m := range merged {
+		ma, ml, _ := m.span()
+		for _, st := range all {
+			t := st.tester
+			if st.key == m.key || spanOf(m, t) >= 0 {
+				continue
+			}
+			sa, sl := st.start, st.lastStart
+			// Most of the shorter of the two start spans: neighbouring steps
+			// touch at their edges (requests in flight at a slot's end).
+			shorter := min(ml-ma, sl-sa)
+			if min(ml, sl)-max(ma, sa) <= shorter/2 {
+				continue
+			}
+			if m.strange == nil {
+				m.strange = map[int]string{}
+			}
+			m.strange[t] = fmt.Sprintf("its rows in this slot say %s", keyLabel(st.key))
+			// Once per pair of steps: from the side of the later tester.
+			if t < m.spans[0].tester {
+				continue
+			}
+			w := fmt.Sprintf("in the slot at offsets %.1f-%.1f s tester %d's rows say %s, tester %d's %s: the testers did not run the same plan; the two steps are kept apart, each incomplete", max(ma, sa).Seconds(), min(ml, sl).Seconds(), m.spans[0].tester, keyLabel(m.key), t, keyLabel(st.key))
+			if !seen[w] {
+				seen[w] = true
+				warnings = append(warnings, w)
+			}
+		}
+	}
+	return merged, warnings
+}
+
+func spanOf(m *stepAcc, tester int) int {
+	for i, sp := range m.spans {
+		if sp.tester == tester {
+			return i
+		}
+	}
+	return -1
+}
+
+func keyLabel(k stepKey) string {
+	if k.rate > 0 {
+		return fmt.Sprintf("concurrency %d, rate %g/s", k.concurrency, k.rate)
+	}
+	return fmt.Sprintf("concurrency %d", k.concurrency)
 }
 
 // SummarizeDir recomputes and rewrites summary.json and summary.txt of a
@@ -319,7 +456,7 @@ func IsRunDir(dir string) bool {
 // measured under less load than the step names. tol absorbs the natural
 // spread: requests in flight at the deadline, a closed loop's last start
 // one latency before it, an open loop's gap between arrivals.
-func incompleteReason(spans []testerSpan, testers []int, ends map[int]string) string {
+func incompleteReason(spans []testerSpan, testers []int, ends map[int]string, strange map[int]string) string {
 	if len(spans) == 0 {
 		return ""
 	}
@@ -335,7 +472,11 @@ func incompleteReason(spans []testerSpan, testers []int, ends map[int]string) st
 	var why []string
 	for _, t := range testers {
 		if !have[t] {
-			why = append(why, fmt.Sprintf("tester %d sent no load in it%s", t, endNote(ends, t)))
+			note := ""
+			if strange[t] != "" {
+				note = " (" + strange[t] + ")"
+			}
+			why = append(why, fmt.Sprintf("tester %d sent no load in it%s%s", t, note, endNote(ends, t)))
 		}
 	}
 	for _, sp := range spans {

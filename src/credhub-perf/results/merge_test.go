@@ -134,10 +134,10 @@ func TestMergeTesterStoppedBeforeLastStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Concurrency 3 (tester 0's alone) sorts before the complete step at
-	// concurrency 4.
-	last := sum.Steps[1]
-	if last.Concurrency != 3 || sum.Steps[2].Incomplete {
+	// Concurrency 3 (tester 0's alone) stays last, the ramp's order, not
+	// before the complete step at concurrency 4 as its sum would put it.
+	last := sum.Steps[2]
+	if last.Concurrency != 3 || sum.Steps[1].Concurrency != 4 || sum.Steps[1].Incomplete {
 		t.Fatalf("steps %+v", sum.Steps)
 	}
 	if want := "tester 1 sent no load in it: interrupted"; !last.Incomplete || last.IncompleteReason != want {
@@ -237,8 +237,173 @@ func TestIncompleteReasonTolerance(t *testing.T) {
 		{"4 s short of 60", []testerSpan{s(0, 0, 59.9, 60, 0), s(1, 0, 55.9, 56, 0)}, "tester 1 sent load for 56.0 of the step's 60.0 s (stopped 4.0 s early)"},
 		{"late start", []testerSpan{s(0, 0, 59.9, 60, 0), s(1, 5, 59.9, 60, 0)}, "tester 1 sent load for 55.0 of the step's 60.0 s (started 5.0 s late)"},
 	} {
-		if got := incompleteReason(c.spans, []int{0, 1}, nil); got != c.want {
+		if got := incompleteReason(c.spans, []int{0, 1}, nil, nil); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
+}
+
+// writeSlots writes one tester's CSV like writeTester, but slot i holds
+// concurrency conc[i] starting shift later, and no rows when conc[i] is 0.
+func writeSlots(t *testing.T, path string, conc []int, shift time.Duration) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewCSVWriter(f)
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for si, c := range conc {
+		for j := 0; c > 0 && j < 100; j++ {
+			off := shift + time.Duration(si)*10*time.Second + time.Duration(j)*100*time.Millisecond
+			w.Record(&load.Result{Start: base.Add(off), Offset: off, Latency: time.Duration(c) * time.Millisecond, Status: 200, Concurrency: c})
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeMetaSteps(t *testing.T, path string, tester int, conc []int, cpu float64) {
+	t.Helper()
+	m := &Meta{Tester: tester, Testers: 2, Status: "ok"}
+	for _, c := range conc {
+		if c > 0 {
+			x := cpu * float64(c)
+			m.Steps = append(m.Steps, MetaStep{Concurrency: c, Requests: 100, DurationS: 9.905, TesterUsage: TesterUsage{TesterCPU: &x}})
+		}
+	}
+	if err := WriteMetaFile(path, m); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type wantStep struct {
+	conc, requests int
+	meanMS         float64
+	incomplete     string // "" complete, else a substring of the reason
+}
+
+func checkSteps(t *testing.T, sum *Summary, want []wantStep) {
+	t.Helper()
+	if len(sum.Steps) != len(want) {
+		t.Fatalf("%d steps, want %d: %+v", len(sum.Steps), len(want), sum.Steps)
+	}
+	for i, w := range want {
+		st := sum.Steps[i]
+		if st.Concurrency != w.conc || st.Requests != int64(w.requests) || math.Abs(st.MeanS*1000-w.meanMS) > 1e-6 {
+			t.Errorf("step %d: concurrency %d, %d requests, mean %.3f ms; want %d, %d, %.3f ms", i, st.Concurrency, st.Requests, st.MeanS*1000, w.conc, w.requests, w.meanMS)
+		}
+		if st.Incomplete != (w.incomplete != "") || !strings.Contains(st.IncompleteReason, w.incomplete) {
+			t.Errorf("step %d: incomplete %v %q, want %q", i, st.Incomplete, st.IncompleteReason, w.incomplete)
+		}
+	}
+}
+
+// Tester 1 has no rows in the second of four slots (it missed it): the
+// merge pairs its later steps with tester 0's of the same slot, not by
+// position (which added its concurrency-3 step to tester 0's 2).
+func TestMergePairsBySlotAcrossAMissedStep(t *testing.T) {
+	dir := t.TempDir()
+	writeSlots(t, filepath.Join(dir, "results-0.csv"), []int{1, 2, 3, 4}, 0)
+	writeSlots(t, filepath.Join(dir, "results-1.csv"), []int{1, 0, 3, 4}, 0)
+	writeMetaSteps(t, filepath.Join(dir, "meta.json"), 0, []int{1, 2, 3, 4}, 0.01)
+	writeMetaSteps(t, filepath.Join(dir, "meta-1.json"), 1, []int{1, 0, 3, 4}, 0.1)
+	sum, err := SummarizeDir(dir, mergeSLO)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSteps(t, sum, []wantStep{{2, 200, 1, ""}, {2, 100, 2, "tester 1 sent no load in it"}, {6, 200, 3, ""}, {8, 200, 4, ""}})
+	// Each tester's CPU figures land on its own steps (the worst tester's).
+	for i, want := range []float64{0.1, 0.02, 0.3, 0.4} {
+		if c := sum.Steps[i].TesterCPU; c == nil || math.Abs(*c-want) > 1e-9 {
+			t.Errorf("step %d: tester CPU %v, want %v", i, c, want)
+		}
+	}
+	if len(sum.Warnings) != 0 {
+		t.Errorf("warnings %q", sum.Warnings)
+	}
+}
+
+// A tester whose rows in one slot carry another concurrency did not run
+// the same plan: its step and the others' stay apart, both incomplete,
+// with one warning; nothing is summed across the two.
+func TestMergeSlotWithAnotherConcurrency(t *testing.T) {
+	dir := t.TempDir()
+	writeSlots(t, filepath.Join(dir, "results-0.csv"), []int{1, 2, 3}, 0)
+	writeSlots(t, filepath.Join(dir, "results-1.csv"), []int{1, 5, 3}, 0)
+	sum, err := SummarizeDir(dir, mergeSLO)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSteps(t, sum, []wantStep{
+		{2, 200, 1, ""},
+		{2, 100, 2, "tester 1 sent no load in it (its rows in this slot say concurrency 5)"},
+		{6, 200, 3, ""},
+		{5, 100, 5, "tester 0 sent no load in it (its rows in this slot say concurrency 2)"},
+	})
+	var plan []string
+	for _, w := range sum.Warnings {
+		if strings.Contains(w, "did not run the same plan") {
+			plan = append(plan, w)
+		}
+	}
+	if want := "in the slot at offsets 10.0-19.9 s tester 0's rows say concurrency 2, tester 1's concurrency 5: the testers did not run the same plan; the two steps are kept apart, each incomplete"; len(plan) != 1 || plan[0] != want {
+		t.Fatalf("plan warnings %q, want [%q]", plan, want)
+	}
+}
+
+// Tester 1's slots run half a slot late (overlapping two of tester 0's):
+// each step pairs with its own concurrency and is incomplete on both
+// sides; no plan warning (the keys agree).
+func TestMergeOverlappingSlots(t *testing.T) {
+	dir := t.TempDir()
+	writeSlots(t, filepath.Join(dir, "results-0.csv"), []int{1, 2, 3}, 0)
+	writeSlots(t, filepath.Join(dir, "results-1.csv"), []int{1, 2, 3}, 5*time.Second)
+	sum, err := SummarizeDir(dir, mergeSLO)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "tester 0 sent load for 9.9 of the step's 14.9 s (stopped 5.0 s early); tester 1 sent load for 9.9 of the step's 14.9 s (started 5.0 s late)"
+	checkSteps(t, sum, []wantStep{{2, 200, 1, want}, {4, 200, 2, want}, {6, 200, 3, want}})
+	for _, w := range sum.Warnings {
+		if strings.Contains(w, "same plan") {
+			t.Errorf("warning %q", w)
+		}
+	}
+}
+
+// A straggler row written after the next step's first rows (rows out of
+// order) reopens its step within the same tester: counted once, in its
+// own step, the tester's concurrency not added twice.
+func TestMergeSameTesterRowsOutOfOrder(t *testing.T) {
+	dir := t.TempDir()
+	writeSlots(t, filepath.Join(dir, "results-0.csv"), []int{1, 2}, 0)
+	f, err := os.Create(filepath.Join(dir, "results-1.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewCSVWriter(f)
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	rec := func(off time.Duration, c int) {
+		w.Record(&load.Result{Start: base.Add(off), Offset: off, Latency: time.Duration(c) * time.Millisecond, Status: 200, Concurrency: c})
+	}
+	for j := 0; j < 99; j++ {
+		rec(time.Duration(j)*100*time.Millisecond, 1)
+	}
+	for j := 0; j < 50; j++ {
+		rec(10*time.Second+time.Duration(j)*100*time.Millisecond, 2)
+	}
+	rec(9900*time.Millisecond, 1)
+	for j := 50; j < 100; j++ {
+		rec(10*time.Second+time.Duration(j)*100*time.Millisecond, 2)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := SummarizeDir(dir, mergeSLO)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSteps(t, sum, []wantStep{{2, 200, 1, ""}, {4, 200, 2, ""}})
 }

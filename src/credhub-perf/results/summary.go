@@ -63,6 +63,17 @@ type SummaryStep struct {
 	// never counts as capacity. Absent: complete.
 	Incomplete       bool   `json:"incomplete,omitempty"`
 	IncompleteReason string `json:"incomplete_reason,omitempty"`
+	// rampKey: a merged step's per-tester concurrency and rate, its place
+	// in the ramp; zero for a single tester's step, whose own values are.
+	rampKey stepKey
+}
+
+// order is the step's place in increasing load.
+func (st *SummaryStep) order() stepKey {
+	if st.rampKey != (stepKey{}) {
+		return st.rampKey
+	}
+	return stepKey{st.Concurrency, st.Rate}
 }
 
 // Judge records the step's stationarity verdict.
@@ -96,11 +107,15 @@ func (st *SummaryStep) AddTester(tester, testers int, m MetaStep) {
 	}
 }
 
-// AddTesterUsage folds the testers' meta.json steps into the steps, by
-// position (every tester runs the same plan; steps without requests are
-// recorded by none).
+// AddTesterUsage folds the testers' meta.json steps into the steps: merged
+// steps by their per-tester concurrency and rate (a tester that missed a
+// slot recorded fewer steps), a single tester's by position (steps
+// without requests are recorded by none).
 func (s *Summary) AddTesterUsage(metas []*Meta) {
 	for _, m := range metas {
+		if s.addTesterByKey(m, max(m.Testers, len(metas))) {
+			continue
+		}
 		if len(m.Steps) != len(s.Steps) {
 			s.Warnings = append(s.Warnings, fmt.Sprintf("tester %d recorded %d steps, the CSV has %d: its CPU figures are left out", m.Tester, len(m.Steps), len(s.Steps)))
 			continue
@@ -109,6 +124,30 @@ func (s *Summary) AddTesterUsage(metas []*Meta) {
 			s.Steps[i].AddTester(m.Tester, max(m.Testers, len(metas)), m.Steps[i])
 		}
 	}
+}
+
+func (s *Summary) addTesterByKey(m *Meta, testers int) bool {
+	if len(s.Steps) == 0 || s.Steps[0].rampKey == (stepKey{}) {
+		return false
+	}
+	at := map[stepKey][]int{}
+	for i := range s.Steps {
+		at[s.Steps[i].rampKey] = append(at[s.Steps[i].rampKey], i)
+	}
+	left := 0
+	for _, ms := range m.Steps {
+		// One step per key in a ramp; a key in two slots (testers that did
+		// not run one plan) cannot say which.
+		if i := at[stepKey{ms.Concurrency, ms.Rate}]; len(i) == 1 {
+			s.Steps[i[0]].AddTester(m.Tester, testers, ms)
+		} else {
+			left++
+		}
+	}
+	if left > 0 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("tester %d: %d of its %d meta.json steps match no one step of the CSVs by concurrency and rate: their CPU figures are left out", m.Tester, left, len(m.Steps)))
+	}
+	return true
 }
 
 // SetByRequest records a mix step's figures per request type: the step
@@ -208,12 +247,14 @@ func NewSummaryStep(index, concurrency int, rate float64, s Snapshot, slo SLO) S
 func (s *Summary) Finish() {
 	// Capacity searches probe out of order; every figure below reads the
 	// steps in increasing load.
+	// A merged step sorts by its per-tester values: one some tester was
+	// absent from has a smaller sum than the ramp's steps around it.
 	sort.SliceStable(s.Steps, func(i, j int) bool {
-		a, b := s.Steps[i], s.Steps[j]
-		if a.Concurrency != b.Concurrency {
-			return a.Concurrency < b.Concurrency
+		a, b := s.Steps[i].order(), s.Steps[j].order()
+		if a.concurrency != b.concurrency {
+			return a.concurrency < b.concurrency
 		}
-		return a.Rate < b.Rate
+		return a.rate < b.rate
 	})
 	for i := range s.Steps {
 		s.Steps[i].Step = i
