@@ -68,6 +68,71 @@ def assign_steps(segment: np.ndarray, concurrency: np.ndarray | None, rate: np.n
     return out
 
 
+@dataclass
+class Slot:
+    """One merged step of several testers: its per-tester (concurrency, rate) and the testers in it."""
+    key: tuple
+    start: float
+    last_start: float
+    end: float
+    testers: list
+    strange: dict = field(default_factory=dict)  # tester absent from it -> what its rows in the slot said
+
+
+def key_label(key: tuple) -> str:
+    c, r = key
+    return f"concurrency {c}, rate {r:g}/s" if r > 0 else f"concurrency {c}"
+
+
+def pair_slots(local: list[list[tuple]]) -> tuple[list[list[int]], list[Slot], list[str]]:
+    """Merge the testers' steps by slot, the rule of docs/design.md ("Steps of several testers"), as
+    `credhub-perf merge` does: a tester's step joins the merged step with its (concurrency, rate) whose
+    time span [first start, last end] on the shared origin overlaps its own, else it starts one of its own.
+
+    `local[i]` lists file i's steps as (tester, (concurrency, rate), first start, last start, last end).
+    Returns, per file, each local step's merged index; the merged steps in the ramp's order (by key,
+    ties in order of appearance); and one warning per pair of steps whose testers' rows in one slot
+    carry different keys (they did not run the same plan: kept apart, each incomplete).
+    """
+    slots: list[Slot] = []
+    maps: list[list[int]] = []
+    for steps in local:
+        m = []
+        for tester, key, a, la, b in steps:
+            into = next((i for i, g in enumerate(slots) if g.key == key and a <= g.end and g.start <= b), None)
+            if into is None:
+                slots.append(Slot(key, a, la, b, [tester]))
+                into = len(slots) - 1
+            else:
+                g = slots[into]
+                g.start, g.last_start, g.end = min(g.start, a), max(g.last_start, la), max(g.end, b)
+                if tester not in g.testers:
+                    g.testers.append(tester)
+            m.append(into)
+        maps.append(m)
+    warnings: list[str] = []
+    for g in slots:
+        for steps in local:
+            for tester, key, a, la, _ in steps:
+                if key == g.key or tester in g.testers:
+                    continue
+                # most of the shorter start span: neighbouring steps touch at their edges
+                shorter = min(g.last_start - g.start, la - a)
+                if min(g.last_start, la) - max(g.start, a) <= shorter / 2:
+                    continue
+                g.strange[tester] = f"its rows in this slot say {key_label(key)}"
+                if tester < g.testers[0]:
+                    continue  # once per pair, from the later tester's side
+                w = (f"in the slot at offsets {max(g.start, a):.1f}-{min(g.last_start, la):.1f} s tester "
+                     f"{g.testers[0]}'s rows say {key_label(g.key)}, tester {tester}'s {key_label(key)}: the testers "
+                     "did not run the same plan; the two steps are kept apart, each incomplete")
+                if w not in warnings:
+                    warnings.append(w)
+    order = sorted(range(len(slots)), key=lambda i: slots[i].key)  # stable: ties keep their appearance
+    rank = {old: new for new, old in enumerate(order)}
+    return [[rank[i] for i in m] for m in maps], [slots[i] for i in order], warnings
+
+
 def windows(offset: np.ndarray, t0: float, t1: float, width: float) -> tuple[np.ndarray, int, float]:
     """Window index (0..k-1) of each row of ONE step, by start offset.
 

@@ -173,6 +173,33 @@ def _fix_segment_offsets(t: Table) -> None:
         end_prev = float((off + t.latency[a:b]).max())
 
 
+_TESTER_FILE = re.compile(r"^results-(\d+)\.csv$")
+
+
+def _file_tester(path: str, position: int) -> int:
+    """The tester index a results-<i>.csv names, else its position among the files (as in Go)."""
+    m = _TESTER_FILE.match(os.path.basename(path))
+    return int(m.group(1)) if m else position
+
+
+def _local_steps(t: Table, sid: np.ndarray, tester: int) -> list[tuple]:
+    """One file's steps as analysis.pair_slots takes them: (tester, (concurrency, rate), first start,
+    last start, last end)."""
+    if len(sid) == 0:
+        return []
+    n = int(sid.max()) + 1
+    first = np.full(n, np.inf)
+    last = np.full(n, -np.inf)
+    end = np.full(n, -np.inf)
+    np.minimum.at(first, sid, t.offset)
+    np.maximum.at(last, sid, t.offset)
+    np.maximum.at(end, sid, t.offset + t.latency)
+    any_row = np.zeros(n, dtype=np.int64)
+    any_row[sid] = np.arange(len(sid))
+    return [(tester, (int(t.concurrency[any_row[k]]), float(t.rate[any_row[k]])), float(first[k]), float(last[k]),
+             float(end[k])) for k in range(n)]
+
+
 def _row_errors(t: Table) -> np.ndarray:
     err = np.zeros(len(t), dtype=bool)
     if t.status is not None:
@@ -206,9 +233,29 @@ def load_run(arg: str, opts: Options) -> Run:
 
     lat, off, err, step, conc_of, rate_of, lag, req = [], [], [], [], {}, {}, [], []
     nsteps = []
-    for t in tables:
-        sid = analysis.assign_steps(t.segment, t.concurrency, t.rate, t.offset)
-        nsteps.append(int(sid.max()) + 1)
+    sids = [analysis.assign_steps(t.segment, t.concurrency, t.rate, t.offset) for t in tables]
+    # Several credhub-perf testers: steps paired by slot (analysis.pair_slots), not by position.
+    slots = None
+    if len(tables) > 1 and all(t.concurrency is not None and t.rate is not None for t in tables):
+        testers = [_file_tester(c, i) for i, c in enumerate(csvs)]
+        maps, slots, w = analysis.pair_slots([_local_steps(t, sid, tester)
+                                              for t, sid, tester in zip(tables, sids, testers)])
+        warnings += w
+        for sid, m in zip(sids, maps):
+            sid[:] = np.asarray(m, dtype=sid.dtype)[sid]
+        for k, g in enumerate(slots):
+            conc_of[k] = [g.key[0]] * len(g.testers)
+            rate_of[k] = [g.key[1]] * len(g.testers)
+    for t, sid in zip(tables, sids):
+        nsteps.append(int(sid.max()) + 1 if len(sid) else 0)
+        if slots is not None:
+            lat.append(t.latency)
+            off.append(t.offset)
+            err.append(_row_errors(t))
+            step.append(sid)
+            lag.append(t.sched_lag if t.sched_lag is not None else None)
+            req.append(t.request if t.request is not None else np.full(len(t.latency), -1, dtype=np.int8))
+            continue
         # the concurrency and rate of each local step, from any of its rows
         idx_any = np.zeros(int(sid.max()) + 1, dtype=np.int64)
         idx_any[sid] = np.arange(len(sid))
@@ -224,7 +271,7 @@ def load_run(arg: str, opts: Options) -> Run:
         step.append(sid)
         lag.append(t.sched_lag if t.sched_lag is not None else None)
         req.append(t.request if t.request is not None else np.full(len(t.latency), -1, dtype=np.int8))
-    if len(set(nsteps)) > 1:
+    if len(set(nsteps)) > 1 and slots is None:
         warnings.append(f"{path}: testers ran different numbers of steps ({nsteps}); merged step by step in order")
 
     latency = np.concatenate(lat) if len(lat) > 1 else lat[0]
@@ -297,6 +344,13 @@ def load_run(arg: str, opts: Options) -> Run:
     for t in tables:  # keep the parsed columns only where they are still needed
         t.latency = t.offset = t.start = t.status = t.concurrency = t.rate = t.sched_lag = t.error = None
         t.segment = None
+    if slots is not None:
+        every = sorted(set(testers))
+        for s, g in zip(run.steps, slots):
+            why = [f"tester {x} sent no load in it" + (f" ({g.strange[x]})" if x in g.strange else "")
+                   for x in every if x not in g.testers]
+            if why:
+                s.incomplete, s.incomplete_reason = True, "; ".join(why)
     if summary is not None:
         run.warnings += apply_step_flags(run.label, run.steps, summary)
     evaluate(run, opts)
@@ -396,7 +450,8 @@ def apply_step_flags(label: str, steps: list[analysis.Step], summary: dict) -> l
                     s.tester_bound_reason = t["tester_bound_reason"]
                 notes.append("tester-bound" + (f": {s.tester_bound_reason}" if s.tester_bound_reason else ""))
         inc = t.get("incomplete", False)
-        if isinstance(inc, bool):
+        if isinstance(inc, bool) and not (s.incomplete and not inc):
+            # a step some tester's rows are absent from stays incomplete, whatever an older summary.json says
             s.incomplete = inc
             if inc:
                 why = t.get("incomplete_reason")

@@ -1,0 +1,91 @@
+"""Several testers' steps are paired by slot (same concurrency and rate, overlapping time), not by position:
+the same fixtures and answers as Go's results/merge_test.go (TestMerge*)."""
+from __future__ import annotations
+
+from conftest import our_row, write_meta, write_ours
+from headroom_plot import analysis
+from headroom_plot.runs import Options, load_run
+
+OPTS = Options(slo_percentile=95, slo_s=0.100)
+
+
+def _slots(conc, shift=0.0):
+    """One tester's rows: slot i is the 10 s from shift + 10 i s, 100 requests of conc[i] ms at concurrency
+    conc[i]; no rows when conc[i] is 0 (the tester missed the slot)."""
+    return [our_row(shift + si * 10 + j * 0.1, c / 1000, concurrency=c)
+            for si, c in enumerate(conc) if c for j in range(100)]
+
+
+def _run(tmp, *testers):
+    d = tmp / "run"
+    d.mkdir()
+    for i, rows in enumerate(testers):
+        write_ours(d / f"results-{i}.csv", rows)
+    write_meta(d, testers=len(testers))
+    return load_run(str(d), OPTS)
+
+
+def _check(run, want):
+    got = [(s.concurrency, s.requests, round(s.mean_s * 1000, 3), s.incomplete_reason if s.incomplete else "")
+           for s in run.steps]
+    assert len(got) == len(want), got
+    for g, (c, n, mean, why) in zip(got, want):
+        assert g[:3] == (c, n, mean), got
+        assert (g[3] == "") == (why == "") and why in g[3], got
+
+
+def test_a_missed_slot_leaves_the_later_steps_paired(tmp):
+    run = _run(tmp, _slots([1, 2, 3, 4]), _slots([1, 0, 3, 4]))
+    _check(run, [(2, 200, 1, ""), (2, 100, 2, "tester 1 sent no load in it"), (6, 200, 3, ""), (8, 200, 4, "")])
+    assert not any("steps" in w and "testers" in w for w in run.warnings)
+
+
+def test_a_tester_that_stopped_leaves_the_last_step_last(tmp):
+    run = _run(tmp, _slots([1, 2, 3]), _slots([1, 2]))
+    _check(run, [(2, 200, 1, ""), (4, 200, 2, ""), (3, 100, 3, "tester 1 sent no load in it")])
+    # the incomplete step does not count: capacity from the complete ones
+    assert [s.counts(OPTS.max_error_rate) for s in run.steps] == [True, True, False]
+
+
+def test_a_slot_with_another_concurrency_stays_apart(tmp):
+    run = _run(tmp, _slots([1, 2, 3]), _slots([1, 5, 3]))
+    _check(run, [(2, 200, 1, ""), (2, 100, 2, "tester 1 sent no load in it (its rows in this slot say concurrency 5)"),
+                 (6, 200, 3, ""), (5, 100, 5, "tester 0 sent no load in it (its rows in this slot say concurrency 2)")])
+    plan = [w for w in run.warnings if "same plan" in w]
+    assert plan == ["in the slot at offsets 10.0-19.9 s tester 0's rows say concurrency 2, tester 1's concurrency 5: "
+                    "the testers did not run the same plan; the two steps are kept apart, each incomplete"]
+
+
+def test_overlapping_slots_pair_by_concurrency(tmp):
+    run = _run(tmp, _slots([1, 2, 3]), _slots([1, 2, 3], shift=5.0))
+    # both testers in every step (the span rule for partial slots is summary.json's, credhub-perf's)
+    _check(run, [(2, 200, 1, ""), (4, 200, 2, ""), (6, 200, 3, "")])
+    assert not any("same plan" in w for w in run.warnings)
+
+
+def test_rows_out_of_order_count_once(tmp):
+    rows = ([our_row(j * 0.1, 0.001, concurrency=1) for j in range(99)]
+            + [our_row(10 + j * 0.1, 0.002, concurrency=2) for j in range(50)]
+            + [our_row(9.9, 0.001, concurrency=1)]
+            + [our_row(10 + j * 0.1, 0.002, concurrency=2) for j in range(50, 100)])
+    run = _run(tmp, _slots([1, 2]), rows)
+    _check(run, [(2, 200, 1, ""), (4, 200, 2, "")])
+
+
+def test_complete_run_unchanged_by_pairing(tmp):
+    run = _run(tmp, _slots([1, 2, 3]), _slots([1, 2, 3]))
+    _check(run, [(2, 200, 1, ""), (4, 200, 2, ""), (6, 200, 3, "")])
+    assert all(s.incomplete is None for s in run.steps)
+
+
+def test_pair_slots_known_answer():
+    # tester 1 missed key (2, 0); tester 2's rows say (9, 0) in tester 0's (3, 0) slot
+    local = [[(0, (1, 0.0), 0.0, 9.9, 10.0), (0, (2, 0.0), 10.0, 19.9, 20.0), (0, (3, 0.0), 20.0, 29.9, 30.0)],
+             [(1, (1, 0.0), 0.0, 9.9, 10.0), (1, (3, 0.0), 20.0, 29.9, 30.0)],
+             [(2, (1, 0.0), 0.0, 9.9, 10.0), (2, (2, 0.0), 10.0, 19.9, 20.0), (2, (9, 0.0), 20.0, 29.9, 30.0)]]
+    maps, slots, warnings = analysis.pair_slots(local)
+    assert maps == [[0, 1, 2], [0, 2], [0, 1, 3]]
+    assert [(g.key[0], g.testers) for g in slots] == [(1, [0, 1, 2]), (2, [0, 2]), (3, [0, 1]), (9, [2])]
+    assert slots[2].strange == {2: "its rows in this slot say concurrency 9"}
+    assert slots[3].strange == {0: "its rows in this slot say concurrency 3", 1: "its rows in this slot say concurrency 3"}
+    assert len(warnings) == 1 and "tester 0's rows say concurrency 3, tester 2's concurrency 9" in warnings[0]
