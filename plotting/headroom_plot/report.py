@@ -57,7 +57,7 @@ def request_details(runs: list[Run]) -> tuple[list[str], list[list[str]]]:
 def step_table(run: Run, opts: Options) -> tuple[list[str], list[list[str]]]:
     head = ["step", "concurrency", "rate (req/s)", "requests", "errors", "error %", "duration (s)",
             "throughput (req/s)", "mean (ms)", "p50 (ms)", "p90 (ms)", "p95 (ms)", "p99 (ms)", "max (ms)",
-            "Little's law residual", "tester CPU", "flags"]
+            "Little's law residual", "tester CPU", "flags (not steady, tester-bound, incomplete)"]
     if opts.slo_percentile not in (50, 90, 95, 99):
         head.insert(-3, f"p{opts.slo_percentile:g} (ms)")
     rows = []
@@ -225,8 +225,8 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
         ht.append("<div class='warn'><ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in warnings) +
                   "</ul></div>")
     else:
-        para("None: every step was steady, no tester was short of CPU, no errors over the limit, and "
-             "Little's law held.")
+        para("None: every step was steady, no tester was short of CPU, every tester loaded every step for its "
+             "whole slot (no incomplete step), no errors over the limit, and Little's law held.")
 
     h(2, "Request details")
     table_(*request_details(runs))
@@ -239,6 +239,8 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
                 else ("not reached in the measured range" + (f" (fit places it near {r.knee.estimate:,.0f} req/s)"
                       if r.knee and r.knee.estimate else "")))
              + ". Little's law residual = (workers - throughput x mean latency) / workers, closed-loop steps. "
+             + "Flags: not steady (drifted within the step), tester-bound (a tester short of CPU), incomplete (some "
+             "tester did not load the step for its whole slot); a flagged step is not counted as capacity. "
              + warmup_text(r.meta))
         table_(*step_table(r, opts))
         if r.by_request:

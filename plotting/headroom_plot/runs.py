@@ -522,7 +522,7 @@ def evaluate(run: Run, opts: Options) -> None:
                              + bound_advice([s.tester_bound_reason for s in st if s.tester_bound])),
                             (lambda s: s.incomplete is True, "incomplete",
                              "some tester did not load them for their whole slot (it stopped, crashed or started "
-                             "late; see summary.json's incomplete_reason), so their throughput undercounts the load "
+                             "late; see the step table's flags), so their throughput undercounts the load "
                              "the target carried")):
         hit = [s for s in st if flag(s)]
         if hit:

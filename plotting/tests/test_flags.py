@@ -49,7 +49,7 @@ def test_flagged_steps_leave_capacity(tmp):
     text = "\n".join(run.warnings)
     assert "1 step(s) not steady (step 3)" in text and "1 step(s) tester-bound (step 4)" in text
     head, rows = report.step_table(run, OPTS)
-    assert head[-2:] == ["tester CPU", "flags"]
+    assert head[-2:] == ["tester CPU", "flags (not steady, tester-bound, incomplete)"]
     assert rows[3][-2] == "93%" and rows[3][-1].endswith("not counted as capacity")
 
 
