@@ -42,7 +42,7 @@ type stepAcc struct {
 	stats   *Stats
 	steady  *Steadiness
 	byType  *TypeStats
-	spans   []testerSpan // one per tester that recorded the step
+	spans   []testerSpan   // one per tester that recorded the step
 	strange map[int]string // a tester absent from the step: what its rows in the slot said instead
 }
 
