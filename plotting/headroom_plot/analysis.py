@@ -7,6 +7,7 @@ row is an error when status-code is 0 or >= 400 or the error column is not empty
 """
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass, field
 
@@ -87,47 +88,85 @@ def key_label(key: tuple) -> str:
 def pair_slots(local: list[list[tuple]]) -> tuple[list[list[int]], list[Slot], list[str]]:
     """Merge the testers' steps by slot, the rule of docs/design.md ("Steps of several testers"), as
     `credhub-perf merge` does: a tester's step joins the merged step with its (concurrency, rate) whose
-    time span [first start, last end] on the shared origin overlaps its own, else it starts one of its own.
+    time span [first start, last end] on the shared origin overlaps its own (of several, the one that starts
+    latest), else it starts one of its own.
 
     `local[i]` lists file i's steps as (tester, (concurrency, rate), first start, last start, last end).
     Returns, per file, each local step's merged index; the merged steps in the ramp's order (by key,
     ties in order of appearance); and one warning per pair of steps whose testers' rows in one slot
-    carry different keys (they did not run the same plan: kept apart, each incomplete).
+    carry different keys (they did not run the same plan: kept apart, each incomplete). Look-ups go
+    through steps sorted by start, so a file whose pair changes on every row costs a search per step.
     """
     slots: list[Slot] = []
+    by_key: dict[tuple, list[int]] = {}   # slot indices of one key, by start
+    longest: dict[tuple, float] = {}
     maps: list[list[int]] = []
+    own: list[tuple] = []                 # (tester, key, first start, last start), in order of appearance
+
+    def place(i):
+        g = slots[i]
+        lst = by_key.setdefault(g.key, [])
+        lst.insert(bisect.bisect_right(lst, g.start, key=lambda k: slots[k].start), i)
+        longest[g.key] = max(longest.get(g.key, 0.0), g.end - g.start)
+
     for steps in local:
         m = []
         for tester, key, a, la, b in steps:
-            into = next((i for i, g in enumerate(slots) if g.key == key and a <= g.end and g.start <= b), None)
+            own.append((tester, key, a, la))
+            lst = by_key.get(key, [])
+            into = None
+            j = bisect.bisect_right(lst, b, key=lambda k: slots[k].start) - 1
+            while j >= 0:
+                g = slots[lst[j]]
+                if g.start < a - longest[key]:
+                    break  # a step starting before a - longest ends before a
+                if g.end >= a:
+                    into = lst[j]
+                    break
+                j -= 1
             if into is None:
                 slots.append(Slot(key, a, la, b, [tester]))
                 into = len(slots) - 1
             else:
+                lst.remove(into)
                 g = slots[into]
                 g.start, g.last_start, g.end = min(g.start, a), max(g.last_start, la), max(g.end, b)
                 if tester not in g.testers:
                     g.testers.append(tester)
+            place(into)
             m.append(into)
         maps.append(m)
+
+    order_by_start = sorted(range(len(own)), key=lambda i: own[i][2])  # stable
+    starts = [own[i][2] for i in order_by_start]
+    longest_own = max((o[3] - o[2] for o in own), default=0.0)
     warnings: list[str] = []
+    seen: set[str] = set()
     for g in slots:
-        for steps in local:
-            for tester, key, a, la, _ in steps:
-                if key == g.key or tester in g.testers:
-                    continue
-                # most of the shorter start span: neighbouring steps touch at their edges
-                shorter = min(g.last_start - g.start, la - a)
-                if min(g.last_start, la) - max(g.start, a) <= shorter / 2:
-                    continue
-                g.strange[tester] = f"its rows in this slot say {key_label(key)}"
-                if tester < g.testers[0]:
-                    continue  # once per pair, from the later tester's side
-                w = (f"in the slot at offsets {max(g.start, a):.1f}-{min(g.last_start, la):.1f} s tester "
-                     f"{g.testers[0]}'s rows say {key_label(g.key)}, tester {tester}'s {key_label(key)}: the testers "
-                     "did not run the same plan; the two steps are kept apart, each incomplete")
-                if w not in warnings:
-                    warnings.append(w)
+        hits = []
+        j = bisect.bisect_right(starts, g.last_start) - 1
+        while j >= 0 and starts[j] >= g.start - longest_own:
+            i = order_by_start[j]
+            tester, key, a, la = own[i]
+            j -= 1
+            if key == g.key or tester in g.testers:
+                continue
+            # most of the shorter start span: neighbouring steps touch at their edges
+            shorter = min(g.last_start - g.start, la - a)
+            if min(g.last_start, la) - max(g.start, a) <= shorter / 2:
+                continue
+            hits.append(i)
+        for i in sorted(hits):
+            tester, key, a, la = own[i]
+            g.strange[tester] = f"its rows in this slot say {key_label(key)}"
+            if tester < g.testers[0]:
+                continue  # once per pair, from the later tester's side
+            w = (f"in the slot at offsets {max(g.start, a):.1f}-{min(g.last_start, la):.1f} s tester "
+                 f"{g.testers[0]}'s rows say {key_label(g.key)}, tester {tester}'s {key_label(key)}: the testers "
+                 "did not run the same plan; the two steps are kept apart, each incomplete")
+            if w not in seen:
+                seen.add(w)
+                warnings.append(w)
     order = sorted(range(len(slots)), key=lambda i: slots[i].key)  # stable: ties keep their appearance
     rank = {old: new for new, old in enumerate(order)}
     return [[rank[i] for i in m] for m in maps], [slots[i] for i in order], warnings

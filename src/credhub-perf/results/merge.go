@@ -193,34 +193,67 @@ func (m *stepAcc) span() (start, lastStart, end time.Duration) {
 // pairSlots merges the testers' steps by slot, the rule of docs/design.md
 // ("Steps of several testers"), which headroom-plot applies too: a
 // tester's step joins the merged step with its (concurrency, rate) whose
-// rows' time span on the shared origin overlaps its own; otherwise it is a
-// step of its own, which the testers absent from it leave incomplete.
-// Pairing by position added a tester's step 3 to another's step 2 as soon
-// as one tester missed a step. The merged steps are in the order of their
-// key (the ramp's; Finish sorts them by it).
+// rows' time span on the shared origin overlaps its own (of several, the
+// one that starts latest); otherwise it is a step of its own, which the
+// testers absent from it leave incomplete. Pairing by position added a
+// tester's step 3 to another's step 2 as soon as one tester missed a step.
+// Finish puts the merged steps in the order of their key (the ramp's).
+// Look-ups go through steps sorted by start, so a hostile file whose pair
+// changes on every row costs a search per step, not a scan of them all.
 func pairSlots(perFile [][]*stepAcc) ([]*stepAcc, []string) {
 	type own struct {
+		order            int // creation order, for a stable report
 		tester           int
 		key              stepKey
 		start, lastStart time.Duration
 	}
 	var merged []*stepAcc
-	var all []own // every tester's own steps, for the plan check below
+	var all []own                     // every tester's own steps, for the plan check below
+	byKey := map[stepKey][]*stepAcc{} // merged steps of one key, by start
+	longest := map[stepKey]time.Duration{}
+	startOf := func(m *stepAcc) time.Duration { s, _, _ := m.span(); return s }
+	place := func(m *stepAcc) {
+		list := byKey[m.key]
+		s, _, e := m.span()
+		i := sort.Search(len(list), func(j int) bool { return startOf(list[j]) > s })
+		list = append(list, nil)
+		copy(list[i+1:], list[i:])
+		list[i] = m
+		byKey[m.key] = list
+		longest[m.key] = max(longest[m.key], e-s)
+	}
+	unplace := func(m *stepAcc) {
+		list := byKey[m.key]
+		for i := range list {
+			if list[i] == m {
+				byKey[m.key] = append(list[:i], list[i+1:]...)
+				return
+			}
+		}
+	}
 	for _, steps := range perFile {
 		for _, st := range steps {
 			a, l, b := st.span()
-			all = append(all, own{st.spans[0].tester, st.key, a, l})
+			all = append(all, own{len(all), st.spans[0].tester, st.key, a, l})
 			var into *stepAcc
-			for _, m := range merged {
-				if ma, _, mb := m.span(); m.key == st.key && a <= mb && ma <= b {
-					into = m
+			list := byKey[st.key]
+			// A step starting before a - longest ends before a.
+			for j := sort.Search(len(list), func(j int) bool { return startOf(list[j]) > b }) - 1; j >= 0; j-- {
+				ms, _, me := list[j].span()
+				if ms < a-longest[st.key] {
+					break
+				}
+				if me >= a {
+					into = list[j]
 					break
 				}
 			}
 			if into == nil {
 				merged = append(merged, st)
+				place(st)
 				continue
 			}
+			unplace(into)
 			if i := spanOf(into, st.spans[0].tester); i >= 0 {
 				// The same tester again (rows out of order): one tester's load, counted once.
 				sp, o := &into.spans[i], st.spans[0]
@@ -228,30 +261,42 @@ func pairSlots(perFile [][]*stepAcc) ([]*stepAcc, []string) {
 				into.stats.Merge(st.stats)
 				into.steady.Merge(st.steady)
 				into.byType.Merge(st.byType)
-				continue
+			} else {
+				into.add(st)
 			}
-			into.add(st)
+			place(into)
 		}
 	}
 	// A tester whose rows in a merged step's slot carry another key did not
 	// run the same plan: the steps stay apart (each incomplete, as some
 	// tester is absent from it), and the run says so.
+	sorted := append([]own(nil), all...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].start < sorted[j].start })
+	var longestOwn time.Duration
+	for _, o := range all {
+		longestOwn = max(longestOwn, o.lastStart-o.start)
+	}
 	var warnings []string
 	seen := map[string]bool{}
 	for _, m := range merged {
 		ma, ml, _ := m.span()
-		for _, st := range all {
-			t := st.tester
-			if st.key == m.key || spanOf(m, t) >= 0 {
+		var hits []own
+		for j := sort.Search(len(sorted), func(j int) bool { return sorted[j].start > ml }) - 1; j >= 0 && sorted[j].start >= ma-longestOwn; j-- {
+			st := sorted[j]
+			if st.key == m.key || spanOf(m, st.tester) >= 0 {
 				continue
 			}
-			sa, sl := st.start, st.lastStart
 			// Most of the shorter of the two start spans: neighbouring steps
 			// touch at their edges (requests in flight at a slot's end).
-			shorter := min(ml-ma, sl-sa)
-			if min(ml, sl)-max(ma, sa) <= shorter/2 {
+			shorter := min(ml-ma, st.lastStart-st.start)
+			if min(ml, st.lastStart)-max(ma, st.start) <= shorter/2 {
 				continue
 			}
+			hits = append(hits, st)
+		}
+		sort.Slice(hits, func(i, j int) bool { return hits[i].order < hits[j].order })
+		for _, st := range hits {
+			t, sa, sl := st.tester, st.start, st.lastStart
 			if m.strange == nil {
 				m.strange = map[int]string{}
 			}
