@@ -2,6 +2,9 @@
 the same fixtures and answers as Go's results/merge_test.go (TestMerge*)."""
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from conftest import our_row, write_meta, write_ours
 from headroom_plot import analysis
 from headroom_plot.runs import Options, load_run
@@ -89,3 +92,23 @@ def test_pair_slots_known_answer():
     assert slots[2].strange == {2: "its rows in this slot say concurrency 9"}
     assert slots[3].strange == {0: "its rows in this slot say concurrency 3", 1: "its rows in this slot say concurrency 3"}
     assert len(warnings) == 1 and "tester 0's rows say concurrency 3, tester 2's concurrency 9" in warnings[0]
+
+
+@settings(max_examples=150, deadline=None, database=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(1, 4), st.integers(0, 255), st.integers(0, 19)),
+                max_size=300))
+def test_pair_slots_hostile_steps(raw):
+    """Whatever the testers' steps (keys, times, overlaps): every step lands in one merged step of its own key,
+    a tester once per merged step, and merged steps come in key order (Go's FuzzPairSlots, same invariants)."""
+    local = [[], [], []]
+    for f, c, start, length in raw:
+        local[f].append((f, (c, 0.0), float(start), float(start + length), start + length + 0.001))
+    maps, slots, warnings = analysis.pair_slots(local)
+    assert [len(m) for m in maps] == [len(x) for x in local]
+    for steps, m in zip(local, maps):
+        for (tester, key, *_), i in zip(steps, m):
+            assert slots[i].key == key and tester in slots[i].testers
+    for g in slots:
+        assert len(set(g.testers)) == len(g.testers)
+    assert [g.key for g in slots] == sorted(g.key for g in slots)
+    assert all("same plan" in w for w in warnings)

@@ -407,3 +407,50 @@ func TestMergeSameTesterRowsOutOfOrder(t *testing.T) {
 	}
 	checkSteps(t, sum, []wantStep{{2, 200, 1, ""}, {4, 200, 2, ""}})
 }
+
+// FuzzPairSlots: whatever the testers' steps (keys, times, overlaps, rows
+// out of order), pairing keeps every request once, one span per tester in
+// a merged step, one key per merged step, and sums each tester's
+// concurrency once.
+func FuzzPairSlots(f *testing.F) {
+	f.Add([]byte{0, 1, 0, 9, 0, 2, 10, 9, 1, 1, 0, 9, 1, 3, 10, 9})
+	f.Add([]byte{0, 1, 0, 9, 1, 1, 5, 9, 1, 1, 0, 2, 0, 2, 3, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 4*500 {
+			return
+		}
+		perFile := make([][]*stepAcc, 3)
+		total := int64(0)
+		for i := 0; i+4 <= len(data); i += 4 {
+			file, conc := int(data[i]%3), int(data[i+1]%4)+1
+			start, length := time.Duration(data[i+2])*time.Second, time.Duration(data[i+3]%20)*time.Second
+			st := &stepAcc{concurrency: conc, key: stepKey{conc, 0}, stats: NewStats(), steady: NewSteadiness(), byType: NewTypeStats(),
+				spans: []testerSpan{{tester: file, firstStart: start, lastStart: start + length, lastEnd: start + length + time.Millisecond}}}
+			for _, off := range []time.Duration{start, start + length} {
+				r := load.Result{Offset: off, Latency: time.Millisecond, Status: 200, Concurrency: conc}
+				st.stats.Record(&r)
+				st.steady.Record(&r)
+				total++
+			}
+			perFile[file] = append(perFile[file], st)
+		}
+		merged, _ := pairSlots(perFile)
+		got := int64(0)
+		for _, m := range merged {
+			got += m.stats.Snapshot().Requests
+			seen := map[int]bool{}
+			for _, sp := range m.spans {
+				if seen[sp.tester] {
+					t.Fatalf("tester %d twice in one merged step", sp.tester)
+				}
+				seen[sp.tester] = true
+			}
+			if m.concurrency != m.key.concurrency*len(m.spans) {
+				t.Fatalf("concurrency %d for key %d and %d testers", m.concurrency, m.key.concurrency, len(m.spans))
+			}
+		}
+		if got != total {
+			t.Fatalf("%d requests merged, %d recorded", got, total)
+		}
+	})
+}
