@@ -248,23 +248,15 @@ def load_run(arg: str, opts: Options) -> Run:
             rate_of[k] = [g.key[1]] * len(g.testers)
     for t, sid in zip(tables, sids):
         nsteps.append(int(sid.max()) + 1 if len(sid) else 0)
-        if slots is not None:
-            lat.append(t.latency)
-            off.append(t.offset)
-            err.append(_row_errors(t))
-            step.append(sid)
-            lag.append(t.sched_lag if t.sched_lag is not None else None)
-            req.append(t.request if t.request is not None else np.full(len(t.latency), -1, dtype=np.int8))
-            continue
-        # the concurrency and rate of each local step, from any of its rows
-        idx_any = np.zeros(int(sid.max()) + 1, dtype=np.int64)
-        idx_any[sid] = np.arange(len(sid))
-        for k in range(len(idx_any)):
-            i = idx_any[k]
-            c = int(t.concurrency[i]) if t.concurrency is not None else None
-            r = float(t.rate[i]) if t.rate is not None else None
-            conc_of.setdefault(k, []).append(c)
-            rate_of.setdefault(k, []).append(r)
+        if slots is None:  # by position: the concurrency and rate of each local step, from any of its rows
+            idx_any = np.zeros(int(sid.max()) + 1, dtype=np.int64)
+            idx_any[sid] = np.arange(len(sid))
+            for k in range(len(idx_any)):
+                i = idx_any[k]
+                c = int(t.concurrency[i]) if t.concurrency is not None else None
+                r = float(t.rate[i]) if t.rate is not None else None
+                conc_of.setdefault(k, []).append(c)
+                rate_of.setdefault(k, []).append(r)
         lat.append(t.latency)
         off.append(t.offset)
         err.append(_row_errors(t))
@@ -351,6 +343,7 @@ def load_run(arg: str, opts: Options) -> Run:
                    for x in every if x not in g.testers]
             if why:
                 s.incomplete, s.incomplete_reason = True, "; ".join(why)
+                s.flag_note = "incomplete: " + s.incomplete_reason
     if summary is not None:
         run.warnings += apply_step_flags(run.label, run.steps, summary)
     evaluate(run, opts)
@@ -450,13 +443,14 @@ def apply_step_flags(label: str, steps: list[analysis.Step], summary: dict) -> l
                     s.tester_bound_reason = t["tester_bound_reason"]
                 notes.append("tester-bound" + (f": {s.tester_bound_reason}" if s.tester_bound_reason else ""))
         inc = t.get("incomplete", False)
-        if isinstance(inc, bool) and not (s.incomplete and not inc):
+        if inc is True:
+            why = t.get("incomplete_reason")
+            s.incomplete, s.incomplete_reason = True, why if isinstance(why, str) else ""
+        elif inc is False and not s.incomplete:
             # a step some tester's rows are absent from stays incomplete, whatever an older summary.json says
-            s.incomplete = inc
-            if inc:
-                why = t.get("incomplete_reason")
-                s.incomplete_reason = why if isinstance(why, str) else ""
-                notes.append("incomplete" + (f": {s.incomplete_reason}" if s.incomplete_reason else ""))
+            s.incomplete = False
+        if s.incomplete:
+            notes.append("incomplete" + (f": {s.incomplete_reason}" if s.incomplete_reason else ""))
         s.tester_cpu = _fraction(t.get("tester_cpu"))
         s.host_cpu = _fraction(t.get("host_cpu"))
         s.flag_note = "; ".join(notes)

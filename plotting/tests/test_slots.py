@@ -2,11 +2,13 @@
 the same fixtures and answers as Go's results/merge_test.go (TestMerge*)."""
 from __future__ import annotations
 
+import json
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import our_row, write_meta, write_ours
-from headroom_plot import analysis
+from headroom_plot import analysis, report
 from headroom_plot.runs import Options, load_run
 
 OPTS = Options(slo_percentile=95, slo_s=0.100)
@@ -41,6 +43,18 @@ def test_a_missed_slot_leaves_the_later_steps_paired(tmp):
     run = _run(tmp, _slots([1, 2, 3, 4]), _slots([1, 0, 3, 4]))
     _check(run, [(2, 200, 1, ""), (2, 100, 2, "tester 1 sent no load in it"), (6, 200, 3, ""), (8, 200, 4, "")])
     assert not any("steps" in w and "testers" in w for w in run.warnings)
+
+
+def test_own_incomplete_mark_is_in_the_flags_and_survives_an_older_summary(tmp):
+    run = _run(tmp, _slots([1, 2, 3]), _slots([1, 0, 3]))
+    _, rows = report.step_table(run, OPTS)
+    assert rows[1][-1] == "incomplete: tester 1 sent no load in it - not counted as capacity"
+    # tester 0's own summary.json (it cannot see the others): steady flags, no incomplete
+    with open(tmp / "run" / "summary.json", "w") as f:
+        json.dump({"steps": [{"steady": True, "tester_bound": False}] * 3}, f)
+    run = load_run(str(tmp / "run"), OPTS)
+    assert [s.incomplete for s in run.steps] == [False, True, False]
+    assert run.steps[1].flag_note == "incomplete: tester 1 sent no load in it"
 
 
 def test_a_tester_that_stopped_leaves_the_last_step_last(tmp):
