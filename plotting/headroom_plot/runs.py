@@ -409,7 +409,8 @@ def _fraction(v) -> float | None:
 
 
 def apply_step_flags(label: str, steps: list[analysis.Step], summary: dict) -> list[str]:
-    """Copy each step's `steady`, `tester_bound` and `incomplete` from summary.json (matched by position).
+    """Copy each step's `steady`, `tester_bound` and `incomplete` from summary.json (matched by concurrency
+    and rate: match_summary_steps).
 
     Runs written before these fields have none: their steps stay unflagged (None). `incomplete` is only
     ever written true (absent: complete), so a run with a summary.json that has the other flags has its
@@ -421,7 +422,11 @@ def apply_step_flags(label: str, steps: list[analysis.Step], summary: dict) -> l
     if len(ss) != len(steps):
         return [f"{label}: summary.json lists {len(ss)} steps, the CSV has {len(steps)}: its steady, "
                 "tester-bound and incomplete flags are not applied"]
-    for s, t in zip(steps, ss):
+    pairs = match_summary_steps(steps, ss)
+    if pairs is None:
+        return [f"{label}: summary.json's steps do not have the CSV's concurrency and rate: its steady, "
+                "tester-bound and incomplete flags are not applied"]
+    for s, t in pairs:
         if not isinstance(t, dict):
             continue
         notes = []
@@ -455,6 +460,39 @@ def apply_step_flags(label: str, steps: list[analysis.Step], summary: dict) -> l
         s.host_cpu = _fraction(t.get("host_cpu"))
         s.flag_note = "; ".join(notes)
     return []
+
+
+def _load_key(t) -> tuple[int, float] | None:
+    """summary.json step's (concurrency, rate), or None when either is missing or not a number."""
+    if not isinstance(t, dict):
+        return None
+    c, r = t.get("concurrency"), t.get("rate", 0)
+    if isinstance(c, bool) or not isinstance(c, int) or isinstance(r, bool) or not isinstance(r, (int, float)) \
+            or not np.isfinite(r):
+        return None
+    return c, float(r)
+
+
+def match_summary_steps(steps: list, ss: list) -> list | None:
+    """Pairs each CSV step with summary.json's step of the same concurrency and rate, in order among equal
+    ones. credhub-perf's summary orders a capacity search's steps by load, while the CSV holds them as
+    probed (16, then 12...): paired by position, one step's flags landed on another. Steps without the two
+    figures on either side (older runs, hey CSVs, hostile values) pair by position; None when the figures
+    are there but do not correspond."""
+    keys = [_load_key(t) for t in ss]
+    if any(k is None for k in keys) or any(getattr(s, "concurrency", None) is None for s in steps):
+        return list(zip(steps, ss))
+    free = list(range(len(ss)))
+    out = []
+    for s in steps:
+        rate = float(s.rate or 0.0)
+        hit = next((i for i in free if keys[i][0] == s.concurrency
+                    and abs(keys[i][1] - rate) <= 1e-6 * max(1.0, abs(rate)) + 1e-3), None)
+        if hit is None:
+            return None
+        free.remove(hit)
+        out.append((s, ss[hit]))
+    return out
 
 
 def warmup_warning(label: str, meta: dict) -> str | None:

@@ -203,3 +203,33 @@ def test_hostile_incomplete_values_are_ignored(tmp):
     run = load_run(_run_dir(tmp, _summary(flags)), OPTS)
     assert [s.incomplete for s in run.steps] == [None, None, True, None]
     assert run.steps[2].flag_note == "incomplete"
+
+
+def test_flags_follow_their_step_in_a_capacity_search(tmp):
+    """A capacity search probes 1, 8, 2, 4 (as the CSV holds them); credhub-perf's summary.json lists the
+    steps by load (1, 2, 4, 8). The tester-bound flag of concurrency 8 must land on the CSV's second step,
+    not on its fourth (concurrency 4), as pairing by position did."""
+    d = tmp / "run"
+    d.mkdir()
+    rows, t = [], 0.0
+    for c in (1, 8, 2, 4):
+        rows += closed_step(t, c, 0.010, 200 * c)
+        t += 2.5
+    write_ours(d / "results.csv", rows)
+    write_meta(d)
+    ok = {"steady": True, "tester_bound": False}
+    bound = {"steady": True, "tester_bound": True, "tester_bound_reason": "tester CPU 95 % of 1 core(s)"}
+    with open(d / "summary.json", "w") as f:
+        json.dump({"steps": [{"concurrency": c, "rate": 0, **(bound if c == 8 else ok)} for c in (1, 2, 4, 8)]}, f)
+    run = load_run(str(d), OPTS)
+    assert [s.concurrency for s in run.steps] == [1, 8, 2, 4]
+    assert [s.tester_bound for s in run.steps] == [False, True, False, False]
+    assert abs(run.max_tput - 400) < 20  # concurrency 4; the tester-bound 800 req/s does not count
+
+
+def test_flags_whose_steps_do_not_correspond_are_not_applied(tmp):
+    steps = [type("S", (), {"steady": None, "tester_bound": None, "concurrency": c, "rate": 0.0})() for c in (1, 2)]
+    out = apply_step_flags("x", steps, {"steps": [{"concurrency": 1, "rate": 0, "steady": False},
+                                                  {"concurrency": 3, "rate": 0, "steady": False}]})
+    assert out and "do not have the CSV's concurrency and rate" in out[0]
+    assert all(s.steady is None for s in steps)
