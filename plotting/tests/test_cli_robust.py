@@ -212,19 +212,33 @@ def _alive(pid):
         return False
 
 
-def _start_and_wait_for_render_child(tmp, runs=3):
+def _cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def _start_and_wait_for_render_child(tmp, runs=3, hold=False):
+    """Starts headroom-plot and returns (process, its render child, out dir) once the child is there.
+    hold: the child is stopped (SIGSTOP) as soon as it is seen, so the render cannot end before the
+    test's signal (on a fast machine it did, and the run ended normally): the caller continues it."""
     dirs = [_run_dir(tmp, f"r{i}", rows_per_step=3000) for i in range(runs)]
     out = tmp / "out"
     p = subprocess.Popen([EXE, *map(str, dirs), "--out", str(out), "--format", "png,svg,pdf"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and p.poll() is None:
-        kids = _children(p.pid)
+        # the render child is a fork: same command line (not, say, a font-cache helper)
+        kids = [k for k in _children(p.pid) if _cmdline(k) == _cmdline(p.pid)]
         if kids:
+            if hold:
+                os.kill(kids[0], signal.SIGSTOP)
             return p, kids[0], out
-        time.sleep(0.01)
+        time.sleep(0.005)
     p.kill()
-    pytest.skip("the render child never appeared (render finished first?)")
+    pytest.fail("the render child never appeared")
 
 
 @pytest.mark.parametrize("sig,code,name,group", [(signal.SIGTERM, 143, "SIGTERM", False),
@@ -234,11 +248,15 @@ def test_signal_while_rendering(tmp, sig, code, name, group):
     with it, no temporary file left, nothing written afterwards."""
     if not os.path.exists(EXE) or not os.path.exists("/proc/self/task"):
         pytest.skip("needs the console script and /proc")
-    p, child, out = _start_and_wait_for_render_child(tmp)
-    if group:
-        os.killpg(p.pid, sig)
-    else:
-        os.kill(p.pid, sig)
+    p, child, out = _start_and_wait_for_render_child(tmp, hold=True)
+    assert _alive(child), "the render child ended before it could be held"
+    try:
+        if group:
+            os.killpg(p.pid, sig)
+        else:
+            os.kill(p.pid, sig)
+    finally:
+        os.kill(child, signal.SIGCONT)  # it takes the stop signal (its own or the parent's) now
     _, err = p.communicate(timeout=120)
     assert p.returncode == code, err
     assert err.decode().count("\n") == 1 and f"stopped by {name}" in err.decode() and b"Traceback" not in err, err
@@ -254,10 +272,14 @@ def test_sigkill_of_the_parent_stops_the_child(tmp):
     """Even SIGKILL: the child gets the parent-death signal and stops without writing more."""
     if not os.path.exists(EXE) or not sys.platform.startswith("linux"):
         pytest.skip("needs the console script on Linux")
-    p, child, out = _start_and_wait_for_render_child(tmp)
+    p, child, out = _start_and_wait_for_render_child(tmp, hold=True)
+    assert _alive(child), "the render child ended before it could be held"
     killed = time.time()
-    os.kill(p.pid, signal.SIGKILL)
-    p.communicate(timeout=60)
+    try:
+        os.kill(p.pid, signal.SIGKILL)
+    finally:
+        os.kill(child, signal.SIGCONT)  # its renders still ahead of it, and its parent gone
+    p.communicate(timeout=60)  # the child holds the parent's pipes until it ends
     deadline = time.monotonic() + 60
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -6,13 +6,18 @@ import (
 	"time"
 )
 
-// Histogram is a log-linear histogram of durations with a fixed memory
+// Histogram is a log-linear histogram of durations with a bounded memory
 // footprint: exact below 2048 ns, then 1024 linear sub-buckets per power of
 // two, so a bucket spans at most 1/1024 of its values and the midpoint that
 // Quantile reports is within 0.05 % of any value in it. Values above
-// maxTrackable (about 2.4 hours) are clamped.
+// maxTrackable (about 2.4 hours) are clamped. The buckets are kept in
+// chunks of one power of two (8 KB), made when a value first falls in
+// them: a step's latencies span a few powers of two, so a step costs tens
+// of KB instead of 280 KB, and a hostile CSV whose every row starts a step
+// (40,000 steps) no longer takes 13 GB. Copy with clone: chunks are shared
+// by a plain copy.
 type Histogram struct {
-	counts [histBuckets]uint64
+	chunks [histChunks]*[subCount]uint64
 	total  uint64
 }
 
@@ -22,6 +27,7 @@ const (
 	exactBelow   = 2 * subCount // values below are counted exactly
 	maxShift     = 33
 	histBuckets  = exactBelow + maxShift*subCount
+	histChunks   = histBuckets / subCount
 	maxTrackable = int64(exactBelow)<<maxShift - 1
 )
 
@@ -53,8 +59,26 @@ func bucketBounds(i int) (lo, width int64) {
 
 // Record adds one value.
 func (h *Histogram) Record(d time.Duration) {
-	h.counts[bucketOf(int64(d))]++
+	i := bucketOf(int64(d))
+	c := h.chunks[i>>subBits]
+	if c == nil {
+		c = new([subCount]uint64)
+		h.chunks[i>>subBits] = c
+	}
+	c[i&(subCount-1)]++
 	h.total++
+}
+
+// clone is a copy that later Records to h do not change.
+func (h *Histogram) clone() Histogram {
+	out := Histogram{total: h.total}
+	for k, c := range h.chunks {
+		if c != nil {
+			cc := *c
+			out.chunks[k] = &cc
+		}
+	}
+	return out
 }
 
 // Count is the number of values recorded.
@@ -62,8 +86,18 @@ func (h *Histogram) Count() uint64 { return h.total }
 
 // Merge adds o's values to h.
 func (h *Histogram) Merge(o *Histogram) {
-	for i, c := range o.counts {
-		h.counts[i] += c
+	for k, oc := range o.chunks {
+		if oc == nil {
+			continue
+		}
+		c := h.chunks[k]
+		if c == nil {
+			c = new([subCount]uint64)
+			h.chunks[k] = c
+		}
+		for i, n := range oc {
+			c[i] += n
+		}
 	}
 	h.total += o.total
 }
@@ -88,11 +122,16 @@ func (h *Histogram) Quantile(q float64) time.Duration {
 		rank = h.total
 	}
 	var seen uint64
-	for i, c := range h.counts {
-		seen += c
-		if seen >= rank {
-			lo, w := bucketBounds(i)
-			return time.Duration(lo + (w-1)/2)
+	for k, c := range h.chunks {
+		if c == nil {
+			continue
+		}
+		for j, n := range c {
+			seen += n
+			if seen >= rank {
+				lo, w := bucketBounds(k<<subBits + j)
+				return time.Duration(lo + (w-1)/2)
+			}
 		}
 	}
 	return 0
@@ -102,8 +141,18 @@ func (h *Histogram) Quantile(q float64) time.Duration {
 func (h *Histogram) CountAtMost(d time.Duration) uint64 {
 	b := bucketOf(int64(d))
 	var n uint64
-	for i := 0; i <= b; i++ {
-		n += h.counts[i]
+	for k := 0; k <= b>>subBits; k++ {
+		c := h.chunks[k]
+		if c == nil {
+			continue
+		}
+		last := subCount - 1
+		if k == b>>subBits {
+			last = b & (subCount - 1)
+		}
+		for _, x := range c[:last+1] {
+			n += x
+		}
 	}
 	return n
 }

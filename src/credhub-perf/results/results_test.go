@@ -78,6 +78,67 @@ func TestHistogramRelativeError(t *testing.T) {
 	}
 }
 
+// TestHistogramChunks: counts, merges and snapshots across the chunks the
+// buckets are kept in (made on first use), against a plain count of the
+// values: CountAtMost at every chunk edge, Quantile after a Merge into an
+// empty histogram, and a snapshot that later Records leave alone. A step
+// whose latencies span a few powers of two makes that many chunks.
+func TestHistogramChunks(t *testing.T) {
+	var a, b Histogram
+	var vals []time.Duration
+	for i := 0; i < 3000; i++ {
+		v := time.Duration(i*i*7 + i) // 0 to 63 ms: exact buckets and many chunks
+		vals = append(vals, v)
+		if i%2 == 0 {
+			a.Record(v)
+		} else {
+			b.Record(v)
+		}
+	}
+	var m Histogram
+	m.Merge(&a)
+	m.Merge(&b)
+	for k := 0; k < histChunks; k++ {
+		for _, edge := range []int{k << subBits, k<<subBits + subCount - 1} {
+			lo, w := bucketBounds(edge)
+			d := time.Duration(lo + w - 1)
+			var want uint64
+			for _, v := range vals {
+				if v <= d {
+					want++
+				}
+			}
+			if got := m.CountAtMost(d); got != want {
+				t.Fatalf("CountAtMost(%v) = %d, want %d", d, got, want)
+			}
+		}
+	}
+	sort.Slice(vals, func(i, j int) bool { return vals[i] < vals[j] })
+	if got, want := m.Quantile(0.5), vals[len(vals)/2-1]; math.Abs(float64(got-want)) > math.Max(1, float64(want)/1000) {
+		t.Errorf("merged median %v, want %v", got, want)
+	}
+	snap := m.clone()
+	before := snap.Quantile(0.99)
+	for i := 0; i < 10000; i++ {
+		m.Record(time.Hour)
+	}
+	if snap.Quantile(0.99) != before || snap.Count() != 3000 {
+		t.Errorf("a clone changed with its source: p99 %v (was %v), count %d", snap.Quantile(0.99), before, snap.Count())
+	}
+	var one Histogram
+	one.Record(3 * time.Millisecond) // 3 and 4 ms: one power of two
+	one.Record(4 * time.Millisecond)
+	n := 0
+	for _, c := range one.chunks {
+		if c != nil {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("two values 3-4 ms made %d chunks, want 1", n)
+	}
+}
+
 func TestStats(t *testing.T) {
 	s := NewStats()
 	base := time.Now()

@@ -140,7 +140,7 @@ type Snapshot struct {
 // Snapshot copies the current figures (the histogram too, so later Records
 // do not change it).
 func (s *Stats) Snapshot() Snapshot {
-	h := s.hist
+	h := s.hist.clone()
 	out := Snapshot{
 		Requests:    s.requests,
 		Errors:      s.errors,
