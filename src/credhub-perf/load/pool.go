@@ -389,12 +389,6 @@ func (p *connPool) unlend() {
 	p.mu.Unlock()
 }
 
-// waitHandoff waits up to d for a connection given back.
-func (p *connPool) waitHandoff(ctx context.Context, timer **time.Timer, d time.Duration) *fconn {
-	c, _ := waitFor(ctx, p.clk, timer, p.handoff, d)
-	return c
-}
-
 // waitFor waits up to d on the engine's clock (clk; nil: the system clock,
 // with the caller's reusable timer) for a value from ch.
 func waitFor[T any](ctx context.Context, clk Clock, timer **time.Timer, ch <-chan T, d time.Duration) (T, bool) {

@@ -223,12 +223,16 @@ func (g *stdGate) unwait() bool {
 	}
 }
 
-// dropToken gives back t's dial token, if it holds one. Called with g.mu
-// held.
-func (t *gateTicket) dropToken() {
+// arrived ends t's passage: its dial token back, if it holds one, and no
+// longer pending. Called with g.mu held.
+func (t *gateTicket) arrived() {
 	if t.token {
 		t.token = false
 		<-t.g.dials
+	}
+	if t.pending {
+		t.pending = false
+		t.g.pending--
 	}
 }
 
@@ -240,11 +244,7 @@ func (t *gateTicket) gotConn(c net.Conn) {
 	gc, _ := c.(*gatedConn)
 	g := t.g
 	g.mu.Lock()
-	t.dropToken() // it has its connection: its dial, if any, is over
-	if t.pending {
-		t.pending = false
-		g.pending--
-	}
+	t.arrived() // it has its connection: its dial, if any, is over
 	if gc != nil && !gc.closed && gc.holder != nil && gc.holder != t {
 		// The Transport gave the connection to this request before the
 		// readLoop that freed it called the last holder's PutIdleConn:
@@ -317,11 +317,7 @@ func (t *gateTicket) end() {
 		tm.Stop()
 	}
 	g.mu.Lock()
-	t.dropToken()
-	if t.pending {
-		t.pending = false
-		g.pending--
-	}
+	t.arrived()
 	g.lent--
 	g.mu.Unlock()
 }
