@@ -467,7 +467,7 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 				pool.closeAll()
 			}
 		}()
-		pool.warm(ctx, e)
+		pool.warm(ctx, e, s.Concurrency)
 	} else if pool != nil {
 		pool.closeAll()
 		pool = nil

@@ -547,3 +547,28 @@ func TestOpenLoopNoDialStormAfterStall(t *testing.T) {
 		}
 	})
 }
+
+// TestOpenLoopPredial: before a step's clock starts, the lean pool dials
+// the connections its first requests will need (the requests due during
+// one handshake), at most 4 and at most -c; a step with less than one
+// request due per handshake dials one (TestOpenLoopPacedOnClock).
+func TestOpenLoopPredial(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	for _, c := range []struct{ conc, want int64 }{{64, 4}, {2, 2}} {
+		var conns atomic.Int64
+		srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), true, false, loadtest.CountConns(&conns))
+		opts := mtlsOpts(p, true)
+		opts.FastHTTP = true
+		// 10^6 requests/s: any handshake takes more than a microsecond.
+		res := run(t, opts, load.Template{Method: "GET", URL: srv.URL}, load.Step{Concurrency: int(c.conc), Rate: 1e6, Requests: 1})
+		if len(res) != 1 || res[0].Err != "" {
+			t.Fatalf("-c %d: results %+v", c.conc, res)
+		}
+		if res[0].DNSDial != 0 {
+			t.Fatalf("-c %d: the step's request dialled (%v) beside the connections dialled before it", c.conc, res[0].DNSDial)
+		}
+		if got := conns.Load(); got != c.want {
+			t.Fatalf("-c %d at 10^6 requests/s: %d connections dialled, want %d", c.conc, got, c.want)
+		}
+	}
+}

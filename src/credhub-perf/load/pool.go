@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"sync"
 	"time"
@@ -44,8 +45,11 @@ type dialPolicy struct {
 	// stallEnd: when the tester was last seen back from a stall
 	// (noteStall); latencies of requests sent before are not used.
 	stallEnd time.Time
-	dialT    recent // the step's dials (DNS+dialup)
-	lat      recent // requests on a warm connection (waits before it excluded)
+	// stallDial: a request dials for needDial's "stall" (one at a time:
+	// decide).
+	stallDial bool
+	dialT     recent // the step's dials (DNS+dialup)
+	lat       recent // requests on a warm connection (waits before it excluded)
 }
 
 // firstPatience is the dial time assumed before any dial of the pool has
@@ -131,34 +135,76 @@ func (r *recent) median(since time.Time) time.Duration {
 	return t[k/2]
 }
 
-// warm dials one connection into the pool before the step's clock starts
-// (it is one of the step's handshakes): the step's first requests find it
-// instead of each waiting while the first handshake (which also verifies
-// the server's chain, once per engine) is still under way. Its time is not
-// a dial time: the chain's verification made it slower than the step's
-// dials. A failed dial is left to the requests, which record the error.
-// A pool kept from the previous step (Step.KeepConns) with a connection
-// idle needs none.
-func (p *connPool) warm(ctx context.Context, e *Engine) {
+// warm dials connections into the pool before the step's clock starts
+// (they are among the step's handshakes), so the step's first requests
+// find them instead of dialling while other requests come due. A pool kept
+// from the previous step (Step.KeepConns) with a connection idle needs
+// none. A failed dial is left to the requests, which record the error.
+//
+// How many: first one, whose time is the warm dial's (warmT; not a dial
+// time for the step's figures: it also verified the server's chain, once
+// per engine), then predial(rate, warmT, concurrency) in all. Why before
+// the clock: a handshake is 1-2 ms of the tester's CPU on each side; dialled
+// on the step's clock, on a tester with one core, they starved the pacer,
+// the backlog read as a short pool and dialled more: at 13,800 req/s
+// against the null server 9-22 connections (3 carry it) and 570-2,160
+// requests up to 32 ms late in the step's first 40-160 ms.
+func (p *connPool) warm(ctx context.Context, e *Engine, concurrency int) {
 	p.mu.Lock()
 	n := len(p.idle)
 	p.mu.Unlock()
 	if n > 0 {
 		return
 	}
-	w := &worker{e: e, t: e}
-	var r Result
 	real, at := e.begin()
-	c, err := w.dial(ctx, &r, real)
-	if err != nil {
+	if !p.warmOne(ctx, e) {
 		return
 	}
-	defer func() {
-		d := e.since(real, at) // on the engine's clock, as the waits
-		p.mu.Lock()
-		p.warmT = d
-		p.mu.Unlock()
-	}()
+	d := e.since(real, at) // on the engine's clock, as the waits
+	p.mu.Lock()
+	p.warmT = d
+	p.mu.Unlock()
+	more := predial(p.rate, d, concurrency) - 1
+	var wg sync.WaitGroup
+	for range more {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.warmOne(ctx, e)
+		}()
+	}
+	wg.Wait()
+}
+
+// maxPredial bounds the connections dialled before a step's clock: "a
+// few" beyond the step's peak in flight is what issue 17 allows, and a
+// step that needs more dials them as its requests show the need.
+const maxPredial = 4
+
+// predial is how many connections to dial before a step's clock: the
+// requests that come due at rate during one handshake (warm: the warm
+// dial's time), at least 1, at most maxPredial and concurrency. Each of
+// those requests would wait for a connection dialled on the step's clock;
+// a step with less than one request per handshake gains nothing from a
+// second connection (10 req/s: 1; 640 req/s with 2.5 ms handshakes: 2;
+// 13,800 req/s: 4).
+func predial(rate float64, warm time.Duration, concurrency int) int {
+	k := math.Ceil(rate * warm.Seconds())
+	if !(k >= 1) { // NaN too
+		k = 1
+	}
+	return int(min(k, maxPredial, float64(max(concurrency, 1))))
+}
+
+// warmOne dials one connection into the pool; false when the dial failed.
+func (p *connPool) warmOne(ctx context.Context, e *Engine) bool {
+	w := &worker{e: e, t: e}
+	var r Result
+	real, _ := e.begin()
+	c, err := w.dial(ctx, &r, real)
+	if err != nil {
+		return false
+	}
 	// Send the held last handshake flight now rather than with the first
 	// request, so the server checks the client's certificate before the
 	// step instead of while its first requests are due. (Only Linux's
@@ -166,12 +212,13 @@ func (p *connPool) warm(ctx context.Context, e *Engine) {
 	if f, ok := any(c.sc).(interface{ flush() error }); ok && c.sc != nil {
 		if err := f.flush(); err != nil {
 			_ = c.nc.Close()
-			return
+			return false
 		}
 	}
 	p.mu.Lock()
 	p.idle = append(p.idle, c)
 	p.mu.Unlock()
+	return true
 }
 
 // noteDial records a dial's time (DNS+dialup).
@@ -251,10 +298,18 @@ func (p *connPool) acquire(ctx context.Context, timer **time.Timer) (*fconn, fun
 			// handed over meanwhile either (the server is back: the
 			// queue clears without it).
 			p.mu.Lock()
-			back := p.handed != seen
+			back := p.handed != seen || p.stallDial
+			if !back {
+				p.stallDial = true
+			}
 			p.mu.Unlock()
 			if !back {
-				return c, done
+				return c, func() {
+					p.mu.Lock()
+					p.stallDial = false
+					p.mu.Unlock()
+					done()
+				}
 			}
 			p.unlend()
 			done()
@@ -294,10 +349,23 @@ func (p *connPool) unwait() (*fconn, bool) {
 
 // decide is needDial on the policy's figures, with the wait before asking
 // again (a dial's time) and the count of connections handed over so far.
+// While one request dials for needDial's "stall", the others that find
+// nothing back wait (and ask again after a dial's time). When every busy
+// connection stops answering at once, the server (or the path to it) has
+// most likely stalled as a whole: a new connection's handshake waits for
+// it too, and each costs the tester 1-2 ms of CPU on the core that sends.
+// Before, every request that waited a dial's time took a dial token (four
+// in flight): against the null server at 13,800 req/s a 10 ms pause of the
+// server's core was followed by 9-48 handshakes and 800-2,000 requests
+// sent up to 70 ms late. One dial still frees a request stuck behind the
+// only connection.
 // Called with p.mu held.
 func (p *dialPolicy) decide(waited, stalled bool) (why string, patience time.Duration, seen uint64) {
 	patience = p.patience()
 	why = needDial(p.lent, patience, p.lat.median(p.stallEnd), p.lat.least(p.stallEnd), p.rate, waited, stalled)
+	if why == "stall" && p.stallDial {
+		why = "" // one at a time
+	}
 	return why, patience, p.handed
 }
 

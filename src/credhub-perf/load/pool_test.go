@@ -321,3 +321,94 @@ func TestConnPoolStallVoidsLatencies(t *testing.T) {
 		t.Fatalf("slow since the stall: got %p, token %v; want a dial token at once", c, done != nil)
 	}
 }
+
+// TestConnPoolStallDialsOneAtATime: every busy connection stops answering
+// (the server stalled as a whole) while requests wait: after a dial's time
+// one of them dials, the others wait again; once that dial is over,
+// another may.
+func TestConnPoolStallDialsOneAtATime(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	clk := loadtest.NewFakeClock(now)
+	p := newConnPool(4, clk, 1700, 64)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const dial = 2 * time.Millisecond
+	for range 8 {
+		p.noteDial(dial)
+		p.noteLatency(now, 150*time.Microsecond)
+	}
+	p.lent = 2 // both busy, neither comes back
+	loans := make([]<-chan loan, 5)
+	for i := range loans {
+		loans[i] = acquireAsync(p, ctx)
+	}
+	for range loans {
+		recv(t, clk.Sleeping)
+	}
+	waiting := len(loans)
+	for round := 1; round <= 2; round++ {
+		at := now.Add(time.Duration(round) * dial)
+		clk.Set(at) // a dial's time more, nothing back
+		// One request dials; every other one waits a dial's time again
+		// (each either sleeps again or has dialled: count both).
+		var dialled []func()
+		stuck := time.Now().Add(10 * time.Second) // real time: a hang's bound, not a timing
+		for slept := 0; slept+len(dialled) < waiting; {
+			if time.Now().After(stuck) {
+				t.Fatalf("round %d: %d requests dialled, %d wait a dial's time again, %d neither (blocked for a dial token?)", round, len(dialled), slept, waiting-slept-len(dialled))
+			}
+			select {
+			case d := <-clk.Sleeping:
+				if !d.Equal(at.Add(dial)) {
+					t.Fatalf("round %d: a request waits until %v, want %v", round, d.Sub(now), at.Add(dial).Sub(now))
+				}
+				slept++
+			default:
+				for i, ch := range loans {
+					if ch == nil {
+						continue
+					}
+					select {
+					case l := <-ch:
+						if l.c != nil || l.done == nil {
+							t.Fatalf("round %d, request %d: got %p, token %v; want a dial token", round, i, l.c, l.done != nil)
+						}
+						dialled = append(dialled, l.done)
+						loans[i] = nil
+					default:
+					}
+				}
+				runtime.Gosched()
+			}
+		}
+		if len(dialled) != 1 {
+			t.Fatalf("round %d: %d requests dialled for a stalled server, want 1", round, len(dialled))
+		}
+		waiting--
+		dialled[0]() // that dial is over (its request is in flight)
+	}
+}
+
+// TestPredial: the connections dialled before a step's clock.
+func TestPredial(t *testing.T) {
+	const ms = time.Millisecond
+	for _, c := range []struct {
+		rate float64
+		warm time.Duration
+		conc int
+		want int
+	}{
+		{10, 2 * ms, 64, 1},                    // one request per 50 handshakes
+		{640, 2500 * time.Microsecond, 256, 2}, // 1.6 due during one
+		{13800, 2 * ms, 256, 4},                // 27.6 due: capped
+		{13800, 2 * ms, 3, 3},                  // capped by -c
+		{500, 2 * ms, 64, 1},                   // exactly one due
+		{501, 2 * ms, 64, 2},
+		{1000, 0, 64, 1}, // untimed (a fake clock)
+		{1000, 2 * ms, 0, 1},
+	} {
+		if got := predial(c.rate, c.warm, c.conc); got != c.want {
+			t.Errorf("predial(%v req/s, %v, -c %d) = %d, want %d", c.rate, c.warm, c.conc, got, c.want)
+		}
+	}
+}

@@ -128,7 +128,9 @@ type gateTicket struct {
 	g       *stdGate
 	pending bool // let through, not yet at GotConn (under g.mu)
 	token   bool // holds a dial token (under g.mu)
-	conn    atomic.Pointer[gatedConn]
+	// stallDial: its dial is the one for needDial's "stall" (under g.mu)
+	stallDial bool
+	conn      atomic.Pointer[gatedConn]
 	// back is closed once the connection the request held is idle again
 	// or closed (made with conn).
 	back chan struct{}
@@ -168,7 +170,10 @@ func (g *stdGate) enter(ctx context.Context, timer **time.Timer) *gateTicket {
 					// Dial only if nothing came back meanwhile either
 					// (the server is back: the queue clears without it).
 					g.mu.Lock()
-					back := g.handed != seen
+					back := g.handed != seen || g.stallDial
+					if !back {
+						g.stallDial, t.stallDial = true, true
+					}
 					g.mu.Unlock()
 					if back {
 						<-g.dials
@@ -229,6 +234,10 @@ func (t *gateTicket) arrived() {
 	if t.token {
 		t.token = false
 		<-t.g.dials
+	}
+	if t.stallDial {
+		t.stallDial = false
+		t.g.stallDial = false
 	}
 	if t.pending {
 		t.pending = false
