@@ -446,6 +446,10 @@ def apply_step_flags(label: str, steps: list[analysis.Step], summary: dict) -> l
             if s.tester_bound:
                 if isinstance(t.get("tester_bound_reason"), str):
                     s.tester_bound_reason = t["tester_bound_reason"]
+                advice = t.get("tester_bound_advice")
+                s.tester_bound_advice = (list(advice) if isinstance(advice, list) and advice
+                                         and all(isinstance(a, str) for a in advice)
+                                         else tester_bound_advice(s.tester_bound_reason))
                 notes.append("tester-bound" + (f": {s.tester_bound_reason}" if s.tester_bound_reason else ""))
         inc = t.get("incomplete", False)
         if inc is True:
@@ -551,7 +555,7 @@ def evaluate(run: Run, opts: Options) -> None:
                              "changing under load)"),
                             (lambda s: s.tester_bound is True, "tester-bound",
                              "the tester was short of CPU (its own or its host's), so these steps measured the tester: "
-                             + bound_advice([s.tester_bound_reason for s in st if s.tester_bound])),
+                             + bound_advice([s for s in st if s.tester_bound])),
                             (lambda s: s.incomplete is True, "incomplete",
                              "some tester did not load them for their whole slot (it stopped, crashed or started "
                              "late; see the step table's flags), so their throughput undercounts the load "
@@ -586,33 +590,66 @@ def evaluate(run: Run, opts: Options) -> None:
         w.append(f"{name}: fewer than 3 usable steps, no knee fitted")
 
 
-def bound_advice(reasons: list[str]) -> str:
-    """What to do about tester-bound steps, by what bound them (results.TesterBoundAdvice in Go).
+# What to do about each kind of tester bound, in the order advice is given: summary.json's per-step
+# tester_bound_advice says it since it has that field; this copy serves the runs written before. Both are
+# held to src/credhub-perf/results/testdata/tester_bound_advice.json (results.testerBoundKinds in Go).
+TESTER_BOUND_KINDS = (
+    ("tester CPU", "add testers or use a bigger VM"),
+    ("host CPU", "other work kept the tester's CPUs busy: run on a quiet machine (a target on the same machine "
+                 "counts too: lower the load, or move the target or the tester to another host)"),
+    ("CPU steal", "the hypervisor gave the tester's CPUs to other guests: use a VM with dedicated CPUs, or run "
+                  "again later"),
+)
 
-    A tester short of CPU needs more or bigger testers; a busy host is other work beside the tester (on a
-    laptop other programs, or a target on the same machine), which a bigger tester does not cure."""
-    text = " ".join(reasons)
+
+def tester_bound_advice(reason: str) -> list[str]:
+    """What to do about a tester_bound_reason, one item a kind of bound it names (a merged step's may name
+    several); a reason naming none gets the tester's advice. For runs whose summary.json has no advice."""
+    return [a for k, a in TESTER_BOUND_KINDS if k in reason] or [TESTER_BOUND_KINDS[0][1]]
+
+
+def bound_advice(steps: list[analysis.Step]) -> str:
+    """What to do about tester-bound steps: their advice, each item once, in the steps' order
+    (results.boundAdvice in Go)."""
     do = []
-    if "tester CPU" in text:
-        do.append("add testers or use a bigger VM")
-    if "host CPU" in text:
-        do.append("other work kept the tester's CPUs busy: run on a quiet machine (a target on the same machine "
-                  "counts too: lower the load, or move the target or the tester to another host)")
-    if "steal" in text:
-        do.append("the hypervisor gave the tester's CPUs to other guests: use a VM with dedicated CPUs, or run "
-                  "again later")
-    return "; ".join(do) or "add testers or use a bigger VM"
+    for s in steps:
+        for a in s.tester_bound_advice or tester_bound_advice(s.tester_bound_reason):
+            if a not in do:
+                do.append(a)
+    return "; ".join(do)
+
+
+def bound_kinds(steps: list[analysis.Step]) -> str:
+    """The kinds of bound among tester-bound steps with the range of the figure where the run has it
+    ("tester CPU 93 %", "host CPU 97-100 % busy"), in TESTER_BOUND_KINDS' order (results.boundKinds in Go)."""
+    kinds = []
+    for k, _ in TESTER_BOUND_KINDS:
+        hit = [s for s in steps if k in s.tester_bound_reason]
+        if not hit:
+            continue
+        fig = [getattr(s, {"tester CPU": "tester_cpu", "host CPU": "host_cpu"}.get(k, ""), None) for s in hit]
+        fig = [f for f in fig if f is not None]
+        lo, hi = (f"{100 * min(fig):.0f}", f"{100 * max(fig):.0f}") if fig else ("", "")
+        kinds.append(k + ((f" {lo} %" if lo == hi else f" {lo}-{hi} %") if fig else "")
+                     + (" busy" if k == "host CPU" else ""))
+    return ", ".join(kinds) or "no reason recorded"
 
 
 def no_capacity_reason(run: Run, opts: Options) -> str:
     """Why a run has no capacity at the SLO although some of its steps met it ("" otherwise).
 
     Such steps were left out as tester-bound, not steady or incomplete, so the capacity is unknown, not absent: the
-    capacity table, the scalability fit and the recommendation go without this run."""
+    capacity table, the scalability fit and the recommendation go without this run. The sentence is
+    summary.txt's (results.Summary.NoCapacityReason), about the steps within this SLO."""
     if run.max_tput is not None:
         return ""
     met = [s for s in run.steps if s.slo_s <= opts.slo_s and s.error_rate <= opts.max_error_rate
            and not s.counts(opts.max_error_rate)]
+    return no_capacity_sentence(met, len(run.steps))
+
+
+def no_capacity_sentence(met: list[analysis.Step], steps: int) -> str:
+    """The reason for steps that met the SLO without counting, out of `steps` ("" when there are none)."""
     if not met:
         return ""
     bound = [s for s in met if s.tester_bound is True]
@@ -620,25 +657,14 @@ def no_capacity_reason(run: Run, opts: Options) -> str:
     incomplete = [s for s in met if s.tester_bound is not True and s.steady is not False and s.incomplete is True]
     why = []
     if bound:
-        kinds = []
-        for k in ("tester CPU", "host CPU", "CPU steal"):
-            hit = [s for s in bound if k in s.tester_bound_reason]
-            if not hit:
-                continue
-            fig = [getattr(s, {"tester CPU": "tester_cpu", "host CPU": "host_cpu"}.get(k, ""), None) for s in hit]
-            fig = [f for f in fig if f is not None]
-            lo, hi = (f"{100 * min(fig):.0f}", f"{100 * max(fig):.0f}") if fig else ("", "")
-            kinds.append(k + ((f" {lo} %" if lo == hi else f" {lo}-{hi} %") if fig else "")
-                         + (" busy" if k == "host CPU" else ""))
-        why.append(f"{len(bound)} tester-bound ({', '.join(kinds) or 'no reason recorded'}): "
-                   + bound_advice([s.tester_bound_reason for s in bound]))
+        why.append(f"{len(bound)} tester-bound ({bound_kinds(bound)}): {bound_advice(bound)}")
     if unsteady:
         why.append(f"{len(unsteady)} not steady: the target was warming up or changing under the load "
                    "(see warmup.run)")
     if incomplete:
         why.append(f"{len(incomplete)} incomplete: some tester did not load them for their whole slot "
                    "(see the step warnings)")
-    return (f"{len(met)} of {len(run.steps)} steps met the SLO but none counts: " + "; ".join(why))
+    return (f"{len(met)} of {steps} steps met the SLO but none counts: " + "; ".join(why))
 
 
 def check_summary(run: Run, summary: dict) -> list[str]:

@@ -4,9 +4,11 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from conftest import closed_step, write_meta, write_ours
-from headroom_plot import report
-from headroom_plot.runs import Options, apply_step_flags, load_run, warmup_warning
+from headroom_plot import analysis, report, runs
+from headroom_plot.runs import Options, apply_step_flags, load_run, no_capacity_sentence, warmup_warning
 
 OPTS = Options(slo_percentile=95, slo_s=0.100)
 
@@ -233,3 +235,44 @@ def test_flags_whose_steps_do_not_correspond_are_not_applied(tmp):
                                                   {"concurrency": 3, "rate": 0, "steady": False}]})
     assert out and "do not have the CSV's concurrency and rate" in out[0]
     assert all(s.steady is None for s in steps)
+
+
+# What summary.txt says (results/advice_test.go writes it): the report must say the same.
+ADVICE = json.load(open(os.path.join(os.path.dirname(__file__), "..", "..", "src", "credhub-perf", "results",
+                                     "testdata", "tester_bound_advice.json")))
+
+
+@pytest.mark.parametrize("case", ADVICE["advice"], ids=lambda c: c["reason"] or "no reason")
+def test_advice_for_runs_before_summary_had_it_is_summary_txts(case):
+    assert runs.tester_bound_advice(case["reason"]) == case["advice"]
+
+
+def _summary_steps(ss):
+    return [analysis.Step(index=i, concurrency=t["concurrency"], rate=t["rate"], requests=t["requests"],
+                          errors=t["errors"], duration_s=1.0, throughput=t["throughput"], mean_s=t["mean_s"],
+                          p50_s=t["p50_s"], p90_s=t["p90_s"], p95_s=t["p95_s"], p99_s=t["p99_s"], max_s=t["max_s"],
+                          slo_s=t["slo_percentile_s"], t0=0.0, t1=1.0, in_flight=0.0, littles_residual=None)
+            for i, t in enumerate(ss)]
+
+
+@pytest.mark.parametrize("old", [False, True], ids=["advice from summary.json", "run before tester_bound_advice"])
+@pytest.mark.parametrize("case", ADVICE["no_capacity"], ids=lambda c: c["reason"][:40])
+def test_no_capacity_reason_is_summary_txts(case, old):
+    ss = [{k: v for k, v in t.items() if not (old and k == "tester_bound_advice")} for t in case["steps"]]
+    steps = _summary_steps(ss)
+    assert apply_step_flags("r", steps, {"steps": ss}) == []
+    slo = case["slo"]
+    met = [s for s in steps if s.slo_s <= slo["latency_s"] and s.error_rate <= slo["max_error_rate"]
+           and not s.counts(slo["max_error_rate"])]
+    assert no_capacity_sentence(met, len(steps)) == case["reason"]
+
+
+def test_the_report_gives_summary_jsons_advice(tmp):
+    """A run's summary.json says what to do about its tester-bound steps; the report passes it on."""
+    said = {"steady": True, "tester_bound": True, "tester_bound_reason": "tester CPU 95 % of 2 core(s)",
+            "tester_cpu": 0.95, "tester_bound_advice": ["run the tester on its own VM"]}
+    run = load_run(_run_dir(tmp, _summary([said] * 4)), OPTS)
+    assert run.no_capacity_why == ("4 of 4 steps met the SLO but none counts: 4 tester-bound (tester CPU 95 %): "
+                                   "run the tester on its own VM")
+    assert "so these steps measured the tester: run the tester on its own VM; they do not count" in \
+        "\n".join(run.warnings)

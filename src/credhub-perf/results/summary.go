@@ -56,6 +56,10 @@ type SummaryStep struct {
 	// tester was (the reason then names it); a bound step never counts as
 	// capacity.
 	TesterUsage
+	// TesterBoundAdvice: what to do about a tester-bound step, one item a
+	// kind of bound its reason names (testerBoundKinds), so that
+	// headroom-plot gives the advice summary.txt gives.
+	TesterBoundAdvice []string `json:"tester_bound_advice,omitempty"`
 	// Incomplete: with several testers, some tester did not load the step
 	// for its whole slot (stopped, crashed, started late, or its results
 	// are missing), so its throughput undercounts the load the target
@@ -261,12 +265,15 @@ func (s *Summary) Finish() {
 	}
 	s.Requests, s.Errors = 0, 0
 	s.StepWarnings = nil
-	for _, st := range s.Steps {
+	for i := range s.Steps {
+		st := &s.Steps[i]
 		if st.Requests > 0 && !st.Steady {
-			s.StepWarnings = append(s.StepWarnings, notSteadyWarning(st))
+			s.StepWarnings = append(s.StepWarnings, notSteadyWarning(*st))
 		}
+		st.TesterBoundAdvice = nil
 		if st.TesterBound {
-			s.StepWarnings = append(s.StepWarnings, fmt.Sprintf("%s at step %d (%s): %s; the step measured the tester, not CredHub, and is not counted as capacity", st.TesterBoundReason, st.Step, st.label(), TesterBoundAdvice(st.TesterBoundReason)))
+			st.TesterBoundAdvice = testerBoundAdvice(st.TesterBoundReason)
+			s.StepWarnings = append(s.StepWarnings, fmt.Sprintf("%s at step %d (%s): %s; the step measured the tester, not CredHub, and is not counted as capacity", st.TesterBoundReason, st.Step, st.label(), strings.Join(st.TesterBoundAdvice, "; ")))
 		}
 		if st.Incomplete {
 			s.StepWarnings = append(s.StepWarnings, fmt.Sprintf("step %d (%s) is incomplete: %s; its throughput undercounts the load the target carried, and it is not counted as capacity", st.Step, st.label(), st.IncompleteReason))
@@ -331,79 +338,125 @@ func (s *Summary) Finish() {
 	}
 }
 
-// TesterBoundAdvice is what to do about a tester_bound_reason: a tester
-// short of CPU needs more or bigger testers, but a busy host is other work
-// beside the tester (on a laptop, other programs or a target that runs on
-// the same machine), which a bigger tester does not cure.
-func TesterBoundAdvice(reason string) string {
+// testerBoundKinds are the figures that make a step tester-bound (the
+// start of each cpuload.Usage.Bound reason) and what to do about each, in
+// the order advice is given. A tester short of CPU needs more or bigger
+// testers, but a busy host is other work beside the tester (on a laptop,
+// other programs or a target that runs on the same machine), which a
+// bigger tester does not cure. headroom-plot takes the advice from
+// summary.json's tester_bound_advice; its own copy, for runs written
+// before that field, is held to testdata/tester_bound_advice.json too.
+var testerBoundKinds = []struct{ kind, advice string }{
+	{"tester CPU", "add testers or use a bigger VM"},
+	{"host CPU", "other work kept the tester's CPUs busy: run on a quiet machine (a target on the same machine counts too: lower the load, or move the target or the tester to another host)"},
+	{"CPU steal", "the hypervisor gave the tester's CPUs to other guests: use a VM with dedicated CPUs, or run again later"},
+}
+
+// testerBoundAdvice is what to do about a tester_bound_reason, one item a
+// kind of bound it names (a merged step's may name several); a reason
+// naming none gets the tester's advice.
+func testerBoundAdvice(reason string) []string {
 	var do []string
-	if strings.Contains(reason, "tester CPU") {
-		do = append(do, "add testers or use a bigger VM")
-	}
-	if strings.Contains(reason, "host CPU") {
-		do = append(do, "other work kept the tester's CPUs busy: run on a quiet machine (a target on the same machine counts too: lower the load, or move the target or the tester to another host)")
-	}
-	if strings.Contains(reason, "steal") {
-		do = append(do, "the hypervisor gave the tester's CPUs to other guests: use a VM with dedicated CPUs, or run again later")
+	for _, k := range testerBoundKinds {
+		if strings.Contains(reason, k.kind) {
+			do = append(do, k.advice)
+		}
 	}
 	if len(do) == 0 {
-		return "add testers or use a bigger VM"
+		return []string{testerBoundKinds[0].advice}
+	}
+	return do
+}
+
+// boundAdvice is what to do about several tester-bound steps: their
+// advice, each item once, in the steps' order (headroom-plot's
+// bound_advice).
+func boundAdvice(steps []SummaryStep) string {
+	var do []string
+	seen := map[string]bool{}
+	for _, st := range steps {
+		for _, a := range testerBoundAdvice(st.TesterBoundReason) {
+			if !seen[a] {
+				seen[a] = true
+				do = append(do, a)
+			}
+		}
 	}
 	return strings.Join(do, "; ")
+}
+
+// boundKinds names the kinds of bound among tester-bound steps, with the
+// range of the figure where summary.json has it ("tester CPU 93 %", "host
+// CPU 97-100 % busy"), in testerBoundKinds' order (headroom-plot's
+// bound_kinds).
+func boundKinds(steps []SummaryStep) string {
+	var kinds []string
+	for _, k := range testerBoundKinds {
+		lo, hi, hit := math.Inf(1), math.Inf(-1), false
+		for _, st := range steps {
+			if !strings.Contains(st.TesterBoundReason, k.kind) {
+				continue
+			}
+			hit = true
+			fig := map[string]*float64{"tester CPU": st.TesterCPU, "host CPU": st.HostCPU}[k.kind]
+			if fig != nil {
+				lo, hi = math.Min(lo, *fig), math.Max(hi, *fig)
+			}
+		}
+		if !hit {
+			continue
+		}
+		name := k.kind
+		if !math.IsInf(lo, 1) {
+			l, h := fmt.Sprintf("%.0f", 100*lo), fmt.Sprintf("%.0f", 100*hi)
+			if l == h {
+				name += " " + l + " %"
+			} else {
+				name += " " + l + "-" + h + " %"
+			}
+		}
+		if k.kind == "host CPU" {
+			name += " busy"
+		}
+		kinds = append(kinds, name)
+	}
+	if len(kinds) == 0 {
+		return "no reason recorded"
+	}
+	return strings.Join(kinds, ", ")
 }
 
 // NoCapacityReason explains a run without a capacity at the SLO in which
 // some step met the SLO but did not count (tester-bound, not steady or
 // incomplete):
-// the capacity is unknown, not absent. "" otherwise.
+// the capacity is unknown, not absent. "" otherwise. headroom-plot's
+// no_capacity_reason says the same about the steps it finds within its
+// SLO.
 func (s *Summary) NoCapacityReason() string {
 	if s.MaxThroughputAtSLO != nil {
 		return ""
 	}
-	var met, bound, unsteady, incomplete int
-	var reasons []string
-	seen := map[string]bool{}
-	lo, hi := math.Inf(1), math.Inf(-1)
+	var met, bound []SummaryStep
+	var unsteady, incomplete int
 	for _, st := range s.Steps {
 		if !st.MeetsSLO || st.Counts(s.SLO) {
 			continue
 		}
-		met++
+		met = append(met, st)
 		if st.TesterBound {
-			bound++
-			if st.HostCPU != nil && strings.Contains(st.TesterBoundReason, "host CPU") {
-				lo, hi = math.Min(lo, *st.HostCPU), math.Max(hi, *st.HostCPU)
-			}
-			for _, r := range strings.Split(st.TesterBoundReason, "; ") {
-				kind := strings.SplitN(r, " ", 3)
-				k := strings.Join(kind[:min(2, len(kind))], " ")
-				if !seen[k] {
-					seen[k] = true
-					reasons = append(reasons, k)
-				}
-			}
+			bound = append(bound, st)
 		} else if !st.Steady {
 			unsteady++
 		} else if st.Incomplete {
 			incomplete++
 		}
 	}
-	if met == 0 {
+	if len(met) == 0 {
 		return ""
 	}
 	var why []string
-	if bound > 0 {
-		kinds := append([]string(nil), reasons...)
-		for i, k := range kinds {
-			if k == "host CPU" && !math.IsInf(lo, 1) {
-				r := fmt.Sprintf("%.0f-%.0f", 100*lo, 100*hi)
-				if fmt.Sprintf("%.0f", 100*lo) == fmt.Sprintf("%.0f", 100*hi) {
-					r = fmt.Sprintf("%.0f", 100*hi)
-				}
-				kinds[i] = "host CPU " + r + " % busy"
-			}
-		}
-		why = append(why, fmt.Sprintf("%d tester-bound (%s): %s", bound, strings.Join(kinds, ", "), TesterBoundAdvice(strings.Join(reasons, "; "))))
+	if len(bound) > 0 {
+		why = append(why, fmt.Sprintf("%d tester-bound (%s): %s", len(bound), boundKinds(bound), boundAdvice(bound)))
 	}
 	if unsteady > 0 {
 		why = append(why, fmt.Sprintf("%d not steady: the target was warming up or changing under the load (see warmup.run)", unsteady))
@@ -411,7 +464,7 @@ func (s *Summary) NoCapacityReason() string {
 	if incomplete > 0 {
 		why = append(why, fmt.Sprintf("%d incomplete: some tester did not load them for their whole slot (see the step warnings)", incomplete))
 	}
-	return fmt.Sprintf("unknown: %d of %d steps met the SLO but none counts: %s", met, len(s.Steps), strings.Join(why, "; "))
+	return fmt.Sprintf("unknown: %d of %d steps met the SLO but none counts: %s", len(met), len(s.Steps), strings.Join(why, "; "))
 }
 
 func notSteadyWarning(st SummaryStep) string {

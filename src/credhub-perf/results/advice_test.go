@@ -1,0 +1,102 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/tester_bound_advice.json")
+
+// adviceFile holds what summary.txt tells an operator about tester-bound
+// and uncounted steps; headroom-plot's tests (plotting/tests/test_flags.py)
+// hold its report to the same file, so the two cannot drift apart.
+const adviceFile = "testdata/tester_bound_advice.json"
+
+type adviceCase struct {
+	Reason string   `json:"reason"`
+	Advice []string `json:"advice"`
+}
+
+type noCapacityCase struct {
+	SLO   SLO           `json:"slo"`
+	Steps []SummaryStep `json:"steps"`
+	// Reason: NoCapacityReason without its "unknown: " (headroom-plot
+	// says "NO CAPACITY at the SLO: " instead).
+	Reason string `json:"reason"`
+}
+
+type adviceGolden struct {
+	Advice     []adviceCase     `json:"advice"`
+	NoCapacity []noCapacityCase `json:"no_capacity"`
+}
+
+func TestTesterBoundAdviceMatchesTestdata(t *testing.T) {
+	var g adviceGolden
+	for _, r := range []string{
+		"tester CPU 93 % of 2 core(s)",
+		"host CPU 97 % busy on the tester's core(s)",
+		"CPU steal 25 % on the tester's core(s)",
+		"tester 0: host CPU 97 % busy on the tester's core(s); tester 1: tester CPU 91 % of 2 core(s)",
+		"", // a bound step without a reason (hand-made or hostile summary.json)
+	} {
+		g.Advice = append(g.Advice, adviceCase{r, testerBoundAdvice(r)})
+	}
+	slo := SLO{Percentile: 95, LatencyS: 0.100, MaxErrorRate: 0.01}
+	f := func(v float64) *float64 { return &v }
+	step := func(conc int, u TesterUsage) SummaryStep {
+		return SummaryStep{Concurrency: conc, Tally: Tally{Requests: 1000}, Throughput: float64(100 * conc),
+			Latencies: Latencies{MeanS: 0.01, P95S: 0.02, SLOPercentileS: 0.02}, MeetsSLO: true, Steady: true, TesterUsage: u}
+	}
+	host := func(conc int, h float64) SummaryStep {
+		return step(conc, TesterUsage{HostCPU: f(h), TesterBound: true, TesterBoundReason: fmt.Sprintf("host CPU %.0f %% busy on the tester's core(s)", 100*h)})
+	}
+	unsteady := step(5, TesterUsage{})
+	unsteady.Steady = false
+	incomplete := step(6, TesterUsage{})
+	incomplete.Incomplete, incomplete.IncompleteReason = true, "tester 1 sent no load in it"
+	over := step(7, TesterUsage{})
+	over.SLOPercentileS, over.P95S, over.MeetsSLO = 0.3, 0.3, false
+	for _, steps := range [][]SummaryStep{
+		// the single-host demo on a busy laptop
+		{host(1, 0.97), host(2, 1.0), host(3, 0.99)},
+		// every kind of step that met the SLO without counting; advice in
+		// the steps' order, each item once
+		{host(1, 0.96),
+			step(2, TesterUsage{TesterCPU: f(0.93), TesterBound: true, TesterBoundReason: "tester CPU 93 % of 2 core(s)"}),
+			step(3, TesterUsage{TesterCPU: f(0.91), HostCPU: f(0.99), TesterBound: true, TesterBoundReason: "tester 0: host CPU 99 % busy on the tester's core(s); tester 1: tester CPU 91 % of 2 core(s)"}),
+			step(4, TesterUsage{HostSteal: f(0.3), TesterBound: true, TesterBoundReason: "CPU steal 30 % on the tester's core(s)"}),
+			unsteady, incomplete, over},
+		{step(1, TesterUsage{TesterBound: true}), unsteady},
+	} {
+		s := &Summary{SLO: slo, Steps: steps}
+		s.Finish()
+		why := s.NoCapacityReason()
+		if !strings.HasPrefix(why, "unknown: ") {
+			t.Fatalf("no capacity reason %q", why)
+		}
+		g.NoCapacity = append(g.NoCapacity, noCapacityCase{slo, s.Steps, strings.TrimPrefix(why, "unknown: ")})
+	}
+	b, err := json.MarshalIndent(g, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, '\n')
+	if *update {
+		if err := os.WriteFile(adviceFile, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(filepath.FromSlash(adviceFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, want) {
+		t.Errorf("%s is not what summary.txt says now: if the change is meant, run go test ./results -update and make headroom-plot say the same (cd plotting && python -m pytest tests/test_flags.py)", adviceFile)
+	}
+}
