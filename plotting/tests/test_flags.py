@@ -13,16 +13,17 @@ from headroom_plot.runs import Options, apply_step_flags, load_run, no_capacity_
 OPTS = Options(slo_percentile=95, slo_s=0.100)
 
 
-def _run_dir(tmp, summary_steps=None, warmup=None):
-    d = tmp / "run"
+def _run_dir(tmp, summary_steps=None, warmup=None, name="run", concurrencies=(1, 2, 4, 8), **meta):
+    d = tmp / name
     d.mkdir()
     rows, t = [], 0.0
-    # concurrency 1, 2, 4, 8 at 10 ms: throughput 100, 200, 400, 800 req/s, all within the SLO
-    for c in (1, 2, 4, 8):
+    # each concurrency at 10 ms: throughput 100 x concurrency req/s (100, 200, 400, 800), all within the SLO
+    for c in concurrencies:
         rows += closed_step(t, c, 0.010, 200 * c)
         t += 2.5
     write_ours(d / "results.csv", rows)
-    meta = {} if warmup is None else {"warmup": warmup}
+    if warmup is not None:
+        meta["warmup"] = warmup
     write_meta(d, **meta)
     if summary_steps is not None:
         with open(d / "summary.json", "w") as f:
@@ -91,17 +92,7 @@ def test_warmup_warning_and_report_line(tmp):
 
 
 def _counted_run(tmp, name, instances, flags):
-    d = tmp / name
-    d.mkdir()
-    rows, t = [], 0.0
-    for c in (1, 2, 4, 8):
-        rows += closed_step(t, c, 0.010, 200 * c)
-        t += 2.5
-    write_ours(d / "results.csv", rows)
-    write_meta(d, instances=instances, label=f"{instances}-instances")
-    with open(d / "summary.json", "w") as f:
-        json.dump({"steps": _summary(flags)}, f)
-    return str(d)
+    return _run_dir(tmp, _summary(flags), name=name, instances=instances, label=f"{instances}-instances")
 
 
 def _host_bound(cpu):
@@ -211,19 +202,10 @@ def test_flags_follow_their_step_in_a_capacity_search(tmp):
     """A capacity search probes 1, 8, 2, 4 (as the CSV holds them); credhub-perf's summary.json lists the
     steps by load (1, 2, 4, 8). The tester-bound flag of concurrency 8 must land on the CSV's second step,
     not on its fourth (concurrency 4), as pairing by position did."""
-    d = tmp / "run"
-    d.mkdir()
-    rows, t = [], 0.0
-    for c in (1, 8, 2, 4):
-        rows += closed_step(t, c, 0.010, 200 * c)
-        t += 2.5
-    write_ours(d / "results.csv", rows)
-    write_meta(d)
     ok = {"steady": True, "tester_bound": False}
     bound = {"steady": True, "tester_bound": True, "tester_bound_reason": "tester CPU 95 % of 1 core(s)"}
-    with open(d / "summary.json", "w") as f:
-        json.dump({"steps": [{"concurrency": c, "rate": 0, **(bound if c == 8 else ok)} for c in (1, 2, 4, 8)]}, f)
-    run = load_run(str(d), OPTS)
+    summary = [{"concurrency": c, "rate": 0, **(bound if c == 8 else ok)} for c in (1, 2, 4, 8)]
+    run = load_run(_run_dir(tmp, summary, concurrencies=(1, 8, 2, 4)), OPTS)
     assert [s.concurrency for s in run.steps] == [1, 8, 2, 4]
     assert [s.tester_bound for s in run.steps] == [False, True, False, False]
     assert abs(run.max_tput - 400) < 20  # concurrency 4; the tester-bound 800 req/s does not count

@@ -156,63 +156,64 @@ func foreignKeys(rows rowSet, ruleName func(string) string) ([]foreignKey, error
 var pgRules = map[string]string{"a": "NO ACTION", "r": "RESTRICT", "c": "CASCADE", "n": "SET NULL", "d": "SET DEFAULT"}
 
 func checkPostgres(ctx context.Context, conn *pgx.Conn) error {
-	rows, err := conn.Query(ctx, `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`)
-	if err != nil {
-		return fmt.Errorf("listing tables: %w", err)
-	}
-	have, err := tableNames(rows)
-	rows.Close()
-	if err != nil {
-		return err
-	}
-	if err := checkTables(have); err != nil {
-		return err
-	}
-	// Every foreign key into CredHub's schema, from any schema: TRUNCATE
-	// ... CASCADE follows them all, whatever their ON DELETE rule.
-	fkRows, err := conn.Query(ctx, `
+	return checkSchema(func(q string) (rowSet, func(), error) {
+		rows, err := conn.Query(ctx, q)
+		if err != nil {
+			return nil, nil, err
+		}
+		return rows, rows.Close, nil
+	}, `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`,
+		// Every foreign key into CredHub's schema, from any schema: TRUNCATE
+		// ... CASCADE follows them all, whatever their ON DELETE rule.
+		`
 SELECT con.conname, cn.nspname, c.relname, p.relname, con.confdeltype::text,
        cn.oid <> current_schema()::regnamespace::oid
   FROM pg_constraint con
   JOIN pg_class c ON c.oid = con.conrelid
   JOIN pg_namespace cn ON cn.oid = c.relnamespace
   JOIN pg_class p ON p.oid = con.confrelid
- WHERE con.contype = 'f' AND p.relnamespace = current_schema()::regnamespace`)
-	if err != nil {
-		return fmt.Errorf("listing foreign keys: %w", err)
-	}
-	fks, err := foreignKeys(fkRows, func(code string) string { return pgRules[code] })
-	fkRows.Close()
-	if err != nil {
-		return err
-	}
-	return checkForeignKeys(fks)
+ WHERE con.contype = 'f' AND p.relnamespace = current_schema()::regnamespace`,
+		func(code string) string { return pgRules[code] })
 }
 
 func checkMySQL(ctx context.Context, db *sql.DB) error {
-	rows, err := db.QueryContext(ctx, `SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()`)
+	return checkSchema(func(q string) (rowSet, func(), error) {
+		rows, err := db.QueryContext(ctx, q)
+		if err != nil {
+			return nil, nil, err
+		}
+		return rows, func() { rows.Close() }, nil
+	}, `SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()`,
+		// Keys from every database that reference CredHub's: unique_constraint_schema
+		// is the referenced table's database.
+		`SELECT constraint_name, constraint_schema, table_name, referenced_table_name, delete_rule,
+       constraint_schema <> DATABASE()
+  FROM information_schema.referential_constraints
+ WHERE unique_constraint_schema = DATABASE()`,
+		func(rule string) string { return rule })
+}
+
+// checkSchema checks CredHub's tables and the foreign keys into them on
+// either driver: query runs a listing and returns what closes it.
+func checkSchema(query func(string) (rowSet, func(), error), tablesSQL, foreignKeysSQL string, ruleName func(string) string) error {
+	rows, done, err := query(tablesSQL)
 	if err != nil {
 		return fmt.Errorf("listing tables: %w", err)
 	}
 	have, err := tableNames(rows)
-	rows.Close()
+	done()
 	if err != nil {
 		return err
 	}
 	if err := checkTables(have); err != nil {
 		return err
 	}
-	// Keys from every database that reference CredHub's: unique_constraint_schema
-	// is the referenced table's database.
-	fkRows, err := db.QueryContext(ctx, `SELECT constraint_name, constraint_schema, table_name, referenced_table_name, delete_rule,
-       constraint_schema <> DATABASE()
-  FROM information_schema.referential_constraints
- WHERE unique_constraint_schema = DATABASE()`)
+	rows, done, err = query(foreignKeysSQL)
 	if err != nil {
 		return fmt.Errorf("listing foreign keys: %w", err)
 	}
-	fks, err := foreignKeys(fkRows, func(rule string) string { return rule })
-	fkRows.Close()
+	fks, err := foreignKeys(rows, ruleName)
+	done()
 	if err != nil {
 		return err
 	}

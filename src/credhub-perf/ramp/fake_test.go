@@ -238,6 +238,25 @@ func executeSim(t *testing.T, clk *loadtest.SimClock, c config.Config) (int, str
 	return code, log.String()
 }
 
+// lockstepPair is two testers writing into out, started together at start
+// (tester.start_at) and gap apart between scenarios, each step one slot
+// at concurrency 1 then 2; no scenarios: fakeConfig's.
+func lockstepPair(t *testing.T, p *loadtest.PKI, url, out string, start time.Time, slot, timeout, gap time.Duration, scenarios ...string) []config.Config {
+	cfgs := make([]config.Config, 2)
+	for i := range cfgs {
+		c := fakeConfig(t, p, url)
+		c.OutputDir = out
+		c.Target.Timeout = config.Duration(timeout)
+		if len(scenarios) > 0 {
+			c.Scenarios = scenarios
+		}
+		c.Steps = config.StepsConfig{MinConcurrency: 1, MaxConcurrency: 2, Step: 1, Duration: config.Duration(slot)}
+		c.Tester = config.TesterConfig{Index: i, Count: 2, StartAt: start.Format(time.RFC3339Nano), ScenarioGap: config.Duration(gap)}
+		cfgs[i] = c
+	}
+	return cfgs
+}
+
 // executeTestersSim runs the testers side by side on clk, whose actors
 // they are.
 func executeTestersSim(t *testing.T, clk *loadtest.SimClock, cfgs []config.Config) ([]int, []string) {
@@ -566,15 +585,9 @@ func TestTesterZeroStopSignal(t *testing.T) {
 	fake := newFake()
 	clk, srv := simFake(t, p, fake, 2)
 	out := t.TempDir()
-	start := simStart.Add(1500 * time.Millisecond).Format(time.RFC3339Nano)
-	cfgs := make([]config.Config, 2)
+	cfgs := lockstepPair(t, p, srv.URL, out, simStart.Add(1500*time.Millisecond), time.Second, time.Second, time.Second)
 	for i := range cfgs {
-		c := fakeConfig(t, p, srv.URL)
-		c.OutputDir = out
-		c.Target.Timeout = config.Duration(time.Second)
-		c.Steps = config.StepsConfig{MinConcurrency: 1, MaxConcurrency: 4, Step: 1, Duration: config.Duration(time.Second)}
-		c.Tester = config.TesterConfig{Index: i, Count: 2, StartAt: start, ScenarioGap: config.Duration(time.Second)}
-		cfgs[i] = c
+		cfgs[i].Steps.MaxConcurrency = 4
 	}
 	cfgs[0].Abort = config.AbortConfig{MaxErrorRate: 1, MaxLatency: config.Duration(time.Nanosecond), Percentile: 50, ConsecutiveSteps: 1}
 	type res struct {
@@ -680,18 +693,11 @@ func TestLockstepScenarios(t *testing.T) {
 	start := simStart.Add(1500 * time.Millisecond)
 	const slot, timeout, warm = time.Second, 500 * time.Millisecond, 700 * time.Millisecond
 	gap := config.MinScenarioGap(timeout)
-	cfgs := make([]config.Config, 2)
+	cfgs := lockstepPair(t, p, srv.URL, out, start, slot, timeout, gap, "get", "set")
 	for i := range cfgs {
-		c := fakeConfig(t, p, srv.URL)
-		c.OutputDir = out
-		c.Target.Timeout = config.Duration(timeout)
-		c.Scenarios = []string{"get", "set"}
-		c.Steps = config.StepsConfig{MinConcurrency: 1, MaxConcurrency: 2, Step: 1, Duration: config.Duration(slot)}
-		c.Tester = config.TesterConfig{Index: i, Count: 2, StartAt: start.Format(time.RFC3339Nano), ScenarioGap: config.Duration(gap)}
 		// Every tester warms up for the same fixed slot before each
 		// scenario's first step.
-		c.Warmup.Run = warm.String()
-		cfgs[i] = c
+		cfgs[i].Warmup.Run = warm.String()
 	}
 	codes, logs := executeTestersSim(t, clk, cfgs)
 	for i := range codes {
@@ -837,15 +843,9 @@ func TestLockstepCleanupSlowerThanGap(t *testing.T) {
 	start := simStart.Add(1500 * time.Millisecond)
 	const slot, timeout = time.Second, 500 * time.Millisecond
 	gap := config.MinScenarioGap(timeout) // tester 0 has 1 s after its wait; the delete takes 3
-	cfgs := make([]config.Config, 2)
+	cfgs := lockstepPair(t, p, srv.URL, out, start, slot, timeout, gap, "set", "interpolate")
 	for i := range cfgs {
-		c := fakeConfig(t, p, srv.URL)
-		c.OutputDir = out
-		c.Target.Timeout = config.Duration(timeout)
-		c.Scenarios = []string{"set", "interpolate"}
-		c.Steps = config.StepsConfig{MinConcurrency: 1, MaxConcurrency: 2, Step: 1, Duration: config.Duration(slot)}
-		c.Tester = config.TesterConfig{Index: i, Count: 2, StartAt: start.Format(time.RFC3339Nano), ScenarioGap: config.Duration(gap), RendezvousTimeout: config.Duration(time.Minute)}
-		cfgs[i] = c
+		cfgs[i].Tester.RendezvousTimeout = config.Duration(time.Minute)
 	}
 	codes, logs := executeTestersSim(t, clk, cfgs)
 	for i := range codes {

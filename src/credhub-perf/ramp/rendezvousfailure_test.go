@@ -40,6 +40,35 @@ func executeSimCtx(t *testing.T, ctx context.Context, clk *loadtest.SimClock, c 
 	return testerRun{code, log.String(), clk.Now()}
 }
 
+// executeSimRuns runs the testers side by side on clk, tester i with
+// ctxs[i] (context.Background() past the end of ctxs), and waits for all.
+func executeSimRuns(t *testing.T, clk *loadtest.SimClock, cfgs []config.Config, ctxs ...context.Context) []testerRun {
+	runs := make([]testerRun, len(cfgs))
+	var wg sync.WaitGroup
+	for i := range cfgs {
+		ctx := context.Background()
+		if i < len(ctxs) {
+			ctx = ctxs[i]
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); runs[i] = executeSimCtx(t, ctx, clk, cfgs[i]) }()
+	}
+	wg.Wait()
+	return runs
+}
+
+// stoppedWithinAPoll checks that a tester waiting on tester 0 failed, and
+// within one rendezvous poll of what tester 0 could not do (at).
+func stoppedWithinAPoll(t *testing.T, run testerRun, at time.Time, what string) {
+	t.Helper()
+	if run.code != ExitFailed {
+		t.Fatalf("tester 1: exit %d, want %d\n%s", run.code, ExitFailed, run.log)
+	}
+	if took := run.end.Sub(at); took > rendezvousPoll+100*time.Millisecond {
+		t.Errorf("tester 1 stopped %s after %s; want within one poll (%s)\n%s", took, what, rendezvousPoll, run.log)
+	}
+}
+
 // rendezvousPair is two testers agreeing through the rendezvous, each
 // with its own output directory as on two VMs; nothing in it times out
 // before 10 minutes, so a tester stopping within seconds stopped on news.
@@ -200,13 +229,7 @@ func TestRendezvousTesterZeroSeedRefused(t *testing.T) {
 	var refused refusedAt
 	seedRefusal(fake, clk, "get", &refused)
 	cfgs := rendezvousPair(t, p, srv.URL, "get")
-	runs := make([]testerRun, 2)
-	var wg sync.WaitGroup
-	for i := range cfgs {
-		wg.Add(1)
-		go func() { defer wg.Done(); runs[i] = executeSimCtx(t, context.Background(), clk, cfgs[i]) }()
-	}
-	wg.Wait()
+	runs := executeSimRuns(t, clk, cfgs)
 
 	if runs[0].code == ExitOK || !strings.Contains(runs[0].log, "rendezvous: published step 0") {
 		t.Fatalf("tester 0 should publish, then fail on the refused seed: exit %d\n%s", runs[0].code, runs[0].log)
@@ -214,12 +237,7 @@ func TestRendezvousTesterZeroSeedRefused(t *testing.T) {
 	if refused.get().IsZero() {
 		t.Fatal("the seed was never refused")
 	}
-	if runs[1].code != ExitFailed {
-		t.Fatalf("tester 1: exit %d, want %d\n%s", runs[1].code, ExitFailed, runs[1].log)
-	}
-	if took := runs[1].end.Sub(refused.get()); took > rendezvousPoll+100*time.Millisecond {
-		t.Errorf("tester 1 stopped %s after the refusal; want within one poll (%s)\n%s", took, rendezvousPoll, runs[1].log)
-	}
+	stoppedWithinAPoll(t, runs[1], refused.get(), "the refusal")
 	want := "tester 0 stopped in scenario get (1 of 1), before the others could start it (at "
 	if !strings.Contains(errorLine(runs[1].log), want) || !strings.Contains(errorLine(runs[1].log), "403") {
 		t.Errorf("tester 1's error line lacks %q and the refusal:\n%s", want, runs[1].log)
@@ -265,23 +283,12 @@ func TestRendezvousTesterZeroFailsBetweenScenarios(t *testing.T) {
 	var refused refusedAt
 	seedRefusal(fake, clk, "interpolate", &refused)
 	cfgs := rendezvousPair(t, p, srv.URL, "get", "interpolate")
-	runs := make([]testerRun, 2)
-	var wg sync.WaitGroup
-	for i := range cfgs {
-		wg.Add(1)
-		go func() { defer wg.Done(); runs[i] = executeSimCtx(t, context.Background(), clk, cfgs[i]) }()
-	}
-	wg.Wait()
+	runs := executeSimRuns(t, clk, cfgs)
 
 	if refused.get().IsZero() || runs[0].code == ExitOK {
 		t.Fatalf("tester 0 should fail seeding interpolate: exit %d\n%s", runs[0].code, runs[0].log)
 	}
-	if runs[1].code != ExitFailed {
-		t.Fatalf("tester 1: exit %d, want %d\n%s", runs[1].code, ExitFailed, runs[1].log)
-	}
-	if took := runs[1].end.Sub(refused.get()); took > rendezvousPoll+100*time.Millisecond {
-		t.Errorf("tester 1 stopped %s after the refusal; want within one poll (%s)\n%s", took, rendezvousPoll, runs[1].log)
-	}
+	stoppedWithinAPoll(t, runs[1], refused.get(), "the refusal")
 	want := "tester 0 stopped in scenario interpolate (2 of 2), before the others could start it"
 	if !strings.Contains(errorLine(runs[1].log), want) {
 		t.Errorf("tester 1's error line lacks %q:\n%s", want, runs[1].log)
@@ -328,23 +335,12 @@ func TestRendezvousTesterZeroCleanupFailsBetweenScenarios(t *testing.T) {
 		return 0
 	}
 	cfgs := rendezvousPair(t, p, srv.URL, "get", "interpolate")
-	runs := make([]testerRun, 2)
-	var wg sync.WaitGroup
-	for i := range cfgs {
-		wg.Add(1)
-		go func() { defer wg.Done(); runs[i] = executeSimCtx(t, context.Background(), clk, cfgs[i]) }()
-	}
-	wg.Wait()
+	runs := executeSimRuns(t, clk, cfgs)
 
 	if refused.get().IsZero() || runs[0].code != ExitFailed || !strings.Contains(runs[0].log, "that tester 0 stopped after scenario get (1 of 2)") {
 		t.Fatalf("tester 0 should fail its cleanup and tell the others: exit %d\n%s", runs[0].code, runs[0].log)
 	}
-	if runs[1].code != ExitFailed {
-		t.Fatalf("tester 1: exit %d, want %d\n%s", runs[1].code, ExitFailed, runs[1].log)
-	}
-	if took := runs[1].end.Sub(refused.get()); took > rendezvousPoll+100*time.Millisecond {
-		t.Errorf("tester 1 stopped %s after the first refused delete; want within one poll (%s)\n%s", took, rendezvousPoll, runs[1].log)
-	}
+	stoppedWithinAPoll(t, runs[1], refused.get(), "the first refused delete")
 	line := errorLine(runs[1].log)
 	for _, want := range []string{"tester 0 stopped after scenario get (1 of 2) (at ", "cleanup (api) failed", "403"} {
 		if !strings.Contains(line, want) {
@@ -444,15 +440,7 @@ func cancelTesterZeroInSet(t *testing.T, at time.Duration, scenarios ...string) 
 		}
 		return 0
 	}
-	runs := make([]testerRun, 2)
-	var wg sync.WaitGroup
-	ctxs := []context.Context{ctx0, context.Background()}
-	for i := range cfgs {
-		wg.Add(1)
-		go func() { defer wg.Done(); runs[i] = executeSimCtx(t, ctxs[i], clk, cfgs[i]) }()
-	}
-	wg.Wait()
-	return fake, cfgs, runs
+	return fake, cfgs, executeSimRuns(t, clk, cfgs, ctx0)
 }
 
 // putRaw stores a raw JSON value as the rendezvous credential.
