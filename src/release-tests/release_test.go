@@ -136,6 +136,16 @@ func buildRelease(t *testing.T, dir string) (builtRelease, error) {
 
 // tgzEntries reads a .tgz (from a file or a reader) into name -> content
 // for the entries keep selects (nil content for the others).
+// hasAll checks that an archive's entries include every one of want.
+func hasAll(t *testing.T, what string, entries map[string][]byte, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if _, ok := entries[w]; !ok {
+			t.Errorf("%s lacks %s", what, w)
+		}
+	}
+}
+
 func tgzEntries(r io.Reader, keep func(string) bool) (map[string][]byte, error) {
 	gz, err := gzip.NewReader(r)
 	if err != nil {
@@ -209,31 +219,19 @@ func TestReleaseCreateOffline(t *testing.T) {
 	if deps := pkgs["credhub-perf"]; len(deps) != 1 || deps[0] != "golang-1-linux" {
 		t.Errorf("credhub-perf package dependencies = %v; want [golang-1-linux]", deps)
 	}
-	for _, want := range []string{"jobs/credhub-perf.tgz", "packages/golang-1-linux.tgz", "packages/credhub-perf.tgz"} {
-		if _, ok := entries[want]; !ok {
-			t.Errorf("release tarball lacks %s", want)
-		}
-	}
+	hasAll(t, "release tarball", entries, "jobs/credhub-perf.tgz", "packages/golang-1-linux.tgz", "packages/credhub-perf.tgz")
 
 	job, err := tgzEntries(strings.NewReader(string(entries["jobs/credhub-perf.tgz"])), all)
 	if err != nil {
 		t.Fatalf("job archive: %v", err)
 	}
-	for _, want := range []string{"job.MF", "monit", "templates/bin/run.erb", "templates/config/config.yml.erb", "templates/config/client.key.erb"} {
-		if _, ok := job[want]; !ok {
-			t.Errorf("job archive lacks %s", want)
-		}
-	}
+	hasAll(t, "job archive", job, "job.MF", "monit", "templates/bin/run.erb", "templates/config/config.yml.erb", "templates/config/client.key.erb")
 
 	src, err := tgzEntries(strings.NewReader(string(entries["packages/credhub-perf.tgz"])), nil)
 	if err != nil {
 		t.Fatalf("credhub-perf package archive: %v", err)
 	}
-	for _, want := range []string{"packaging", "credhub-perf/go.mod", "credhub-perf/vendor/modules.txt", "credhub-perf/cmd/credhub-perf/main.go", "credhub-perf/cmd/hey/main.go"} {
-		if _, ok := src[want]; !ok {
-			t.Errorf("credhub-perf package lacks %s", want)
-		}
-	}
+	hasAll(t, "credhub-perf package", src, "packaging", "credhub-perf/go.mod", "credhub-perf/vendor/modules.txt", "credhub-perf/cmd/credhub-perf/main.go", "credhub-perf/cmd/hey/main.go")
 	for name := range src {
 		if strings.HasSuffix(name, "_test.go") {
 			t.Errorf("credhub-perf package ships test file %s", name)

@@ -53,6 +53,20 @@ func renderedConfig(t *testing.T, dir string) map[string]interface{} {
 	return cfg
 }
 
+// linkedConfig is config.yml rendered with props and links, parsed.
+func linkedConfig(t *testing.T, props string, spec instanceSpec, links map[string]interface{}) map[string]interface{} {
+	t.Helper()
+	out, err := renderWithLinks(t, "credhub-perf", "config/config.yml.erb", props, spec, links)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]interface{}
+	if err := yaml.Unmarshal([]byte(out), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
 // get walks a dotted key through nested maps.
 func get(t *testing.T, cfg map[string]interface{}, key string) interface{} {
 	t.Helper()
@@ -587,14 +601,7 @@ func TestTemplatesLinks(t *testing.T) {
 	certOnly := "credhub: {client_cert: {certificate: C, private_key: K}}"
 	links := map[string]interface{}{"credhub": credhubLink, "credhub-perf-tester": testersLink}
 
-	out, err := renderWithLinks(t, "credhub-perf", "config/config.yml.erb", certOnly, instanceSpec{Index: 5}, links)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg map[string]interface{}
-	if err := yaml.Unmarshal([]byte(out), &cfg); err != nil {
-		t.Fatal(err)
-	}
+	cfg := linkedConfig(t, certOnly, instanceSpec{Index: 5}, links)
 	assertEqual(t, "target.url from link", get(t, cfg, "target.url"), "https://q-s0.credhub.default.credhub.bosh:8844")
 	assertEqual(t, "target.ca_cert_file", get(t, cfg, "target.ca_cert_file"), jobDir+"/config/ca.crt")
 	assertEqual(t, "tester.index from link position", get(t, cfg, "tester.index"), 2)
@@ -617,25 +624,11 @@ func TestTemplatesLinks(t *testing.T) {
 	// credhub.internal_url (cf-deployment's link) wins over the address;
 	// explicit properties win over the link.
 	credhubLink["properties"].(map[string]interface{})["credhub"].(map[string]interface{})["internal_url"] = "https://credhub.service.cf.internal"
-	out, err = renderWithLinks(t, "credhub-perf", "config/config.yml.erb", certOnly, instanceSpec{}, links)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg = nil
-	if err := yaml.Unmarshal([]byte(out), &cfg); err != nil {
-		t.Fatal(err)
-	}
+	cfg = linkedConfig(t, certOnly, instanceSpec{}, links)
 	assertEqual(t, "target.url from internal_url", get(t, cfg, "target.url"), "https://credhub.service.cf.internal:8844")
 
 	explicit := "credhub: {url: \"https://lb.example:9000\", ca_cert: PROP-CA, client_cert: {certificate: C, private_key: K}}\ntester: {count: 4}"
-	out, err = renderWithLinks(t, "credhub-perf", "config/config.yml.erb", explicit, instanceSpec{Index: 0}, links)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg = nil
-	if err := yaml.Unmarshal([]byte(out), &cfg); err != nil {
-		t.Fatal(err)
-	}
+	cfg = linkedConfig(t, explicit, instanceSpec{Index: 0}, links)
 	assertEqual(t, "explicit target.url", get(t, cfg, "target.url"), "https://lb.example:9000")
 	assertEqual(t, "explicit tester.count", get(t, cfg, "tester.count"), 4)
 	if ca, _ := renderWithLinks(t, "credhub-perf", "config/ca.crt.erb", explicit, instanceSpec{}, links); ca != "PROP-CA\n" {

@@ -16,6 +16,22 @@ import (
 // 10 s slot from 10·i s, one request every 100 ms taking 5 ms, at
 // concurrency conc[i]; the tester stops sending at offset stopAt (0: never).
 func writeTester(t *testing.T, path string, conc []int, stopAt time.Duration) {
+	writeCSVFile(t, path, func(rec func(off, latency time.Duration, c int)) {
+		for si, c := range conc {
+			for j := 0; j < 100; j++ {
+				off := time.Duration(si)*10*time.Second + time.Duration(j)*100*time.Millisecond
+				if stopAt > 0 && off >= stopAt {
+					break
+				}
+				rec(off, 5*time.Millisecond, c)
+			}
+		}
+	})
+}
+
+// writeCSVFile writes a tester's CSV at path with the requests rows
+// records: each a 200 at offset off from one fixed start.
+func writeCSVFile(t *testing.T, path string, rows func(rec func(off, latency time.Duration, c int))) {
 	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
@@ -23,15 +39,9 @@ func writeTester(t *testing.T, path string, conc []int, stopAt time.Duration) {
 	}
 	w := NewCSVWriter(f)
 	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	for si, c := range conc {
-		for j := 0; j < 100; j++ {
-			off := time.Duration(si)*10*time.Second + time.Duration(j)*100*time.Millisecond
-			if stopAt > 0 && off >= stopAt {
-				break
-			}
-			w.Record(&load.Result{Start: base.Add(off), Offset: off, Latency: 5 * time.Millisecond, Status: 200, Concurrency: c})
-		}
-	}
+	rows(func(off, latency time.Duration, c int) {
+		w.Record(&load.Result{Start: base.Add(off), Offset: off, Latency: latency, Status: 200, Concurrency: c})
+	})
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -246,22 +256,13 @@ func TestIncompleteReasonTolerance(t *testing.T) {
 // writeSlots writes one tester's CSV like writeTester, but slot i holds
 // concurrency conc[i] starting shift later, and no rows when conc[i] is 0.
 func writeSlots(t *testing.T, path string, conc []int, shift time.Duration) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := NewCSVWriter(f)
-	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	for si, c := range conc {
-		for j := 0; c > 0 && j < 100; j++ {
-			off := shift + time.Duration(si)*10*time.Second + time.Duration(j)*100*time.Millisecond
-			w.Record(&load.Result{Start: base.Add(off), Offset: off, Latency: time.Duration(c) * time.Millisecond, Status: 200, Concurrency: c})
+	writeCSVFile(t, path, func(rec func(off, latency time.Duration, c int)) {
+		for si, c := range conc {
+			for j := 0; c > 0 && j < 100; j++ {
+				rec(shift+time.Duration(si)*10*time.Second+time.Duration(j)*100*time.Millisecond, time.Duration(c)*time.Millisecond, c)
+			}
 		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	})
 }
 
 func writeMetaSteps(t *testing.T, path string, tester int, conc []int, cpu float64) {
@@ -379,28 +380,19 @@ func TestMergeOverlappingSlots(t *testing.T) {
 func TestMergeSameTesterRowsOutOfOrder(t *testing.T) {
 	dir := t.TempDir()
 	writeSlots(t, filepath.Join(dir, "results-0.csv"), []int{1, 2}, 0)
-	f, err := os.Create(filepath.Join(dir, "results-1.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := NewCSVWriter(f)
-	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	rec := func(off time.Duration, c int) {
-		w.Record(&load.Result{Start: base.Add(off), Offset: off, Latency: time.Duration(c) * time.Millisecond, Status: 200, Concurrency: c})
-	}
-	for j := 0; j < 99; j++ {
-		rec(time.Duration(j)*100*time.Millisecond, 1)
-	}
-	for j := 0; j < 50; j++ {
-		rec(10*time.Second+time.Duration(j)*100*time.Millisecond, 2)
-	}
-	rec(9900*time.Millisecond, 1)
-	for j := 50; j < 100; j++ {
-		rec(10*time.Second+time.Duration(j)*100*time.Millisecond, 2)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeCSVFile(t, filepath.Join(dir, "results-1.csv"), func(row func(off, latency time.Duration, c int)) {
+		rec := func(off time.Duration, c int) { row(off, time.Duration(c)*time.Millisecond, c) }
+		for j := 0; j < 99; j++ {
+			rec(time.Duration(j)*100*time.Millisecond, 1)
+		}
+		for j := 0; j < 50; j++ {
+			rec(10*time.Second+time.Duration(j)*100*time.Millisecond, 2)
+		}
+		rec(9900*time.Millisecond, 1)
+		for j := 50; j < 100; j++ {
+			rec(10*time.Second+time.Duration(j)*100*time.Millisecond, 2)
+		}
+	})
 	sum, err := SummarizeDir(dir, mergeSLO)
 	if err != nil {
 		t.Fatal(err)

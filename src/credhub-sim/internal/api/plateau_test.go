@@ -9,36 +9,54 @@ import (
 	"github.com/credhub-perf/credhub-sim/internal/capacity"
 )
 
+// coresPlateaus are the plateaus of plateauHarness's sim by -cores: reads
+// use every core's workers, writes one at a time per instance.
+var coresPlateaus = []coresPlateau{
+	{3, 300, 100},
+	{1, 100, 100},
+}
+
+type coresPlateau struct {
+	cores            int
+	reads, writeRate float64
+}
+
+// plateauLoad is one closed loop of a plateau test and its known rate.
+type plateauLoad struct {
+	name   string
+	newReq func(*harness) *http.Request
+	want   float64
+}
+
+// loads: every client gets, then every client sets.
+func (p coresPlateau) loads() []plateauLoad {
+	return []plateauLoad{{"get", getOne, p.reads}, {"set", setOne, p.writeRate}}
+}
+
+// plateauHarness is the sim of the plateau tests: -workers 2 -cores cores
+// -service-time 20ms fixed, one credential to read; on clk when not nil.
+func plateauHarness(t *testing.T, cores int, clk *capacity.VirtualClock) *harness {
+	h := newHarness(t, dbURL(t, "sqlite-memory"), func(c *Config) {
+		c.Workers, c.Cores, c.ServiceTime = 2, cores, 20*time.Millisecond
+		if clk != nil {
+			c.Clock = clk
+		}
+	})
+	h.set("/cap/one", "json", map[string]any{"k": "v"})
+	return h
+}
+
 // TestCoresPlateaus checks the known answers over real mTLS, on a virtual
 // clock (exact, however slow the machine): -workers 2 -service-time 20ms
 // fixed with 12 closed-loop clients levels at 2*3/20ms = 300 reads/s with
 // -cores 3 but 2/20ms = 100 sets/s, as one write at a time per instance;
 // with -cores 1 reads level at 100/s too.
 func TestCoresPlateaus(t *testing.T) {
-	for _, tc := range []struct {
-		cores            int
-		reads, writeRate float64
-	}{
-		{3, 300, 100},
-		{1, 100, 100},
-	} {
+	for _, tc := range coresPlateaus {
 		t.Run(fmt.Sprintf("cores=%d", tc.cores), func(t *testing.T) {
 			clk := capacity.NewVirtualClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-			h := newHarness(t, dbURL(t, "sqlite-memory"), func(c *Config) {
-				c.Workers = 2
-				c.Cores = tc.cores
-				c.ServiceTime = 20 * time.Millisecond
-				c.Clock = clk
-			})
-			h.set("/cap/one", "json", map[string]any{"k": "v"})
-			for _, load := range []struct {
-				name   string
-				newReq func(*harness) *http.Request
-				want   float64
-			}{
-				{"get", getOne, tc.reads},
-				{"set", setOne, tc.writeRate},
-			} {
+			h := plateauHarness(t, tc.cores, clk)
+			for _, load := range tc.loads() {
 				rate, lat := closedLoop(t, h, clk, 12, 1500*time.Millisecond, load.newReq)
 				t.Logf("12 %s clients: %.0f req/s, mean latency %v", load.name, rate, lat)
 				if rate != load.want {
@@ -54,13 +72,7 @@ func TestCoresPlateaus(t *testing.T) {
 	// and reads at least the 4 cores the writes leave them.
 	t.Run("mixed", func(t *testing.T) {
 		clk := capacity.NewVirtualClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-		h := newHarness(t, dbURL(t, "sqlite-memory"), func(c *Config) {
-			c.Workers = 2
-			c.Cores = 3
-			c.ServiceTime = 20 * time.Millisecond
-			c.Clock = clk
-		})
-		h.set("/cap/one", "json", map[string]any{"k": "v"})
+		h := plateauHarness(t, 3, clk)
 		r := closedLoops(t, h, clk, 1500*time.Millisecond, load{6, getOne}, load{6, setOne})
 		reads, writes := r[0].rate, r[1].rate
 		t.Logf("6 get + 6 set clients: %.0f gets/s, %.0f sets/s", reads, writes)
@@ -85,28 +97,10 @@ func TestCoresPlateausRealTime(t *testing.T) {
 	if raceEnabled {
 		t.Skip("throughput in real time: under -race it measures the race detector (TestCoresPlateaus checks the plateaus on a virtual clock)")
 	}
-	for _, tc := range []struct {
-		cores            int
-		reads, writeRate float64
-	}{
-		{3, 300, 100},
-		{1, 100, 100},
-	} {
+	for _, tc := range coresPlateaus {
 		t.Run(fmt.Sprintf("cores=%d", tc.cores), func(t *testing.T) {
-			h := newHarness(t, dbURL(t, "sqlite-memory"), func(c *Config) {
-				c.Workers = 2
-				c.Cores = tc.cores
-				c.ServiceTime = 20 * time.Millisecond
-			})
-			h.set("/cap/one", "json", map[string]any{"k": "v"})
-			for _, load := range []struct {
-				name   string
-				newReq func(*harness) *http.Request
-				want   float64
-			}{
-				{"get", getOne, tc.reads},
-				{"set", setOne, tc.writeRate},
-			} {
+			h := plateauHarness(t, tc.cores, nil)
+			for _, load := range tc.loads() {
 				var lastErr string
 				for attempt := 1; attempt <= 3; attempt++ {
 					rate, lat := closedLoop(t, h, nil, 12, 1500*time.Millisecond, load.newReq)
@@ -129,12 +123,7 @@ func TestCoresPlateausRealTime(t *testing.T) {
 	// core a finished write freed (as CPU-bound reads delay a JVM's writer),
 	// and reads at least the 4 cores the writes leave them.
 	t.Run("mixed", func(t *testing.T) {
-		h := newHarness(t, dbURL(t, "sqlite-memory"), func(c *Config) {
-			c.Workers = 2
-			c.Cores = 3
-			c.ServiceTime = 20 * time.Millisecond
-		})
-		h.set("/cap/one", "json", map[string]any{"k": "v"})
+		h := plateauHarness(t, 3, nil)
 		var lastErr string
 		for attempt := 1; attempt <= 3; attempt++ {
 			r := closedLoops(t, h, nil, 1500*time.Millisecond, load{6, getOne}, load{6, setOne})
