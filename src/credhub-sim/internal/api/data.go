@@ -246,23 +246,15 @@ func (s *Server) parseSet(r *http.Request) (store.NewVersion, error) {
 		}
 		nv.Secret = buf.Bytes()
 	case store.TypeUser:
-		fields, err := valueObject(raw, http.StatusUnprocessableEntity, "username", "password")
+		v, err := valueStrings(raw, http.StatusUnprocessableEntity, "username", "password")
 		if err != nil {
 			return nv, err
 		}
-		username, err := unmarshalString(fields["username"])
-		if err != nil {
-			return nv, err
-		}
-		password, err := unmarshalString(fields["password"])
-		if err != nil {
-			return nv, err
-		}
-		if password == "" {
+		if v["password"] == "" {
 			return nv, badRequest(msgMissingPassword)
 		}
-		nv.Username = sql.NullString{String: username, Valid: username != ""}
-		nv.Secret = []byte(password)
+		nv.Username = sql.NullString{String: v["username"], Valid: v["username"] != ""}
+		nv.Secret = []byte(v["password"])
 		if nv.Salt, err = randomSalt(); err != nil {
 			return nv, err
 		}
@@ -271,18 +263,11 @@ func (s *Server) parseSet(r *http.Request) (store.NewVersion, error) {
 			return nv, err
 		}
 	case store.TypeSSH, store.TypeRSA:
-		fields, err := valueObject(raw, http.StatusUnprocessableEntity, "public_key", "private_key")
+		v, err := valueStrings(raw, http.StatusUnprocessableEntity, "public_key", "private_key")
 		if err != nil {
 			return nv, err
 		}
-		pub, err := unmarshalString(fields["public_key"])
-		if err != nil {
-			return nv, err
-		}
-		priv, err := unmarshalString(fields["private_key"])
-		if err != nil {
-			return nv, err
-		}
+		pub, priv := v["public_key"], v["private_key"]
 		if pub == "" && priv == "" {
 			return nv, badRequest(msgMissingRSASSH)
 		}
@@ -294,9 +279,11 @@ func (s *Server) parseSet(r *http.Request) (store.NewVersion, error) {
 	return nv, nil
 }
 
-// valueObject decodes an object-valued "value" and rejects unknown keys
-// with the given status (422 on set, 400 on generate, as CredHub answers).
-func valueObject(raw json.RawMessage, unknownStatus int, allowed ...string) (map[string]json.RawMessage, error) {
+// valueStrings decodes an object-valued "value" of string fields: it
+// rejects unknown keys with the given status (422 on set, 400 on
+// generate, as CredHub answers), then reads the allowed ones in order ("":
+// absent).
+func valueStrings(raw json.RawMessage, unknownStatus int, allowed ...string) (map[string]string, error) {
 	if isNull(raw) {
 		return nil, badRequest(msgMissingValue)
 	}
@@ -304,7 +291,16 @@ func valueObject(raw json.RawMessage, unknownStatus int, allowed ...string) (map
 	if err != nil {
 		return nil, err
 	}
-	return fields, onlyKeys(keys, unknownStatus, allowed...)
+	if err := onlyKeys(keys, unknownStatus, allowed...); err != nil {
+		return nil, err
+	}
+	vals := make(map[string]string, len(allowed))
+	for _, k := range allowed {
+		if vals[k], err = unmarshalString(fields[k]); err != nil {
+			return nil, err
+		}
+	}
+	return vals, nil
 }
 
 func parseCert(p string) (*x509.Certificate, bool) {
@@ -317,15 +313,9 @@ func parseCert(p string) (*x509.Certificate, bool) {
 }
 
 func (s *Server) parseCertificateValue(r *http.Request, raw json.RawMessage, nv *store.NewVersion) error {
-	fields, err := valueObject(raw, http.StatusUnprocessableEntity, "ca", "ca_name", "certificate", "private_key")
+	vals, err := valueStrings(raw, http.StatusUnprocessableEntity, "ca", "ca_name", "certificate", "private_key")
 	if err != nil {
 		return err
-	}
-	vals := map[string]string{}
-	for _, k := range []string{"ca", "ca_name", "certificate", "private_key"} {
-		if vals[k], err = unmarshalString(fields[k]); err != nil {
-			return err
-		}
 	}
 	if vals["ca"] == "" && vals["ca_name"] == "" && vals["certificate"] == "" && vals["private_key"] == "" {
 		return badRequest(msgMissingCertCredentials)

@@ -216,13 +216,11 @@ func (s *Server) generateVersion(r *http.Request, req generateRequest, used **ce
 		nv.Params = canonicalJSON(p)
 		username := ""
 		if req.dbType == store.TypeUser && !isNull(req.value) {
-			fields, err := valueObject(req.value, http.StatusBadRequest, "username")
+			v, err := valueStrings(req.value, http.StatusBadRequest, "username")
 			if err != nil {
 				return store.Version{}, err
 			}
-			if username, err = unmarshalString(fields["username"]); err != nil {
-				return store.Version{}, err
-			}
+			username = v["username"]
 		}
 		same = existing != nil && existing.Params != nil && bytes.Equal(existing.Params, nv.Params) &&
 			(username == "" || existing.Username.String == username)

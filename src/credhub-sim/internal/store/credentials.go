@@ -316,21 +316,13 @@ func (s *Store) write(ctx context.Context, tx *sql.Tx, nv NewVersion) (Version, 
 	if last.Valid && last.Int64 >= now {
 		now = last.Int64 + 1
 	}
-	var secretUUID sql.NullString
-	if nv.Secret != nil {
-		id, err := s.insertEncrypted(ctx, tx, nv.Secret, now)
-		if err != nil {
-			return Version{}, err
-		}
-		secretUUID = sql.NullString{String: id, Valid: true}
+	secretUUID, err := s.insertEncrypted(ctx, tx, nv.Secret, now)
+	if err != nil {
+		return Version{}, err
 	}
-	var paramsUUID sql.NullString
-	if nv.Params != nil {
-		id, err := s.insertEncrypted(ctx, tx, nv.Params, now)
-		if err != nil {
-			return Version{}, err
-		}
-		paramsUUID = sql.NullString{String: id, Valid: true}
+	paramsUUID, err := s.insertEncrypted(ctx, tx, nv.Params, now)
+	if err != nil {
+		return Version{}, err
 	}
 	versionUUID := uuid.NewString()
 	if _, err := s.exec(ctx, tx, `INSERT INTO credential_version (uuid, type, version_created_at, credential_uuid, encrypted_value_uuid, metadata)
@@ -361,17 +353,22 @@ func (s *Store) write(ctx context.Context, tx *sql.Tx, nv NewVersion) (Version, 
 	}, nil
 }
 
-func (s *Store) insertEncrypted(ctx context.Context, tx *sql.Tx, plain []byte, now int64) (string, error) {
+// insertEncrypted stores plain as an encrypted_value row and returns its
+// uuid; nil plain (a credential without that part) stores nothing: NULL.
+func (s *Store) insertEncrypted(ctx context.Context, tx *sql.Tx, plain []byte, now int64) (sql.NullString, error) {
+	if plain == nil {
+		return sql.NullString{}, nil
+	}
 	ct, nonce, err := s.key.Encrypt(plain)
 	if err != nil {
-		return "", err
+		return sql.NullString{}, err
 	}
 	id := uuid.NewString()
 	if _, err := s.exec(ctx, tx, "INSERT INTO encrypted_value (uuid, encryption_key_uuid, encrypted_value, nonce, updated_at) VALUES (?, ?, ?, ?, ?)",
 		id, s.key.UUID, ct, nonce, now); err != nil {
-		return "", fmt.Errorf("inserting encrypted_value: %w", err)
+		return sql.NullString{}, fmt.Errorf("inserting encrypted_value: %w", err)
 	}
-	return id, nil
+	return sql.NullString{String: id, Valid: true}, nil
 }
 
 // Delete removes a credential with all its versions and their encrypted
