@@ -240,20 +240,35 @@ func TestReleaseCreateOffline(t *testing.T) {
 	}
 }
 
-// TestReleaseFinalLocalBlobstore uploads the blobs to a local blobstore and
-// cuts a final release from it, as an operator does with a real one.
-func TestReleaseFinalLocalBlobstore(t *testing.T) {
+// releaseCopy is a copy of the dev release's repository to change, and the
+// environment to run bosh and git in it.
+func releaseCopy(t *testing.T) (string, []string) {
+	t.Helper()
 	rel := devRelease(t)
 	env := append([]string{"BOSH=" + boshCLI(t)}, gitEnv...)
 	dir := filepath.Join(t.TempDir(), "repo")
 	if _, err := run("", env, "cp", "-a", rel.dir, dir); err != nil {
 		t.Fatal(err)
 	}
-	store := filepath.Join(t.TempDir(), "blobstore")
-	final := fmt.Sprintf("---\nname: credhub-perf\nblobstore:\n  provider: local\n  options:\n    blobstore_path: %s\n", store)
+	return dir, env
+}
+
+// setLocalBlobstore makes the release in dir keep its final blobs in a
+// local blobstore at path.
+func setLocalBlobstore(t *testing.T, dir, path string) {
+	t.Helper()
+	final := fmt.Sprintf("---\nname: credhub-perf\nblobstore:\n  provider: local\n  options:\n    blobstore_path: %s\n", path)
 	if err := os.WriteFile(filepath.Join(dir, "config", "final.yml"), []byte(final), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestReleaseFinalLocalBlobstore uploads the blobs to a local blobstore and
+// cuts a final release from it, as an operator does with a real one.
+func TestReleaseFinalLocalBlobstore(t *testing.T) {
+	dir, env := releaseCopy(t)
+	store := filepath.Join(t.TempDir(), "blobstore")
+	setLocalBlobstore(t, dir, store)
 	bosh := boshCLI(t)
 	if _, err := run(dir, env, bosh, "upload-blobs"); err != nil {
 		t.Fatal(err)
@@ -298,20 +313,8 @@ func TestMain(m *testing.M) {
 // final build that fails leaves nothing behind: the same command succeeds
 // once the cause is fixed.
 func TestCreateReleaseFinalScript(t *testing.T) {
-	rel := devRelease(t)
-	env := append([]string{"BOSH=" + boshCLI(t)}, gitEnv...)
-	dir := filepath.Join(t.TempDir(), "repo")
-	if _, err := run("", env, "cp", "-a", rel.dir, dir); err != nil {
-		t.Fatal(err)
-	}
+	dir, env := releaseCopy(t)
 	store := filepath.Join(t.TempDir(), "blobstore")
-	finalYML := func(path string) {
-		t.Helper()
-		final := fmt.Sprintf("---\nname: credhub-perf\nblobstore:\n  provider: local\n  options:\n    blobstore_path: %s\n", path)
-		if err := os.WriteFile(filepath.Join(dir, "config", "final.yml"), []byte(final), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	commit := func(msg string) {
 		t.Helper()
 		for _, args := range [][]string{{"add", "-A"}, {"commit", "-q", "-m", msg}} {
@@ -334,7 +337,7 @@ func TestCreateReleaseFinalScript(t *testing.T) {
 		}
 	}
 
-	finalYML(store)
+	setLocalBlobstore(t, dir, store)
 	out, err := run(dir, env, "scripts/create-release", final...)
 	if err == nil || !strings.Contains(out+err.Error(), "uncommitted changes") || !strings.Contains(out+err.Error(), "config/final.yml") {
 		t.Fatalf("--final on a dirty tree: %v\n%s", err, out)
@@ -350,14 +353,14 @@ func TestCreateReleaseFinalScript(t *testing.T) {
 	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	finalYML(filepath.Join(blocker, "store"))
+	setLocalBlobstore(t, dir, filepath.Join(blocker, "store"))
 	commit("final blobstore that fails")
 	if out, err := run(dir, env, "scripts/create-release", final...); err == nil || !strings.Contains(out+err.Error(), "nothing was kept") {
 		t.Fatalf("--final with an unwritable blobstore: %v\n%s", err, out)
 	}
 	nothingLeft(t, "after the failed --final")
 
-	finalYML(store)
+	setLocalBlobstore(t, dir, store)
 	commit("final blobstore")
 	if out, err := run(dir, env, "scripts/create-release", final...); err != nil {
 		t.Fatalf("retrying --final with the same version: %v\n%s", err, out)
