@@ -258,3 +258,12 @@ def test_the_report_gives_summary_jsons_advice(tmp):
                                    "run the tester on its own VM")
     assert "so these steps measured the tester: run the tester on its own VM; they do not count" in \
         "\n".join(run.warnings)
+
+
+def test_hostile_advice_falls_back_to_the_reasons(tmp):
+    """tester_bound_advice that is not a list of strings is not shown: the step gets its reason's advice."""
+    bound = {"steady": True, "tester_bound": True, "tester_bound_reason": "host CPU 97 % busy on the tester's core(s)"}
+    flags = [dict(bound, tester_bound_advice=v) for v in ("run elsewhere", [1, None], [], {"a": "b"})]
+    run = load_run(_run_dir(tmp, _summary(flags)), OPTS)
+    assert all(s.tester_bound_advice == runs.tester_bound_advice(s.tester_bound_reason) for s in run.steps)
+    assert "run on a quiet machine" in run.no_capacity_why
