@@ -212,10 +212,19 @@ func (e *Engine) CloseIdle() {
 		e.kept.closeAll()
 		e.kept = nil
 	}
+	e.closeIdleStd()
+	e.keptStd = false
+}
+
+// closeIdleStd closes net/http's idle connections, and those its gate
+// dialled before a step that no request took.
+func (e *Engine) closeIdleStd() {
 	if e.hc != nil {
 		e.hc.CloseIdleConnections()
 	}
-	e.keptStd = false
+	if e.gate != nil {
+		e.gate.dropStash()
+	}
 }
 
 // RSASigner names the code that signs this engine's client handshakes
@@ -483,13 +492,14 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 		// MaxConnsPerHost (not safe to change while the Transport may
 		// close a connection) is the step's -c.
 		if e.gate == nil || e.gateConc != s.Concurrency {
-			e.hc.CloseIdleConnections()
+			e.closeIdleStd()
 			e.hc, e.gate = e.newGatedClient(s.Concurrency)
 			e.gateConc = s.Concurrency
 			kept = false
 		}
 		e.gate.step(s.Rate, kept)
 		pol = &e.gate.dialPolicy
+		e.gate.warm(ctx, e, s.Concurrency)
 	}
 	var start, runStart, end time.Time
 	times := func() {
@@ -610,7 +620,7 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 	close(ch)
 	<-collected
 	if e.hc != nil && !(s.KeepConns && s.Rate > 0 && ctx.Err() == nil) {
-		e.hc.CloseIdleConnections()
+		e.closeIdleStd()
 	} else if e.hc != nil {
 		e.keptStd = true
 	}

@@ -3,6 +3,7 @@ package load_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"sort"
 	"sync"
@@ -358,8 +359,8 @@ func TestOpenLoopConnectionsFollowInFlight(t *testing.T) {
 		opts := mtlsOpts(p, true)
 		opts.FastHTTP = !force
 		results, done := clockRun(t, clk, opts, srv.URL, load.Step{Concurrency: 64, Rate: 10, Requests: 10})
-		// Request 0 left at once (lean: on the connection dialled before
-		// the step; net/http: it dials, nothing being in flight) and is
+		// Request 0 left at once on the connection dialled before the step
+		// (lean: the pool's; net/http: the gate's stash) and is
 		// held at the server; request 1 is due while it is in flight, and
 		// waits for its connection first (the patience: 2 ms while no dial
 		// of the step has been timed, the dial having taken no time on the
@@ -548,27 +549,109 @@ func TestOpenLoopNoDialStormAfterStall(t *testing.T) {
 	})
 }
 
-// TestOpenLoopPredial: before a step's clock starts, the lean pool dials
+// TestOpenLoopPredial: before a step's clock starts, the client dials
 // the connections its first requests will need (the requests due during
 // one handshake), at most 4 and at most -c; a step with less than one
-// request due per handshake dials one (TestOpenLoopPacedOnClock).
+// request due per handshake dials one (TestOpenLoopPacedOnClock). With
+// either client: the lean pool's idle connections, net/http's gate's stash.
+// Those no request took are closed with the step (no KeepConns).
 func TestOpenLoopPredial(t *testing.T) {
 	p := loadtest.NewPKI(t, loadtest.ECDSA)
-	for _, c := range []struct{ conc, want int64 }{{64, 4}, {2, 2}} {
-		var conns atomic.Int64
-		srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), true, false, loadtest.CountConns(&conns))
+	paths(t, func(t *testing.T, force bool) {
+		for _, c := range []struct{ conc, want int64 }{{64, 4}, {2, 2}} {
+			var conns atomic.Int64
+			closed := make(chan struct{}, 16)
+			srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), true, false, func(s *http.Server) {
+				s.ConnState = func(_ net.Conn, st http.ConnState) {
+					switch st {
+					case http.StateNew:
+						conns.Add(1)
+					case http.StateClosed:
+						closed <- struct{}{}
+					}
+				}
+			})
+			opts := mtlsOpts(p, true)
+			opts.FastHTTP = !force
+			// 10^6 requests/s: any handshake takes more than a microsecond.
+			res := run(t, opts, load.Template{Method: "GET", URL: srv.URL}, load.Step{Concurrency: int(c.conc), Rate: 1e6, Requests: 1})
+			if len(res) != 1 || res[0].Err != "" {
+				t.Fatalf("-c %d: results %+v", c.conc, res)
+			}
+			if res[0].DNSDial != 0 || res[0].DNS != 0 {
+				t.Fatalf("-c %d: the step's request dialled (%v) beside the connections dialled before it", c.conc, res[0].DNSDial)
+			}
+			if got := conns.Load(); got != c.want {
+				t.Fatalf("-c %d at 10^6 requests/s: %d connections dialled, want %d", c.conc, got, c.want)
+			}
+			for i := range c.want {
+				recv(t, closed, fmt.Sprintf("close of connection %d of %d after the step", i+1, c.want))
+			}
+		}
+	})
+}
+
+// TestOpenLoopPredialServesFirstRequests: the connections dialled before
+// the step count as idle for the step's first requests: a request due
+// while another holds the first of them goes at once to the second (no
+// wait for a connection back, no dial on the step's clock) and reports no
+// DNS+dialup. With net/http this is the gate counting its stash: uncounted,
+// the second request would wait a dial's time for the busy connection
+// (needDial names no reason to dial with one request in flight and none
+// back yet). The test's clock moves 1 ms during the first handshake (the
+// server accepting its connection), so the warm dial's time is 1 ms: at
+// 1,500 requests/s, 2 connections before the clock.
+func TestOpenLoopPredialServesFirstRequests(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	paths(t, func(t *testing.T, force bool) {
+		start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		clk := loadtest.NewFakeClock(start)
+		t1 := start.Add(time.Millisecond)
+		var conns, reqs atomic.Int64
+		arrived, gate := make(chan struct{}, 1), make(chan struct{})
+		var release sync.Once
+		open := func() { release.Do(func() { close(gate) }) }
+		srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if reqs.Add(1) == 1 {
+				arrived <- struct{}{}
+				<-gate // the first request stays in flight until released
+			}
+		}), true, false, func(s *http.Server) {
+			s.ConnState = func(_ net.Conn, st http.ConnState) {
+				if st == http.StateNew && conns.Add(1) == 1 {
+					clk.Set(t1) // before the client's handshake can end
+				}
+			}
+		})
+		t.Cleanup(open)
 		opts := mtlsOpts(p, true)
-		opts.FastHTTP = true
-		// 10^6 requests/s: any handshake takes more than a microsecond.
-		res := run(t, opts, load.Template{Method: "GET", URL: srv.URL}, load.Step{Concurrency: int(c.conc), Rate: 1e6, Requests: 1})
-		if len(res) != 1 || res[0].Err != "" {
-			t.Fatalf("-c %d: results %+v", c.conc, res)
+		opts.FastHTTP = !force
+		results, done := clockRun(t, clk, opts, srv.URL, load.Step{Concurrency: 64, Rate: 1500, Requests: 2})
+		recv(t, arrived, "request 0 at the server")
+		due1 := recv(t, clk.Sleeping, "pacer sleep")
+		if want := t1.Add(time.Second / 1500); due1.Before(t1) || due1.After(want) {
+			t.Fatalf("pacer slept until %v, want request 1 due at %v", due1.Sub(start), want.Sub(start))
 		}
-		if res[0].DNSDial != 0 {
-			t.Fatalf("-c %d: the step's request dialled (%v) beside the connections dialled before it", c.conc, res[0].DNSDial)
+		clk.Set(due1)
+		select {
+		case r := <-results:
+			if r.Err != "" || !r.Start.Equal(due1) || r.SchedLag != 0 || r.Latency != 0 || r.DNSDial != 0 || r.DNS != 0 {
+				t.Fatalf("request 1 should leave at once on the second connection dialled before the step, DNS+dialup 0: %+v", r)
+			}
+		case w := <-clk.Sleeping:
+			t.Fatalf("request 1 waited for a connection (until %v) beside one dialled before the step", w.Sub(start))
+		case <-time.After(30 * time.Second): // a hang guard, not a tolerance
+			t.Fatal("no result for request 1 within 30 s")
 		}
-		if got := conns.Load(); got != c.want {
-			t.Fatalf("-c %d at 10^6 requests/s: %d connections dialled, want %d", c.conc, got, c.want)
+		open()
+		if r := recv(t, results, "request 0"); r.Err != "" || !r.Start.Equal(t1) || r.DNSDial != 0 {
+			t.Fatalf("request 0 should have left at the step's start on a connection dialled before it: %+v", r)
 		}
-	}
+		if err := recv(t, done, "end of step"); err != nil {
+			t.Fatal(err)
+		}
+		if c := conns.Load(); c != 2 {
+			t.Fatalf("%d connections opened, want the 2 dialled before the step", c)
+		}
+	})
 }

@@ -93,8 +93,8 @@ func (w *worker) doStd(ctx context.Context, r *Result) bool {
 		GotConn: func(info httptrace.GotConnInfo) {
 			tr.reused.Store(info.Reused)
 			tr.mark(&tr.gotConn)
-			if gt != nil {
-				gt.gotConn(info.Conn)
+			if gt != nil && gt.gotConn(info.Conn) {
+				tr.predialled.Store(true)
 			}
 		},
 		WroteRequest:         func(httptrace.WroteRequestInfo) { tr.mark(&tr.wrote) },
@@ -140,10 +140,13 @@ func (w *worker) doStd(ctx context.Context, r *Result) bool {
 		r.Latency = e.since(start, at)
 	}
 	endNS := int64(end.Sub(tr.base)) + 1
-	if !tr.reused.Load() {
+	if !tr.reused.Load() && !tr.predialled.Load() {
 		// net/http may hand a request an idle connection that another
 		// request freed while this one's dial (and its DNS lookup, traced
 		// here) was still running: that lookup is not this request's.
+		// A connection the gate dialled before the step's clock comes
+		// through a dial too (not Reused), of no time on the step's clock:
+		// its first request did not dial.
 		r.DNS = tr.span(&tr.dnsStart, &tr.dnsDone, 0)
 		r.DNSDial = tr.span(&tr.getConn, &tr.gotConn, 0)
 	}
@@ -157,6 +160,7 @@ type stdTrace struct {
 	base                                                  time.Time
 	dnsStart, dnsDone, getConn, gotConn, wrote, firstByte atomic.Int64 // ns since base + 1; 0 = not seen
 	reused                                                atomic.Bool
+	predialled                                            atomic.Bool // the gate's, dialled before the step (gotConn)
 }
 
 func (t *stdTrace) mark(a *atomic.Int64) { a.Store(int64(time.Since(t.base)) + 1) }

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -54,6 +55,16 @@ type stdGate struct {
 	// dials: tokens, one per request let through to dial, held until it
 	// has a connection (the lean pool's bound on handshakes in flight).
 	dials chan struct{}
+	// connect dials a connection as the Transport would (TCP, then TLS
+	// for https), counted out by its gatedConn's Close.
+	connect func(ctx context.Context, network, addr string) (net.Conn, error)
+	// stash: connections dialled before the step's clock (warm), for
+	// addr; the Transport's dials take them first (under mu). Each is
+	// counted in conns from its dial on, unlike the Transport's own: it
+	// has done its handshake, and the next dial of the Transport (a
+	// request let through for it) takes it.
+	stash     []net.Conn
+	stashAddr string
 }
 
 func newStdGate(clk Clock, workers int) *stdGate {
@@ -62,19 +73,184 @@ func newStdGate(clk Clock, workers int) *stdGate {
 
 // newGatedClient is net/http's client for the open-loop steps of one
 // concurrency: at most conc connections, each counted by the gate.
+//
+// net/http cannot be handed connections, but it dials through its
+// hooks: DialTLSContext for https (the TLS handshake done here, as the
+// Transport's addTLS would: the same tls.Config, ServerName set the same
+// way), DialContext for http. Both take a connection the gate dialled
+// before the step's clock (warm) first.
 func (e *Engine) newGatedClient(conc int) (*http.Client, *stdGate) {
 	g := newStdGate(e.opts.Clock, conc)
 	hc := e.newHTTPClient(conc)
 	tr := hc.Transport.(*http.Transport)
 	dial := tr.DialContext
-	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+	tcp := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dial(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
 		return &gatedConn{Conn: c, g: g}, nil
 	}
+	g.connect = tcp
+	if e.scheme == "https" {
+		conf, timeout := tr.TLSClientConfig, tr.TLSHandshakeTimeout
+		g.connect = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return transportTLS(ctx, tcp, conf, timeout, network, addr)
+		}
+		tr.DialTLSContext = g.dial
+		tr.DialContext = tcp // not used for https (net/http's rule)
+	} else {
+		tr.DialContext = g.dial
+	}
 	return hc, g
+}
+
+// transportTLS is net/http's TLS dial (Transport.addTLS): the Transport's
+// tls.Config, its ServerName, when empty, the dialled host; the
+// Transport's handshake timeout. Returned as a *tls.Conn, handshake done:
+// net/http then records its TLS state as for its own dials.
+func transportTLS(ctx context.Context, tcp func(context.Context, string, string) (net.Conn, error), conf *tls.Config, timeout time.Duration, network, addr string) (net.Conn, error) {
+	raw, err := tcp(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	if conf == nil {
+		conf = &tls.Config{}
+	}
+	if conf.ServerName == "" {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			_ = raw.Close()
+			return nil, err
+		}
+		conf = conf.Clone()
+		conf.ServerName = host
+	}
+	tc := tls.Client(raw, conf)
+	hctx := ctx
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		hctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	if err := tc.HandshakeContext(hctx); err != nil {
+		_ = raw.Close()
+		return nil, err
+	}
+	return tc, nil
+}
+
+// dial is the Transport's dial: a stashed connection for addr, else a
+// new one.
+func (g *stdGate) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if c := g.unstash(addr); c != nil {
+		return c, nil
+	}
+	return g.connect(ctx, network, addr)
+}
+
+// unstash takes a stashed connection for addr (nil: none). Stashed
+// connections for another address (the engine dials one host, so never
+// expected) are closed: none would take them.
+func (g *stdGate) unstash(addr string) net.Conn {
+	g.mu.Lock()
+	n := len(g.stash)
+	if n > 0 && addr == g.stashAddr {
+		c := g.stash[n-1]
+		g.stash = g.stash[:n-1]
+		g.mu.Unlock()
+		return c
+	}
+	g.mu.Unlock()
+	if n > 0 {
+		g.dropStash()
+	}
+	return nil
+}
+
+// dropStash closes the stashed connections (with the step's client, when
+// the step does not keep its connections).
+func (g *stdGate) dropStash() {
+	g.mu.Lock()
+	s := g.stash
+	g.stash = nil
+	g.mu.Unlock()
+	for _, c := range s {
+		_ = c.Close() // counted out by its gatedConn
+	}
+}
+
+// warm dials, before the step's clock starts, the connections the step's
+// first requests need into the stash, as the lean pool's warm does (the
+// same count, predial; see connPool.warm for why): first one, timed
+// (warmT, on the engine's clock), then the rest together. A step with a
+// connection idle (kept from the previous step: KeepConns) needs none. A
+// failed dial is left to the requests, which record the error. Each dial
+// is bounded by the client's timeout, as a request's would be.
+func (g *stdGate) warm(ctx context.Context, e *Engine, concurrency int) {
+	g.mu.Lock()
+	n := g.idle()
+	g.mu.Unlock()
+	if n > 0 || ctx.Err() != nil {
+		return
+	}
+	// The address net/http dials for the engine's URL (canonicalAddr;
+	// a host net/http would rewrite (IDNA) just misses the stash).
+	addr := net.JoinHostPort(e.hostname, e.port)
+	real, at := e.begin()
+	if !g.warmOne(ctx, e.opts.Timeout, addr) {
+		return
+	}
+	d := e.since(real, at)
+	g.mu.Lock()
+	g.warmT = d
+	g.mu.Unlock()
+	more := predial(g.rate, d, concurrency) - 1
+	var wg sync.WaitGroup
+	for range more {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g.warmOne(ctx, e.opts.Timeout, addr)
+		}()
+	}
+	wg.Wait()
+}
+
+// warmOne dials one connection into the stash; false when the dial failed.
+func (g *stdGate) warmOne(ctx context.Context, timeout time.Duration, addr string) bool {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	c, err := g.connect(ctx, "tcp", addr)
+	if err != nil {
+		return false
+	}
+	gc := gatedOf(c)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if gc == nil || gc.closed {
+		return false
+	}
+	// Counted now: idle for the gate's decisions, so a request due finds
+	// it (let through without a dial token) instead of waiting or dialling.
+	gc.seen, gc.stashed = true, true
+	g.conns++
+	g.stash = append(g.stash, c)
+	g.stashAddr = addr
+	return true
+}
+
+// gatedOf is the gate's wrapper under a connection the Transport holds
+// (nil: not one of the gate's).
+func gatedOf(c net.Conn) *gatedConn {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	gc, _ := c.(*gatedConn)
+	return gc
 }
 
 // step readies the gate for a step at rate. The figures of a kept step
@@ -95,7 +271,10 @@ type gatedConn struct {
 	g      *stdGate
 	holder *gateTicket // the request holding it; nil: idle (under g.mu)
 	closed bool        // under g.mu
-	seen   bool        // carried a request: counted in g.conns (under g.mu)
+	seen   bool        // carried a request, or stashed: counted in g.conns (under g.mu)
+	// stashed: dialled before the step's clock and not yet held by a
+	// request (under g.mu): the first request on it did not dial.
+	stashed bool
 }
 
 func (c *gatedConn) Close() error {
@@ -245,15 +424,18 @@ func (t *gateTicket) arrived() {
 	}
 }
 
-// gotConn: the request holds c (the Transport's net.Conn for it).
-func (t *gateTicket) gotConn(c net.Conn) {
-	if tc, ok := c.(*tls.Conn); ok {
-		c = tc.NetConn()
-	}
-	gc, _ := c.(*gatedConn)
+// gotConn: the request holds c (the Transport's net.Conn for it);
+// predialled: c was dialled before the step's clock and this is its first
+// request, which therefore did not dial (whatever net/http's Reused says).
+func (t *gateTicket) gotConn(c net.Conn) (predialled bool) {
+	gc := gatedOf(c)
 	g := t.g
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	t.arrived() // it has its connection: its dial, if any, is over
+	if gc != nil && gc.stashed {
+		gc.stashed, predialled = false, true
+	}
 	if gc != nil && !gc.closed && gc.holder != nil && gc.holder != t {
 		// The Transport gave the connection to this request before the
 		// readLoop that freed it called the last holder's PutIdleConn:
@@ -270,7 +452,7 @@ func (t *gateTicket) gotConn(c net.Conn) {
 		g.busy++
 		t.conn.Store(gc)
 	}
-	g.mu.Unlock()
+	return predialled
 }
 
 // putIdle: the Transport took the request's connection back into its idle
