@@ -458,7 +458,8 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 	e.runs++ // each step's draws differ, reproducibly
 	// Open loop over the lean client: workers share keep-alive
 	// connections (most recently used first) so a light step keeps few of
-	// them open. One is dialled before the step's clock starts.
+	// them open. The connections its first requests need are dialled
+	// before the step's clock starts (warm).
 	// A pool kept by the previous step (Step.KeepConns) comes with its
 	// warm connections and its dial and latency figures.
 	pool := e.kept

@@ -412,3 +412,48 @@ func TestPredial(t *testing.T) {
 		}
 	}
 }
+
+// TestPredialTimesItsDials: the connections dialled before a step's clock
+// are dialled one after another; the first one's time is the warm dial's,
+// each of the others is a dial time of the step (the patience once a
+// response is back), so a step that dialled nothing on its clock does not
+// fall back to the 2 ms default patience.
+func TestPredialTimesItsDials(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	clk := loadtest.NewFakeClock(now)
+	e := &Engine{opts: ClientOptions{Clock: clk}}
+	p := newConnPool(4, clk, 1000, 64)
+	// Each dial takes 5 ms, the first (it verifies the chain) 9 ms: at
+	// 1,000 req/s, 9 requests come due during it, so 4 are dialled.
+	took := []time.Duration{9 * time.Millisecond, 5 * time.Millisecond, 5 * time.Millisecond, 6 * time.Millisecond}
+	var dials, inFlight int
+	p.predialWith(e, 64, func() bool {
+		inFlight++
+		if inFlight > 1 {
+			t.Fatal("two dials before the clock at once")
+		}
+		clk.Set(clk.Now().Add(took[dials]))
+		dials++
+		inFlight--
+		return true
+	})
+	if dials != 4 {
+		t.Fatalf("%d dials before the clock, want 4", dials)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.warmT != 9*time.Millisecond {
+		t.Fatalf("warm dial's time %v, want 9ms", p.warmT)
+	}
+	p.lat.add(now, 100*time.Microsecond) // a response is back
+	if got := p.patience(); got != 5*time.Millisecond {
+		t.Fatalf("patience %v once a response is back, want the median of the timed dials, 5ms", got)
+	}
+	// A failed first dial: nothing more is dialled, nothing timed.
+	q := newConnPool(4, clk, 1000, 64)
+	n := 0
+	q.predialWith(e, 64, func() bool { n++; return false })
+	if n != 1 || q.warmT != 0 || q.dialT.n != 0 {
+		t.Fatalf("after a failed first dial: %d dials, warmT %v, %d dial times", n, q.warmT, q.dialT.n)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"net"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -184,7 +183,8 @@ func (g *stdGate) dropStash() {
 // warm dials, before the step's clock starts, the connections the step's
 // first requests need into the stash, as the lean pool's warm does (the
 // same count, predial; see connPool.warm for why): first one, timed
-// (warmT, on the engine's clock), then the rest together. A step with a
+// (warmT, on the engine's clock), then the rest one after another
+// (predialWith). A step with a
 // connection idle (kept from the previous step: KeepConns) needs none. A
 // failed dial is left to the requests, which record the error. Each dial
 // is bounded by the client's timeout, as a request's would be.
@@ -198,24 +198,7 @@ func (g *stdGate) warm(ctx context.Context, e *Engine, concurrency int) {
 	// The address net/http dials for the engine's URL (canonicalAddr;
 	// a host net/http would rewrite (IDNA) just misses the stash).
 	addr := net.JoinHostPort(e.hostname, e.port)
-	real, at := e.begin()
-	if !g.warmOne(ctx, e.opts.Timeout, addr) {
-		return
-	}
-	d := e.since(real, at)
-	g.mu.Lock()
-	g.warmT = d
-	g.mu.Unlock()
-	more := predial(g.rate, d, concurrency) - 1
-	var wg sync.WaitGroup
-	for range more {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			g.warmOne(ctx, e.opts.Timeout, addr)
-		}()
-	}
-	wg.Wait()
+	g.predialWith(e, concurrency, func() bool { return g.warmOne(ctx, e.opts.Timeout, addr) })
 }
 
 // warmOne dials one connection into the stash; false when the dial failed.
