@@ -340,16 +340,9 @@ func TestOpenLoopPacedOnClock(t *testing.T) {
 func TestOpenLoopConnectionsFollowInFlight(t *testing.T) {
 	p := loadtest.NewPKI(t, loadtest.ECDSA)
 	paths(t, func(t *testing.T, force bool) {
-		var conns, reqs atomic.Int64
-		arrived, gate := make(chan struct{}, 1), make(chan struct{})
-		var release sync.Once
-		open := func() { release.Do(func() { close(gate) }) }
-		srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if reqs.Add(1) == 1 {
-				arrived <- struct{}{}
-				<-gate // the first request stays in flight until released
-			}
-		}), true, false, loadtest.CountConns(&conns))
+		var conns atomic.Int64
+		handler, arrived, open := holdFirst()
+		srv := loadtest.NewMTLSServer(t, p, handler, true, false, loadtest.CountConns(&conns))
 		// After the server's cleanup (cleanups run last first): a failed
 		// test must not leave the handler blocked, nor the server's Close
 		// waiting for it.
@@ -607,16 +600,9 @@ func TestOpenLoopPredialServesFirstRequests(t *testing.T) {
 		start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 		clk := loadtest.NewFakeClock(start)
 		t1 := start.Add(time.Millisecond)
-		var conns, reqs atomic.Int64
-		arrived, gate := make(chan struct{}, 1), make(chan struct{})
-		var release sync.Once
-		open := func() { release.Do(func() { close(gate) }) }
-		srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if reqs.Add(1) == 1 {
-				arrived <- struct{}{}
-				<-gate // the first request stays in flight until released
-			}
-		}), true, false, func(s *http.Server) {
+		var conns atomic.Int64
+		handler, arrived, open := holdFirst()
+		srv := loadtest.NewMTLSServer(t, p, handler, true, false, func(s *http.Server) {
 			s.ConnState = func(_ net.Conn, st http.ConnState) {
 				if st == http.StateNew && conns.Add(1) == 1 {
 					clk.Set(t1) // before the client's handshake can end
@@ -654,4 +640,19 @@ func TestOpenLoopPredialServesFirstRequests(t *testing.T) {
 			t.Fatalf("%d connections opened, want the 2 dialled before the step", c)
 		}
 	})
+}
+
+// holdFirst is a handler that holds the first request in flight until open
+// is called (arrived: it has come); later requests are answered at once.
+func holdFirst() (h http.Handler, arrived <-chan struct{}, open func()) {
+	var reqs atomic.Int64
+	came, gate := make(chan struct{}, 1), make(chan struct{})
+	var release sync.Once
+	h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if reqs.Add(1) == 1 {
+			came <- struct{}{}
+			<-gate
+		}
+	})
+	return h, came, func() { release.Do(func() { close(gate) }) }
 }
