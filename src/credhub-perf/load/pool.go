@@ -309,16 +309,7 @@ func (p *connPool) acquire(ctx context.Context, timer **time.Timer) (*fconn, fun
 			if done == nil || why != "stall" {
 				return c, done
 			}
-			// A dial token after a stall: dial only if nothing has been
-			// handed over meanwhile either (the server is back: the
-			// queue clears without it).
-			p.mu.Lock()
-			back := p.handed != seen || p.stallDial
-			if !back {
-				p.stallDial = true
-			}
-			p.mu.Unlock()
-			if !back {
+			if p.claimStallDial(seen) {
 				return c, func() {
 					p.mu.Lock()
 					p.stallDial = false
@@ -382,6 +373,21 @@ func (p *dialPolicy) decide(waited, stalled bool) (why string, patience time.Dur
 		why = "" // one at a time
 	}
 	return why, patience, p.handed
+}
+
+// claimStallDial: a request holding a dial token for needDial's "stall"
+// dials only if nothing has been handed over since seen either (the server
+// is back: the queue clears without it) and no other request dials for a
+// stall (one at a time: decide); true makes it that request, until its
+// dial ends (stallDial back to false).
+func (p *dialPolicy) claimStallDial(seen uint64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.handed != seen || p.stallDial {
+		return false
+	}
+	p.stallDial = true
+	return true
 }
 
 // needDial says why a request that found no idle connection should dial

@@ -330,19 +330,12 @@ func (g *stdGate) enter(ctx context.Context, timer **time.Timer) *gateTicket {
 					continue
 				}
 				if why == "stall" {
-					// Dial only if nothing came back meanwhile either
-					// (the server is back: the queue clears without it).
-					g.mu.Lock()
-					back := g.handed != seen || g.stallDial
-					if !back {
-						g.stallDial, t.stallDial = true, true
-					}
-					g.mu.Unlock()
-					if back {
+					if !g.claimStallDial(seen) {
 						<-g.dials
 						stalled = false
 						continue
 					}
+					t.stallDial = true // read under g.mu, after through (which takes it)
 				}
 				return g.through(t, true)
 			case <-ctx.Done():
