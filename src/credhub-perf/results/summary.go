@@ -398,7 +398,13 @@ func boundKinds(steps []SummaryStep) string {
 				continue
 			}
 			hit = true
-			fig := map[string]*float64{"tester CPU": st.TesterCPU, "host CPU": st.HostCPU}[k.kind]
+			var fig *float64
+			switch k.kind {
+			case "tester CPU":
+				fig = st.TesterCPU
+			case "host CPU":
+				fig = st.HostCPU
+			}
 			if fig != nil {
 				lo, hi = math.Min(lo, *fig), math.Max(hi, *fig)
 			}
@@ -436,13 +442,13 @@ func (s *Summary) NoCapacityReason() string {
 	if s.MaxThroughputAtSLO != nil {
 		return ""
 	}
-	var met, bound []SummaryStep
-	var unsteady, incomplete int
+	var met, unsteady, incomplete int
+	var bound []SummaryStep
 	for _, st := range s.Steps {
 		if !st.MeetsSLO || st.Counts(s.SLO) {
 			continue
 		}
-		met = append(met, st)
+		met++
 		if st.TesterBound {
 			bound = append(bound, st)
 		} else if !st.Steady {
@@ -451,7 +457,7 @@ func (s *Summary) NoCapacityReason() string {
 			incomplete++
 		}
 	}
-	if len(met) == 0 {
+	if met == 0 {
 		return ""
 	}
 	var why []string
@@ -464,7 +470,7 @@ func (s *Summary) NoCapacityReason() string {
 	if incomplete > 0 {
 		why = append(why, fmt.Sprintf("%d incomplete: some tester did not load them for their whole slot (see the step warnings)", incomplete))
 	}
-	return fmt.Sprintf("unknown: %d of %d steps met the SLO but none counts: %s", len(met), len(s.Steps), strings.Join(why, "; "))
+	return fmt.Sprintf("unknown: %d of %d steps met the SLO but none counts: %s", met, len(s.Steps), strings.Join(why, "; "))
 }
 
 func notSteadyWarning(st SummaryStep) string {
