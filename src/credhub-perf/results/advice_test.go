@@ -45,7 +45,7 @@ func TestTesterBoundAdviceMatchesTestdata(t *testing.T) {
 		"tester 0: host CPU 97 % busy on the tester's core(s); tester 1: tester CPU 91 % of 2 core(s)",
 		"", // a bound step without a reason (hand-made or hostile summary.json)
 	} {
-		g.Advice = append(g.Advice, adviceCase{r, testerBoundAdvice(r)})
+		g.Advice = append(g.Advice, adviceCase{r, TesterBoundAdvice(r)})
 	}
 	slo := SLO{Percentile: 95, LatencyS: 0.100, MaxErrorRate: 0.01}
 	f := func(v float64) *float64 { return &v }
@@ -98,5 +98,24 @@ func TestTesterBoundAdviceMatchesTestdata(t *testing.T) {
 	}
 	if !bytes.Equal(b, want) {
 		t.Errorf("%s is not what summary.txt says now: if the change is meant, run go test ./results -update and make headroom-plot say the same (cd plotting && python -m pytest tests/test_flags.py)", adviceFile)
+	}
+}
+
+// The late-schedule rule at its edges: 5 ms and 10 % of the mean latency
+// must both be passed.
+func TestLateSchedule(t *testing.T) {
+	for _, c := range []struct {
+		lag, max, mean float64
+		want           string
+	}{
+		{0.0002, 0.001, 0.010, ""},
+		{0.005, 0.02, 0.001, ""}, // 5 ms is kept
+		{0.006, 0.02, 0.060, ""}, // 10 % of the mean latency is kept
+		{0.0061, 0.02, 0.060, "requests left 6.1 ms late on average (max 20.0 ms): the tester or its worker cap (-c) could not keep the schedule"},
+		{0.0667, 0.2624, 0.015, "requests left 66.7 ms late on average (max 262.4 ms): the tester or its worker cap (-c) could not keep the schedule"},
+	} {
+		if got := LateSchedule(c.lag, c.max, c.mean, "-c"); got != c.want {
+			t.Errorf("LateSchedule(%v, %v, %v) = %q, want %q", c.lag, c.max, c.mean, got, c.want)
+		}
 	}
 }

@@ -272,7 +272,7 @@ func (s *Summary) Finish() {
 		}
 		st.TesterBoundAdvice = nil
 		if st.TesterBound {
-			st.TesterBoundAdvice = testerBoundAdvice(st.TesterBoundReason)
+			st.TesterBoundAdvice = TesterBoundAdvice(st.TesterBoundReason)
 			s.StepWarnings = append(s.StepWarnings, fmt.Sprintf("%s at step %d (%s): %s; the step measured the tester, not CredHub, and is not counted as capacity", st.TesterBoundReason, st.Step, st.label(), strings.Join(st.TesterBoundAdvice, "; ")))
 		}
 		if st.Incomplete {
@@ -281,12 +281,8 @@ func (s *Summary) Finish() {
 		if st.Rate <= 0 || st.Requests == 0 {
 			continue
 		}
-		// A schedule kept within a few ms is fine; a tester that falls
-		// behind by more than 10 % of the mean latency (and 5 ms) measures
-		// its own queue. Its latencies still count the lag, so they stay
-		// honest, but the step did not offer the load it names.
-		if st.SchedLagMeanS > 0.005 && st.SchedLagMeanS > 0.1*st.MeanS {
-			s.StepWarnings = append(s.StepWarnings, fmt.Sprintf("step %d (rate %g/s): requests left %.1f ms late on average (max %.1f ms): the tester or its worker cap (steps.max_concurrency) could not keep the schedule", st.Step, st.Rate, st.SchedLagMeanS*1000, st.SchedLagMaxS*1000))
+		if late := LateSchedule(st.SchedLagMeanS, st.SchedLagMaxS, st.MeanS, "steps.max_concurrency"); late != "" {
+			s.StepWarnings = append(s.StepWarnings, fmt.Sprintf("step %d (rate %g/s): %s", st.Step, st.Rate, late))
 		}
 	}
 	s.Knee, s.KneeConcurrency, s.KneeRate, s.KneeStep, s.MaxThroughputAtSLO = nil, nil, nil, nil, nil
@@ -352,10 +348,11 @@ var testerBoundKinds = []struct{ kind, advice string }{
 	{"CPU steal", "the hypervisor gave the tester's CPUs to other guests: use a VM with dedicated CPUs, or run again later"},
 }
 
-// testerBoundAdvice is what to do about a tester_bound_reason, one item a
-// kind of bound it names (a merged step's may name several); a reason
-// naming none gets the tester's advice.
-func testerBoundAdvice(reason string) []string {
+// TesterBoundAdvice is what to do about a tester_bound_reason (a
+// cpuload.Usage.Bound reason), one item a kind of bound it names (a merged
+// step's may name several); a reason naming none gets the tester's advice.
+// hey gives the same advice under its tester-bound warning.
+func TesterBoundAdvice(reason string) []string {
 	var do []string
 	for _, k := range testerBoundKinds {
 		if strings.Contains(reason, k.kind) {
@@ -368,6 +365,22 @@ func testerBoundAdvice(reason string) []string {
 	return do
 }
 
+// LateSchedule says how far an open-loop schedule fell behind, from the
+// mean and largest sched-lag and the mean latency (seconds), or "" when it
+// was kept. A schedule kept within a few ms is fine; a tester that falls
+// behind by more than 10 % of the mean latency (and 5 ms) measures its own
+// queue. Its latencies still count the lag, so they stay honest, but the
+// load did not offer the rate it names. workerCap names the setting that
+// caps the requests in flight (steps.max_concurrency, hey's -c), the other
+// cause of lag. summary.json's step warnings and hey's summary both judge
+// with it.
+func LateSchedule(lagMeanS, lagMaxS, meanS float64, workerCap string) string {
+	if lagMeanS > 0.005 && lagMeanS > 0.1*meanS {
+		return fmt.Sprintf("requests left %.1f ms late on average (max %.1f ms): the tester or its worker cap (%s) could not keep the schedule", lagMeanS*1000, lagMaxS*1000, workerCap)
+	}
+	return ""
+}
+
 // boundAdvice is what to do about several tester-bound steps: their
 // advice, each item once, in the steps' order (headroom-plot's
 // bound_advice).
@@ -375,7 +388,7 @@ func boundAdvice(steps []SummaryStep) string {
 	var do []string
 	seen := map[string]bool{}
 	for _, st := range steps {
-		for _, a := range testerBoundAdvice(st.TesterBoundReason) {
+		for _, a := range TesterBoundAdvice(st.TesterBoundReason) {
 			if !seen[a] {
 				seen[a] = true
 				do = append(do, a)
