@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/credhub-perf/credhub-perf/cpuload"
 	"github.com/credhub-perf/credhub-perf/load"
 	"github.com/credhub-perf/credhub-perf/results"
 )
@@ -95,6 +96,12 @@ TLS:
 
 URL, -d/-D body and -H values may contain {{seq}} (request number),
 {{uuid}}, {{rand N}} (0..N-1) and {{pick FILE}} (a random line of FILE).
+
+After the load, a "WARNING: tester-bound" block (stderr, and the summary)
+says when the figures describe this tester rather than the server: its
+CPU, or its cores' (other work, steal), past credhub-perf's saturation
+defaults; "WARNING: late schedule" when a -rate run fell behind anyway.
+The exit status stays 0.
 `
 
 type headerList []string
@@ -280,7 +287,9 @@ func (s summarySink) Record(r *load.Result) {
 	}
 }
 
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+// run is hey; cpu reads the tester's CPU figures (cpuload.Take, or a
+// test's).
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, cpu func(time.Time) cpuload.Sample) int {
 	cfg, err := parse(args, getenv)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -325,11 +334,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		csvw = results.NewCSVWriter(out)
 		sink = load.Multi(sum, csvw)
 	}
+	// The CPU figures cover the load only, as a credhub-perf step's do:
+	// setup (keys, templates) would dilute them.
+	before := cpu(time.Now())
 	start := time.Now()
 	// Open loop starts its clock itself, after dialling its first
 	// connection (a few milliseconds that Total includes).
 	err = engine.Run(ctx, cfg.step, sink)
 	total := time.Since(start)
+	usage := cpuload.Between(before, cpu(time.Now()))
 	code := 0
 	if err != nil && ctx.Err() == nil {
 		fmt.Fprintf(stderr, "hey: %v\n", err)
@@ -347,15 +360,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			}
 		}
 	}
+	ok, all := sum.ok.Snapshot(), sum.all.Snapshot()
+	// A completed run exits 0 even when tester-bound, as rakyll/hey's
+	// callers expect: the warning is for the reader, on stderr always and
+	// in the summary when there is one.
+	warning := boundWarning(usage, all, cfg.step.Rate > 0)
+	if len(warning) > 0 {
+		fmt.Fprintln(stderr, strings.Join(warning, "\n"))
+	}
 	if printSummary {
-		printReport(stdout, total, sum.ok.Snapshot(), sum.all.Snapshot(), cfg.step.Rate > 0)
+		printReport(stdout, total, ok, all, cfg.step.Rate > 0, warning)
 	}
 	return code
 }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr, cpuload.Take)
 	stop()
 	os.Exit(code)
 }

@@ -10,15 +10,23 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/credhub-perf/credhub-perf/cpuload"
 	"github.com/credhub-perf/credhub-perf/load/loadtest"
 	"github.com/credhub-perf/credhub-perf/results"
 )
 
+// heyRun runs hey on a tester with CPU to spare (quietCPU).
 func heyRun(t *testing.T, env map[string]string, args ...string) (int, string, string) {
 	t.Helper()
+	return heyRunOn(t, quietCPU(), env, args...)
+}
+
+func heyRunOn(t *testing.T, cpu func(time.Time) cpuload.Sample, env map[string]string, args ...string) (int, string, string) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(context.Background(), args, func(k string) string { return env[k] }, &out, &errb)
+	code := run(context.Background(), args, func(k string) string { return env[k] }, &out, &errb, cpu)
 	return code, out.String(), errb.String()
 }
 

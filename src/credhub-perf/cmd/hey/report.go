@@ -16,8 +16,9 @@ const barChar = "■"
 func secs(d time.Duration) string { return fmt.Sprintf("%4.4f", d.Seconds()) }
 
 // printReport prints rakyll/hey's summary. ok covers the requests that got
-// a response, all every request (for the error distribution).
-func printReport(w io.Writer, total time.Duration, ok, all results.Snapshot, open bool) {
+// a response, all every request (for the error distribution); warning, the
+// lines of boundWarning, follows the figures it is about.
+func printReport(w io.Writer, total time.Duration, ok, all results.Snapshot, open bool, warning []string) {
 	b := bufio.NewWriter(w)
 	defer b.Flush()
 	rps := 0.0
@@ -36,6 +37,9 @@ func printReport(w io.Writer, total time.Duration, ok, all results.Snapshot, ope
 	fmt.Fprintf(b, "  ")
 	if ok.BytesIn > 0 {
 		fmt.Fprintf(b, "\n  Total data:\t%d bytes\n  Size/request:\t%d bytes", ok.BytesIn, ok.BytesIn/ok.Requests)
+	}
+	if len(warning) > 0 {
+		fmt.Fprintf(b, "\n\n%s", strings.Join(warning, "\n"))
 	}
 	fmt.Fprintf(b, "\n\nResponse time histogram:\n")
 	writeHistogram(b, ok)
