@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/csv"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -137,6 +139,20 @@ func TestTesterBoundCSV(t *testing.T) {
 		if shape[0][i] != shape[1][i] {
 			t.Fatalf("row %d has %d fields when bound, %d when not", i, shape[1][i], shape[0][i])
 		}
+	}
+
+	// -output FILE: the file holds the CSV alone, the summary on stdout
+	// the warning.
+	file := filepath.Join(t.TempDir(), "out.csv")
+	code, out, errs := heyRunOn(t, fakeCPU(share(1), share(1), share(0), 1), nil,
+		"-n", "12", "-c", "3", "-output", file, "-cert", p.ClientCert, "-key", p.ClientKey, "-cacert", p.CAFile, srv.URL)
+	data, err := os.ReadFile(file)
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if code != 0 || err != nil || len(lines) != 13 || lines[0] != results.CSVHeader || strings.Contains(string(data), "WARNING") {
+		t.Fatalf("exit %d, %v, CSV %q", code, err, data)
+	}
+	if !strings.Contains(out, "\nWARNING: tester-bound: tester CPU 100 % of 1 core(s)\n") || !strings.HasPrefix(errs, "WARNING: tester-bound: ") {
+		t.Fatalf("stderr %q\n%s", errs, out)
 	}
 }
 
