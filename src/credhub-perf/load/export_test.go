@@ -19,3 +19,11 @@ func Draws(e *Engine, wi, n int) []string {
 	}
 	return out
 }
+
+// UseAliveCheck switches the look at idle connections (alive) for one
+// test and returns the function that restores it. Not for parallel tests.
+func UseAliveCheck(on bool) (restore func()) {
+	old := aliveCheck
+	aliveCheck = on
+	return func() { aliveCheck = old }
+}

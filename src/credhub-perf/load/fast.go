@@ -30,6 +30,15 @@ type fconn struct {
 	br *bufio.Reader
 }
 
+// alive: the idle connection c can carry a request (alive.go). Without a
+// sockConn (not Linux, or rawSock off) there is no look: yes.
+func (c *fconn) alive() bool {
+	if c.sc == nil {
+		return alive(c.nc, nil, c.br)
+	}
+	return alive(c.nc, &c.sc.probe, c.br)
+}
+
 // renderRaw appends the request for sequence number seq to dst. bodyBuf is
 // scratch space for the body (its length is needed before it is written).
 func (e *Engine) renderRaw(dst, bodyBuf []byte, seq uint64, rng *rand.Rand, extra http.Header) ([]byte, []byte) {
@@ -118,11 +127,18 @@ func (w *worker) doFast(ctx context.Context, r *Result) bool {
 
 // roundTrip sends req once. It returns true when a reused connection turned
 // out to be closed by the server before answering, which is worth one retry
-// on a fresh connection (as net/http does).
+// on a fresh connection, as net/http does: for a request it may replay
+// (alive.go), or one of which nothing was written. A worker's own idle
+// connection is looked at first (a pool's was, when lent: acquire), and
+// one the server closed meanwhile is replaced before anything is sent.
 func (w *worker) roundTrip(ctx context.Context, r *Result, req []byte, start time.Time, mayRetry bool) bool {
 	e := w.e
 	c := w.fc
 	reused := c != nil && c.nc != nil
+	if reused && mayRetry && !w.onLoan && !c.alive() {
+		w.closeConn()
+		reused = false
+	}
 	if !reused {
 		var err error
 		c, err = w.dial(ctx, r, start)
@@ -144,12 +160,12 @@ func (w *worker) roundTrip(ctx context.Context, r *Result, req []byte, start tim
 	if !reused {
 		t0 = time.Now()
 	}
-	_, err := c.nc.Write(req)
+	wn, err := c.nc.Write(req)
 	t1 := time.Now()
 	r.ReqWrite = t1.Sub(t0)
 	if err != nil {
 		w.closeConn()
-		if reused && mayRetry && staleConn(err) && ctx.Err() == nil {
+		if reused && mayRetry && staleConn(err) && ctx.Err() == nil && (wn == 0 || w.t.replayableTemplate()) {
 			return true
 		}
 		r.Err = errText(ctx, "write", err)
@@ -175,7 +191,7 @@ func (w *worker) roundTrip(ctx context.Context, r *Result, req []byte, start tim
 	r.BytesIn = n
 	if err != nil {
 		w.closeConn()
-		if reused && mayRetry && tfb.IsZero() && staleConn(err) && ctx.Err() == nil {
+		if reused && mayRetry && tfb.IsZero() && staleConn(err) && ctx.Err() == nil && w.t.replayableTemplate() {
 			r.RespDelay, r.BytesIn = 0, 0
 			return true
 		}

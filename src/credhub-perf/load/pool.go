@@ -299,7 +299,15 @@ func (p *connPool) acquire(ctx context.Context, timer **time.Timer) (*fconn, fun
 			p.idle = p.idle[:n-1]
 			p.lent++
 			p.mu.Unlock()
-			return c, nil
+			if c.alive() {
+				return c, nil
+			}
+			// The server closed it while it idled (alive.go): dropped,
+			// not a dial of the step; the request looks again.
+			_ = c.nc.Close()
+			c.nc = nil
+			p.unlend()
+			continue
 		}
 		why, dial, seen := p.decide(waited, stalled)
 		p.waiting++

@@ -17,8 +17,20 @@ type sockConn struct {
 	net.Conn
 	hold    bool
 	wroteAt time.Time
+	probe   liveProbe
 }
 
 // wrapSock never wraps here (whatever rawSock says): fast.go then uses
 // the connection as dialled.
 func wrapSock(net.Conn, *sockConn) *sockConn { return nil }
+
+// liveProbe looks at an idle connection's socket on Linux (sock_linux.go).
+// Elsewhere there is no look: alive takes every idle connection as open,
+// and a request that finds one closed is retried (alive.go).
+type liveProbe struct{ draining bool }
+
+func newLiveProbe(net.Conn) *liveProbe { return nil }
+
+func (p *liveProbe) peek() peekState { return peekUnknown }
+
+func (p *liveProbe) readNow([]byte) (int, error) { return 0, errWouldBlock }

@@ -110,6 +110,9 @@ func (w *worker) doStd(ctx context.Context, r *Result) bool {
 	}
 	r.Start = at
 	resp, err := w.hc.Do(req)
+	if err != nil && gt != nil {
+		resp, err = gt.again(ctx, w.hc, req, tr, err) // a dead stashed connection (stdgate.go)
+	}
 	if err == nil {
 		r.Status = resp.StatusCode
 		n, rerr := io.Copy(io.Discard, resp.Body)

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -141,12 +142,35 @@ func transportTLS(ctx context.Context, tcp func(context.Context, string, string)
 }
 
 // dial is the Transport's dial: a stashed connection for addr, else a
-// new one.
+// new one. A stashed connection the server closed while it waited (an
+// idle timeout between KeepConns steps, a server that closes right after
+// the handshake) is dropped first (alive.go): net/http takes what a dial
+// returns as new and would not retry a request that fails on it.
 func (g *stdGate) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	if c := g.unstash(addr); c != nil {
-		return c, nil
+	for {
+		c := g.unstash(addr)
+		if c == nil {
+			break
+		}
+		if stashAlive(c) {
+			return c, nil
+		}
+		_ = c.Close() // counted out by its gatedConn
 	}
 	return g.connect(ctx, network, addr)
+}
+
+// stashAlive looks at a stashed connection just taken from the stash
+// (only the caller holds it: no lock).
+func stashAlive(c net.Conn) bool {
+	gc := gatedOf(c)
+	if gc == nil {
+		return true
+	}
+	if gc.probe == nil {
+		gc.probe = newLiveProbe(gc.Conn) // made on first look: most of the Transport's dials are never stashed
+	}
+	return alive(c, gc.probe, nil)
 }
 
 // unstash takes a stashed connection for addr (nil: none). Stashed
@@ -259,6 +283,18 @@ type gatedConn struct {
 	// stashed: dialled before the step's clock and not yet held by a
 	// request (under g.mu): the first request on it did not dial.
 	stashed bool
+	// probe: the look at the socket of a stashed connection (stashAlive;
+	// made then, read by net/http's goroutines only after).
+	probe *liveProbe
+}
+
+// Read reads the connection, or, while alive drains records the server
+// sent after the handshake, only what the socket already holds.
+func (c *gatedConn) Read(b []byte) (int, error) {
+	if p := c.probe; p != nil && p.draining {
+		return p.readNow(b)
+	}
+	return c.Conn.Read(b)
 }
 
 func (c *gatedConn) Close() error {
@@ -293,7 +329,10 @@ type gateTicket struct {
 	token   bool // holds a dial token (under g.mu)
 	// stallDial: its dial is the one for needDial's "stall" (under g.mu)
 	stallDial bool
-	conn      atomic.Pointer[gatedConn]
+	// stashedConn: the connection of its last GotConn was stashed (under
+	// g.mu): again may send the request once more.
+	stashedConn bool
+	conn        atomic.Pointer[gatedConn]
 	// back is closed once the connection the request held is idle again
 	// or closed (made with conn).
 	back chan struct{}
@@ -413,6 +452,7 @@ func (t *gateTicket) gotConn(c net.Conn) (predialled bool) {
 	if gc != nil && gc.stashed {
 		gc.stashed, predialled = false, true
 	}
+	t.stashedConn = predialled
 	if gc != nil && !gc.closed && gc.holder != nil && gc.holder != t {
 		// The Transport gave the connection to this request before the
 		// readLoop that freed it called the last holder's PutIdleConn:
@@ -497,4 +537,84 @@ func closed(c chan struct{}) bool {
 	default:
 		return false
 	}
+}
+
+// again sends req once more, on another connection, when its first try
+// failed on a stashed connection before any byte of a response: the
+// server closed it between the look at it (stashAlive) and the request,
+// or no look was possible (alive.go). net/http retries so on a reused
+// connection, never on one a dial returned, which a stashed one is to it.
+// Only a request net/http would replay (replayable; its body, if any,
+// rewound by GetBody), only after an error of a closed connection (a
+// timeout is the server's answer, not a dead connection), and once. It
+// returns the second try's outcome, or (nil, err) when there is none.
+// The latency still counts from the first try's schedule, and its
+// DNS+dialup, when the second try dials, from the first try's GetConn:
+// the time the dead connection cost is in the row, not hidden.
+func (t *gateTicket) again(ctx context.Context, hc *http.Client, req *http.Request, tr *stdTrace, err error) (*http.Response, error) {
+	g := t.g
+	g.mu.Lock()
+	stashed := t.stashedConn
+	g.mu.Unlock()
+	if !stashed || tr.reused.Load() || tr.firstByte.Load() != 0 || ctx.Err() != nil || !closedConnErr(err) {
+		return nil, err
+	}
+	if !replayable(req.Method, func(k string) bool { _, ok := req.Header[k]; return ok }) {
+		return nil, err
+	}
+	next := req
+	if req.Body != nil && req.Body != http.NoBody {
+		if req.GetBody == nil {
+			return nil, err
+		}
+		body, berr := req.GetBody()
+		if berr != nil {
+			return nil, err
+		}
+		next = req.Clone(req.Context())
+		next.Body = body
+	}
+	t.rearm()
+	first := tr.getConn.Load()
+	tr.reset()
+	resp, err := hc.Do(next)
+	if first != 0 {
+		tr.getConn.Store(first)
+	}
+	return resp, err
+}
+
+// closedConnErr: err (from http.Client.Do) says the connection was closed
+// under the request (EOF, reset, broken pipe, or net/http's word for an
+// idle connection the server closed).
+func closedConnErr(err error) bool {
+	return staleConn(err) || strings.Contains(err.Error(), "server closed idle connection")
+}
+
+// rearm readies t for its request's second try (again): the first
+// connection is let go if net/http has not closed it yet, and the request
+// counts as let through again until its GotConn.
+func (t *gateTicket) rearm() {
+	g := t.g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if gc := t.conn.Load(); gc != nil && gc.holder == t {
+		gc.letGo()
+	}
+	t.conn.Store(nil)
+	t.back = nil
+	t.stashedConn = false
+	if !t.pending {
+		t.pending = true
+		g.pending++
+	}
+}
+
+// reset forgets the marks of a request's first try (again).
+func (t *stdTrace) reset() {
+	for _, a := range []*atomic.Int64{&t.dnsStart, &t.dnsDone, &t.getConn, &t.gotConn, &t.wrote, &t.firstByte} {
+		a.Store(0)
+	}
+	t.reused.Store(false)
+	t.predialled.Store(false)
 }
