@@ -104,8 +104,9 @@ func (l *earlyCloser) Accept() (net.Conn, error) {
 }
 
 // killIdle closes, as closeAcked, every connection not serving a request,
-// and returns how many.
-func (c *closer) killIdle(t *testing.T) int {
+// and returns how many. goodbye, if set, is written on each first (as
+// servers that answer an idle timeout with a 408 do).
+func (c *closer) killIdle(t *testing.T, goodbye string) int {
 	c.mu.Lock()
 	var idle []*tls.Conn
 	for tc, st := range c.conns {
@@ -115,6 +116,9 @@ func (c *closer) killIdle(t *testing.T) int {
 	}
 	c.mu.Unlock()
 	for _, tc := range idle {
+		if goodbye != "" {
+			_, _ = tc.Write([]byte(goodbye))
+		}
 		closeAcked(t, tc)
 	}
 	return len(idle)
@@ -234,7 +238,9 @@ func TestStashedConnClosedAfterHandshake(t *testing.T) {
 // timeout between the steps) and records no failure: the dead ones are
 // dropped, none is counted a dial. A POST too with the lean client (with
 // net/http a POST can still meet a kept connection its own pool has not
-// yet seen closed; net/http's race, left to it).
+// yet seen closed; net/http's race, left to it). The same when the server
+// says goodbye with a 408 before it closes: those bytes are no answer to
+// the next request.
 func TestKeepConnsAfterServerClosedIdle(t *testing.T) {
 	p := loadtest.NewPKI(t, loadtest.ECDSA)
 	paths(t, func(t *testing.T, force bool) {
@@ -242,38 +248,43 @@ func TestKeepConnsAfterServerClosedIdle(t *testing.T) {
 		if force {
 			methods = methods[:1]
 		}
-		for _, method := range methods {
-			t.Run(method, func(t *testing.T) {
-				srv := newCloser(t, p, 0, false)
-				opts := mtlsOpts(p, true)
-				opts.FastHTTP = !force
-				e, err := load.New(opts, load.Template{Method: method, URL: srv.URL + "/x", Body: "{}"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer e.CloseIdle()
-				// 10^6 requests/s: four connections dialled before the
-				// step, one used; the others wait in the pool (the stash).
-				warm := load.Step{Concurrency: 4, Rate: 1e6, Requests: 1, KeepConns: true}
-				if err := e.Run(context.Background(), warm, load.Discard); err != nil {
-					t.Fatal(err)
-				}
-				if n := srv.killIdle(t); n < 2 {
-					t.Fatalf("the server closed %d kept connections, want the 4 dialled before the warm-up", n)
-				}
-				var c collect
-				if err := e.Run(context.Background(), load.Step{Concurrency: 4, Rate: 1e6, Requests: 8}, &c); err != nil {
-					t.Fatal(err)
-				}
-				if len(c.res) != 8 {
-					t.Fatalf("%d results, want 8", len(c.res))
-				}
-				for _, r := range c.res {
-					if r.Err != "" || r.Status != 200 {
-						t.Fatalf("a request after the server closed the kept connections failed: %+v", r)
+		for _, tc := range []struct{ name, goodbye string }{
+			{"FIN", ""},
+			{"408", "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"},
+		} {
+			for _, method := range methods {
+				t.Run(tc.name+"/"+method, func(t *testing.T) {
+					srv := newCloser(t, p, 0, false)
+					opts := mtlsOpts(p, true)
+					opts.FastHTTP = !force
+					e, err := load.New(opts, load.Template{Method: method, URL: srv.URL + "/x", Body: "{}"})
+					if err != nil {
+						t.Fatal(err)
 					}
-				}
-			})
+					defer e.CloseIdle()
+					// 10^6 requests/s: four connections dialled before the
+					// step, one used; the others wait in the pool (the stash).
+					warm := load.Step{Concurrency: 4, Rate: 1e6, Requests: 1, KeepConns: true}
+					if err := e.Run(context.Background(), warm, load.Discard); err != nil {
+						t.Fatal(err)
+					}
+					if n := srv.killIdle(t, tc.goodbye); n < 2 {
+						t.Fatalf("the server closed %d kept connections, want the 4 dialled before the warm-up", n)
+					}
+					var c collect
+					if err := e.Run(context.Background(), load.Step{Concurrency: 4, Rate: 1e6, Requests: 8}, &c); err != nil {
+						t.Fatal(err)
+					}
+					if len(c.res) != 8 {
+						t.Fatalf("%d results, want 8", len(c.res))
+					}
+					for _, r := range c.res {
+						if r.Err != "" || r.Status != 200 {
+							t.Fatalf("a request after the server closed the kept connections failed: %+v", r)
+						}
+					}
+				})
+			}
 		}
 	})
 }

@@ -10,8 +10,8 @@ import (
 
 // connPool holds idle keep-alive connections shared by open-loop workers
 // of the lean client. Last in, first out: the busiest few connections stay
-// warm and the rest stay idle (and may be closed by the server, which a
-// reused connection's one retry covers), so a step opens about as many
+// warm and the rest stay idle (and may be closed by the server: acquire
+// looks at an idle one before lending it, alive.go), so a step opens about as many
 // connections as it has requests in flight, at most Concurrency.
 //
 // When no connection is idle, a request waits for one another request
