@@ -37,11 +37,12 @@ type closer struct {
 	dropFirst bool
 	mu        sync.Mutex
 	conns     map[*tls.Conn]http.ConnState
+	changed   chan struct{} // a connection changed state (buffered: 1)
 }
 
 func newCloser(t *testing.T, p *loadtest.PKI, early int64, dropFirst bool) *closer {
 	t.Helper()
-	c := &closer{early: early, dropFirst: dropFirst, closed: make(chan struct{}, 16), conns: map[*tls.Conn]http.ConnState{}}
+	c := &closer{early: early, dropFirst: dropFirst, closed: make(chan struct{}, 16), conns: map[*tls.Conn]http.ConnState{}, changed: make(chan struct{}, 1)}
 	c.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		if c.arrived.Add(1) == 1 && c.dropFirst {
@@ -59,11 +60,15 @@ func newCloser(t *testing.T, p *loadtest.PKI, early int64, dropFirst bool) *clos
 			return
 		}
 		c.mu.Lock()
-		defer c.mu.Unlock()
 		if st == http.StateClosed || st == http.StateHijacked {
 			delete(c.conns, tc)
 		} else {
 			c.conns[tc] = st
+		}
+		c.mu.Unlock()
+		select {
+		case c.changed <- struct{}{}:
+		default:
 		}
 	}
 	c.StartTLS()
@@ -103,18 +108,33 @@ func (l *earlyCloser) Accept() (net.Conn, error) {
 	}
 }
 
-// killIdle closes, as closeAcked, every connection not serving a request,
-// and returns how many. goodbye, if set, is written on each first (as
-// servers that answer an idle timeout with a 408 do).
-func (c *closer) killIdle(t *testing.T, goodbye string) int {
-	c.mu.Lock()
+// killIdle waits until want connections are not serving a request (the
+// server marks one idle after its answer left, so maybe after the client
+// read it), closes them as closeAcked, and returns how many it closed.
+// goodbye, if set, is written on each first (as servers that answer an
+// idle timeout with a 408 do).
+func (c *closer) killIdle(t *testing.T, goodbye string, want int) int {
+	t.Helper()
+	hang := time.After(30 * time.Second) // a hang guard, not a tolerance
 	var idle []*tls.Conn
-	for tc, st := range c.conns {
-		if st == http.StateNew || st == http.StateIdle {
-			idle = append(idle, tc)
+	for {
+		idle = idle[:0]
+		c.mu.Lock()
+		for tc, st := range c.conns {
+			if st == http.StateNew || st == http.StateIdle {
+				idle = append(idle, tc)
+			}
+		}
+		c.mu.Unlock()
+		if len(idle) >= want {
+			break
+		}
+		select {
+		case <-c.changed:
+		case <-hang:
+			t.Fatalf("%d connections idle at the server within 30 s, want %d", len(idle), want)
 		}
 	}
-	c.mu.Unlock()
 	for _, tc := range idle {
 		if goodbye != "" {
 			_, _ = tc.Write([]byte(goodbye))
@@ -268,7 +288,7 @@ func TestKeepConnsAfterServerClosedIdle(t *testing.T) {
 					if err := e.Run(context.Background(), warm, load.Discard); err != nil {
 						t.Fatal(err)
 					}
-					if n := srv.killIdle(t, tc.goodbye); n < 2 {
+					if n := srv.killIdle(t, tc.goodbye, 4); n != 4 {
 						t.Fatalf("the server closed %d kept connections, want the 4 dialled before the warm-up", n)
 					}
 					var c collect
@@ -319,6 +339,57 @@ func TestNoReplayOfUnsafeRequest(t *testing.T) {
 				}
 				if r.DNSDial == 0 || r.DNSDial+r.ReqWrite+r.RespDelay+r.RespRead > r.Latency {
 					t.Fatalf("GET sent again: the new connection's dial and the lost time should be in its phases, within its latency: %+v", r)
+				}
+			})
+		}
+	})
+}
+
+// TestClosedLoopServerClosedIdle: in a closed loop paced by QPS, a worker's
+// own connection closed by the server while the worker waited for its
+// next slot costs no failure: the lean client looks at it before sending
+// and dials anew (a POST too); net/http's idle pool sees the close itself
+// (GET only: a POST could meet the close before its read loop has).
+func TestClosedLoopServerClosedIdle(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	paths(t, func(t *testing.T, force bool) {
+		methods := []string{"GET", "POST"}
+		if force {
+			methods = methods[:1]
+		}
+		for _, method := range methods {
+			t.Run(method, func(t *testing.T) {
+				srv := newCloser(t, p, 0, false)
+				start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+				clk := loadtest.NewFakeClock(start)
+				opts := mtlsOpts(p, true)
+				opts.FastHTTP = !force
+				opts.Clock = clk
+				e, err := load.New(opts, load.Template{Method: method, URL: srv.URL + "/x", Body: "{}"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				results := make(chan load.Result, 16)
+				done := make(chan error, 1)
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				go func() {
+					done <- e.Run(ctx, load.Step{Concurrency: 1, QPS: 1, Requests: 2},
+						load.SinkFunc(func(r *load.Result) { results <- *r }))
+				}()
+				if r := recv(t, results, "first result"); r.Err != "" {
+					t.Fatalf("first request: %+v", r)
+				}
+				due := recv(t, clk.Sleeping, "worker sleep")
+				if n := srv.killIdle(t, "", 1); n != 1 {
+					t.Fatalf("the server closed %d idle connections, want the worker's 1", n)
+				}
+				clk.Set(due)
+				if r := recv(t, results, "second result"); r.Err != "" || r.Status != 200 || r.DNSDial == 0 {
+					t.Fatalf("the request after the server closed the worker's connection should dial anew and succeed: %+v", r)
+				}
+				if err := recv(t, done, "end of step"); err != nil {
+					t.Fatal(err)
 				}
 			})
 		}

@@ -598,8 +598,9 @@ func TestAuthorizeHook(t *testing.T) {
 
 // TestServerClosesIdleConnections: a server that closes idle keep-alive
 // connections (CredHub's Tomcat does) must cost neither errors nor stalls:
-// the lean client notices the closed connection and retries once on a new
-// one, as net/http does.
+// the lean client notices the closed connection (a look at its socket
+// before reuse, alive.go; on the portable path, one retry of the GET on a
+// new connection, as net/http does) and dials a new one.
 func TestServerClosesIdleConnections(t *testing.T) {
 	p := loadtest.NewPKI(t, loadtest.ECDSA)
 	srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), true, false,
