@@ -20,9 +20,10 @@ import (
 //     pool's idle ones, a lean worker's own, net/http's stash): one
 //     non-blocking peek at the socket. It catches every connection the
 //     server closed before the request, whatever the request's method.
-//   - a retry on a fresh connection (retryable) for what the look cannot
-//     see: a close that crosses the request on the wire, and systems
-//     without the look. Only for requests net/http would replay itself.
+//   - one retry on a fresh connection (the lean client's roundTrip, the
+//     gate's again for net/http) for what the look cannot see: a close
+//     that crosses the request on the wire, and systems without the look.
+//     Only for requests net/http would replay itself (replayable).
 
 // aliveCheck: alive looks at idle connections; tests turn it off to see
 // the retry alone cover what it would have caught.

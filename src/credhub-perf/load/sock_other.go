@@ -26,7 +26,8 @@ func wrapSock(net.Conn, *sockConn) *sockConn { return nil }
 
 // liveProbe looks at an idle connection's socket on Linux (sock_linux.go).
 // Elsewhere there is no look: alive takes every idle connection as open,
-// and a request that finds one closed is retried (alive.go).
+// and a request that finds one closed is sent once more if net/http would
+// replay it (alive.go).
 type liveProbe struct{ draining bool }
 
 func newLiveProbe(net.Conn) *liveProbe { return nil }
