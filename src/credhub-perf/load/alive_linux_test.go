@@ -19,7 +19,7 @@ import (
 	"github.com/credhub-perf/credhub-perf/load/loadtest"
 )
 
-// closer is a loopback mTLS HTTP/1.1 server that closes connections on
+// closer is a loopback mTLS (or plain) HTTP/1.1 server that closes connections on
 // the test's word, as a load balancer's or Tomcat's idle timeout does:
 // the first `early` connections right after their handshake, and, on
 // killIdle, every connection not serving a request. Each close is a TLS
@@ -36,13 +36,19 @@ type closer struct {
 	// it reads, without an answer (a server that died with it).
 	dropFirst bool
 	mu        sync.Mutex
-	conns     map[*tls.Conn]http.ConnState
+	conns     map[net.Conn]http.ConnState
 	changed   chan struct{} // a connection changed state (buffered: 1)
 }
 
 func newCloser(t *testing.T, p *loadtest.PKI, early int64, dropFirst bool) *closer {
 	t.Helper()
-	c := &closer{early: early, dropFirst: dropFirst, closed: make(chan struct{}, 16), conns: map[*tls.Conn]http.ConnState{}, changed: make(chan struct{}, 1)}
+	return startCloser(t, p, early, dropFirst, false)
+}
+
+// startCloser is newCloser; plain: HTTP without TLS (early must be 0).
+func startCloser(t *testing.T, p *loadtest.PKI, early int64, dropFirst, plain bool) *closer {
+	t.Helper()
+	c := &closer{early: early, dropFirst: dropFirst, closed: make(chan struct{}, 16), conns: map[net.Conn]http.ConnState{}, changed: make(chan struct{}, 1)}
 	c.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		if c.arrived.Add(1) == 1 && c.dropFirst {
@@ -55,15 +61,11 @@ func newCloser(t *testing.T, p *loadtest.PKI, early int64, dropFirst bool) *clos
 	c.TLS = &tls.Config{Certificates: []tls.Certificate{p.ServerPair}, ClientCAs: p.CAPool, ClientAuth: tls.RequireAndVerifyClientCert}
 	c.Listener = &earlyCloser{Listener: c.Listener, c: c, t: t}
 	c.Config.ConnState = func(nc net.Conn, st http.ConnState) {
-		tc, ok := nc.(*tls.Conn)
-		if !ok {
-			return
-		}
 		c.mu.Lock()
 		if st == http.StateClosed || st == http.StateHijacked {
-			delete(c.conns, tc)
+			delete(c.conns, nc)
 		} else {
-			c.conns[tc] = st
+			c.conns[nc] = st
 		}
 		c.mu.Unlock()
 		select {
@@ -71,7 +73,11 @@ func newCloser(t *testing.T, p *loadtest.PKI, early int64, dropFirst bool) *clos
 		default:
 		}
 	}
-	c.StartTLS()
+	if plain {
+		c.Start()
+	} else {
+		c.StartTLS()
+	}
 	t.Cleanup(c.Close)
 	return c
 }
@@ -116,7 +122,7 @@ func (l *earlyCloser) Accept() (net.Conn, error) {
 func (c *closer) killIdle(t *testing.T, goodbye string, want int) int {
 	t.Helper()
 	hang := time.After(30 * time.Second) // a hang guard, not a tolerance
-	var idle []*tls.Conn
+	var idle []net.Conn
 	for {
 		idle = idle[:0]
 		c.mu.Lock()
@@ -135,23 +141,27 @@ func (c *closer) killIdle(t *testing.T, goodbye string, want int) int {
 			t.Fatalf("%d connections idle at the server within 30 s, want %d", len(idle), want)
 		}
 	}
-	for _, tc := range idle {
+	for _, nc := range idle {
 		if goodbye != "" {
-			_, _ = tc.Write([]byte(goodbye))
+			_, _ = nc.Write([]byte(goodbye))
 		}
-		closeAcked(t, tc)
+		closeAcked(t, nc)
 	}
 	return len(idle)
 }
 
-// closeAcked sends tc's close_notify and FIN and waits until the peer's
-// kernel acknowledged the FIN (TCP_INFO's state past FIN_WAIT1), so the
-// FIN is in the client's socket. The server's reading side stays open: it
-// reads what the client sends until the client closes.
-func closeAcked(t *testing.T, tc *tls.Conn) {
+// closeAcked sends nc's close_notify (over TLS) and FIN and waits until
+// the peer's kernel acknowledged the FIN (TCP_INFO's state past
+// FIN_WAIT1), so the FIN, and what was written before it, is in the
+// client's socket. The server's reading side stays open: it reads what
+// the client sends until the client closes.
+func closeAcked(t *testing.T, nc net.Conn) {
 	t.Helper()
-	_ = tc.CloseWrite() // close_notify
-	tcp := tc.NetConn().(*net.TCPConn)
+	if tc, ok := nc.(*tls.Conn); ok {
+		_ = tc.CloseWrite() // close_notify
+		nc = tc.NetConn()
+	}
+	tcp := nc.(*net.TCPConn)
 	_ = tcp.CloseWrite() // FIN
 	rc, err := tcp.SyscallConn()
 	if err != nil {
@@ -268,13 +278,19 @@ func TestKeepConnsAfterServerClosedIdle(t *testing.T) {
 		if force {
 			methods = methods[:1]
 		}
-		for _, tc := range []struct{ name, goodbye string }{
-			{"FIN", ""},
-			{"408", "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"},
+		const goodbye = "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+		for _, tc := range []struct {
+			name, goodbye string
+			plain         bool
+		}{
+			{"FIN", "", false},
+			{"408", goodbye, false},
+			{"plain/FIN", "", true},
+			{"plain/408", goodbye, true},
 		} {
 			for _, method := range methods {
 				t.Run(tc.name+"/"+method, func(t *testing.T) {
-					srv := newCloser(t, p, 0, false)
+					srv := startCloser(t, p, 0, false, tc.plain)
 					opts := mtlsOpts(p, true)
 					opts.FastHTTP = !force
 					e, err := load.New(opts, load.Template{Method: method, URL: srv.URL + "/x", Body: "{}"})
