@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"errors"
 	"os"
 	"syscall"
 	"time"
@@ -13,13 +14,14 @@ import (
 // poller's epoll wait returns at once, whereas a Go timer makes the poller
 // wait in whole milliseconds. No thread is held while sleeping.
 type timerfdWaker struct {
-	f    *os.File
-	fd   uintptr // f's descriptor, kept open by f until close
-	stop func() bool
-	buf  [8]byte
-	its  itimerspec
-	spin bool       // wake early and spin (requests spinMinGap apart or more)
-	m    wakeMargin // how early
+	f          *os.File
+	fd         uintptr // f's descriptor, kept open by f until close
+	stop       func() bool
+	buf        [8]byte
+	its        itimerspec
+	spin       bool       // wake early and spin (requests spinMinGap apart or more)
+	byDeadline int        // sleeps the read deadline ended (the core was busy)
+	m          wakeMargin // how early
 }
 
 type itimerspec struct {
@@ -75,9 +77,23 @@ func (w *timerfdWaker) sleep(ctx context.Context, d time.Duration) bool {
 	if _, _, e := syscall.RawSyscall6(syscall.SYS_TIMERFD_SETTIME, w.fd, 0, uintptr(unsafe.Pointer(&w.its)), 0, 0, 0); e != 0 {
 		return sleepUntil(ctx, new(*time.Timer), time.Now().Add(d))
 	}
+	// The poller sees the timerfd fire only when nothing is runnable: while
+	// the tester's one core is busy (a collection's mark phase, a burst of
+	// responses) the pacer would wake late by however long the run queue
+	// takes to drain. The read deadline is a runtime timer, which the
+	// scheduler checks at every goroutine switch, so a busy tester wakes
+	// the pacer at the next switch instead; an idle one, by the timerfd.
+	_ = w.f.SetReadDeadline(time.Now().Add(d))
+	if ctx.Err() != nil { // the step's cancel may have set its deadline first
+		return false
+	}
 	if _, err := w.f.Read(w.buf[:]); err != nil {
 		if ctx.Err() != nil {
 			return false
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			w.byDeadline++
+			return true
 		}
 		// Not a timer expiry (should not happen): do not busy-loop on it.
 		return sleepUntil(ctx, new(*time.Timer), time.Now().Add(d))
