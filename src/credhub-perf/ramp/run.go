@@ -162,6 +162,7 @@ func Execute(ctx context.Context, o Options) int {
 		return ExitFailed
 	}
 	defer r.api.Close()
+	load.TuneGC()
 	status := ExitOK
 	for k, scenario := range r.c.Scenarios {
 		st := r.scenario(ctx, k, scenario)

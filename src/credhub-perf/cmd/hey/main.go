@@ -314,7 +314,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if client, note := engine.HTTPClient(); note != "" {
 		fmt.Fprintf(stderr, "hey: -fast-http: %s sends instead: %s\n", client, note)
 	}
-	tuneGC()
+	load.TuneGC()
 	sum := summarySink{ok: results.NewStats(), all: results.NewStats()}
 	var sink load.Sink = sum
 	var csvw *results.CSVWriter
