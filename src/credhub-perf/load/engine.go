@@ -720,6 +720,18 @@ func (w *worker) openLoop(ctx context.Context, jobs <-chan time.Time, pool *conn
 		}
 		w.res = Result{Request: w.t.name}
 		r := &w.res
+		if to := w.e.opts.Timeout; to > 0 && picked.Sub(sched) >= to {
+			// It waited the client's timeout for a worker: a timeout
+			// whatever the server does (its latency counts from its
+			// schedule), so it is recorded as one and not sent. Sent, a
+			// server holding every request would hold the run too, one
+			// timeout per -c requests due: hey -rate 100 -c 4 -z 2s -t 3
+			// against such a server ran 150 s.
+			r.Start, r.Latency, r.SchedLag = sched, picked.Sub(sched), picked.Sub(sched)
+			r.Err = notSent
+			ch <- *r
+			continue
+		}
 		var pol *dialPolicy
 		dialled := false
 		if pool != nil {
@@ -761,6 +773,10 @@ func (w *worker) openLoop(ctx context.Context, jobs <-chan time.Time, pool *conn
 		ch <- *r
 	}
 }
+
+// notSent is the error of an open-loop request that waited the client's
+// timeout for a free worker (all Concurrency busy) and was not sent.
+const notSent = "not sent: waited the timeout for a free worker"
 
 // now and sleepUntil read the engine's clock (the system clock when nil).
 func (e *Engine) now() time.Time {
