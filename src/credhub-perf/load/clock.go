@@ -17,6 +17,14 @@ type Clock interface {
 	SleepUntil(ctx context.Context, t time.Time) bool
 }
 
+// Waiter is a Clock that tells a request's wait for a connection (bounded
+// by a deadline, while other requests are in flight) from a sleep: a
+// simulated clock runs to the next deadline only when the run's own
+// goroutines sleep, not when a request waits.
+type Waiter interface {
+	WaitUntil(ctx context.Context, t time.Time) bool
+}
+
 // System is the system clock, the default wherever a Clock is taken
 // (ramp's runs, their warm-up, rendezvous and waits between testers). An
 // engine given System treats it as nil: it keeps the precise open-loop

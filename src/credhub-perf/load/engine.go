@@ -548,13 +548,13 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 
 	ch := make(chan Result, resultBuffer)
 	var wg sync.WaitGroup
-	var jobs chan time.Time
+	var jobs chan job
 	if s.Rate > 0 {
 		// Open loop: one pacer hands each request to an idle worker at its
 		// scheduled time. The step's clock starts once every worker waits
 		// for a request: starting Concurrency goroutines took 0.7-1 ms
 		// (-c 256), by which the first request left late.
-		jobs = make(chan time.Time)
+		jobs = make(chan job)
 		var ready sync.WaitGroup
 		for _, w := range workers {
 			wg.Add(1)
@@ -684,7 +684,7 @@ func (w *worker) closedLoop(ctx context.Context, s Step, start, end time.Time, c
 // pace hands the step's requests to the workers, each at its scheduled
 // time. A request waits for a free worker when all Concurrency are busy;
 // it then leaves late and its sched-lag is counted in its latency.
-func (e *Engine) pace(ctx context.Context, s Step, start, end time.Time, jobs chan<- time.Time, pol *dialPolicy) {
+func (e *Engine) pace(ctx context.Context, s Step, start, end time.Time, jobs chan<- job, pol *dialPolicy) {
 	interval := float64(time.Second) / s.Rate
 	wk := newWaker(ctx, e.opts.Clock, time.Duration(interval))
 	defer wk.close()
@@ -696,39 +696,50 @@ func (e *Engine) pace(ctx context.Context, s Step, start, end time.Time, jobs ch
 		if !wk.until(ctx, sched) {
 			return
 		}
-		if pol != nil {
-			if now := e.now(); now.Sub(sched) > stallLate {
-				pol.noteStall(now)
-			}
+		now := e.now()
+		if pol != nil && now.Sub(sched) > stallLate {
+			pol.noteStall(now)
+		}
+		j := job{sched: sched}
+		if to := e.opts.Timeout; to > 0 && now.Sub(sched) >= to {
+			j.expired = now.Sub(sched)
 		}
 		select {
-		case jobs <- sched:
+		case jobs <- j:
 		case <-ctx.Done():
 			return
 		}
 	}
 }
 
+// job is a request the pacer hands a worker: its schedule, and, when the
+// pacer came to it a client timeout or more after it (every worker was
+// busy meanwhile), that lateness: the worker records it failed without
+// sending it. Its latency, counted from its schedule, is past the timeout
+// whatever the server does. Sent, a server holding every request would
+// hold the run too, one timeout per -c requests due: hey -rate 100 -c 4
+// -z 2s -t 3 against such a server ran 150 s. The pacer judges, not the
+// worker: its clock reading is the step's own, where a worker's, taken
+// after the handover, can lag behind a simulated clock's.
+type job struct {
+	sched   time.Time
+	expired time.Duration
+}
+
 // openLoop sends the requests the pacer hands over. With a pool the worker
 // borrows a connection per request instead of owning one.
-func (w *worker) openLoop(ctx context.Context, jobs <-chan time.Time, pool *connPool, ch chan<- Result, ready func()) {
+func (w *worker) openLoop(ctx context.Context, jobs <-chan job, pool *connPool, ch chan<- Result, ready func()) {
 	ready()
-	for sched := range jobs {
+	for j := range jobs {
+		sched := j.sched
 		picked := w.e.now()
 		if w.e.kinds != nil {
 			w.pick()
 		}
 		w.res = Result{Request: w.t.name}
 		r := &w.res
-		if to := w.e.opts.Timeout; to > 0 && picked.Sub(sched) >= to {
-			// It waited the client's timeout for a worker: a timeout
-			// whatever the server does (its latency counts from its
-			// schedule), so it is recorded as one and not sent. Sent, a
-			// server holding every request would hold the run too, one
-			// timeout per -c requests due: hey -rate 100 -c 4 -z 2s -t 3
-			// against such a server ran 150 s.
-			r.Start, r.Latency, r.SchedLag = sched, picked.Sub(sched), picked.Sub(sched)
-			r.Err = notSent
+		if j.expired > 0 {
+			r.Start, r.Latency, r.SchedLag, r.Err = sched, j.expired, j.expired, notSent
 			ch <- *r
 			continue
 		}

@@ -657,10 +657,11 @@ func holdFirst() (h http.Handler, arrived <-chan struct{}, open func()) {
 	return h, came, func() { release.Do(func() { close(gate) }) }
 }
 
-// TestOpenLoopNotSentAfterTimeout: a request that waited the client's
-// timeout for a free worker is recorded as a failure and not sent (its
-// latency, counted from its schedule, is past the timeout whatever the
-// server does); one that waited less is sent late. Without the rule a
+// TestOpenLoopNotSentAfterTimeout: a request the pacer comes to a client
+// timeout or more after its schedule (every worker busy meanwhile) is
+// recorded as failed and not sent (its latency, counted from its schedule,
+// is past the timeout whatever the server does); one it comes to sooner is
+// sent late. Without the rule a
 // server that holds every request held the run for one timeout per -c
 // requests due (hey -rate 100 -c 4 -z 2s -t 3: 150 s). On the engine's
 // clock, with either HTTP client.
@@ -684,38 +685,42 @@ func TestOpenLoopNotSentAfterTimeout(t *testing.T) {
 		clk := loadtest.NewFakeClock(start)
 		opts := mtlsOpts(p, true)
 		opts.FastHTTP = !force
-		opts.Timeout = 2 * time.Second // the engine's clock judges the wait; the server answers long before real time does
+		opts.Timeout = 2 * time.Second // judged on the engine's clock; the server answers long before real time gets there
 		const ms = time.Millisecond
-		results, done := clockRun(t, clk, opts, srv.URL, load.Step{Concurrency: 1, Rate: 10, Duration: 300 * ms})
+		results, done := clockRun(t, clk, opts, srv.URL, load.Step{Concurrency: 1, Rate: 10, Duration: 400 * ms})
 		recv(t, arrived, "request 0 at the server")
 		if got := recv(t, clk.Sleeping, "pacer sleep"); !got.Equal(start.Add(100 * ms)) {
 			t.Fatalf("pacer slept until %v, want 100ms", got.Sub(start))
 		}
-		clk.Set(start.Add(100 * ms)) // request 1 due; the only worker holds request 0
-		clk.Set(start.Add(2100 * ms))
-		release <- struct{}{} // request 0 ends at 2.1 s: request 1 has waited 2 s, request 2 1.9 s
-		recv(t, arrived, "request 2 at the server")
+		// The pacer comes to requests 1-3 at 2.25 s, the only worker
+		// holding request 0: 1 and 2 are 2.15 and 2.05 s late (not sent),
+		// 3 is 1.95 s late (sent).
+		clk.Set(start.Add(2250 * ms))
+		release <- struct{}{}
+		recv(t, arrived, "request 3 at the server")
 		release <- struct{}{}
 		got := map[time.Duration]load.Result{}
-		for range 3 {
+		for range 4 {
 			r := recv(t, results, "result")
 			got[r.Start.Sub(start)] = r
 		}
 		if err := recv(t, done, "end of step"); err != nil {
 			t.Fatal(err)
 		}
-		r0, r1, r2 := got[0], got[100*ms], got[200*ms]
-		if r0.Err != "" || r0.Latency != 2100*ms {
-			t.Fatalf("request 0: %+v, want sent, latency 2.1s", r0)
-		}
-		if r1.Err != "not sent: waited the timeout for a free worker" || r1.Latency != 2*time.Second || r1.SchedLag != 2*time.Second || r1.Status != 0 {
-			t.Fatalf("request 1: %+v, want not sent after waiting 2s", r1)
-		}
-		if r2.Err != "" || r2.SchedLag != 1900*ms || r2.Latency != 1900*ms {
-			t.Fatalf("request 2: %+v, want sent 1.9s late", r2)
+		for _, c := range []struct {
+			at, late time.Duration
+			sent     bool
+		}{{0, 0, true}, {100 * ms, 2150 * ms, false}, {200 * ms, 2050 * ms, false}, {300 * ms, 1950 * ms, true}} {
+			r := got[c.at]
+			switch {
+			case c.sent && (r.Err != "" || r.Status != 200 || r.SchedLag != c.late):
+				t.Fatalf("request at %v: %+v, want sent %v late", c.at, r, c.late)
+			case !c.sent && (r.Err != "not sent: waited the timeout for a free worker" || r.Status != 0 || r.SchedLag != c.late || r.Latency != c.late):
+				t.Fatalf("request at %v: %+v, want not sent, %v late", c.at, r, c.late)
+			}
 		}
 		if n := served.Load(); n != 2 {
-			t.Fatalf("the server saw %d requests, want 2 (request 1 not sent)", n)
+			t.Fatalf("the server saw %d requests, want 2 (requests 1 and 2 not sent)", n)
 		}
 	})
 }

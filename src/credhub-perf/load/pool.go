@@ -513,7 +513,11 @@ func waitFor[T any](ctx context.Context, clk Clock, timer **time.Timer, ch <-cha
 	expired := make(chan struct{})
 	deadline := clk.Now().Add(d)
 	go func() {
-		clk.SleepUntil(wctx, deadline)
+		if w, ok := clk.(Waiter); ok {
+			w.WaitUntil(wctx, deadline)
+		} else {
+			clk.SleepUntil(wctx, deadline)
+		}
 		close(expired)
 	}()
 	select {
