@@ -683,7 +683,8 @@ func (w *worker) closedLoop(ctx context.Context, s Step, start, end time.Time, c
 
 // pace hands the step's requests to the workers, each at its scheduled
 // time. A request waits for a free worker when all Concurrency are busy;
-// it then leaves late and its sched-lag is counted in its latency.
+// it then leaves late and its sched-lag is counted in its latency, up to
+// the client's timeout (job).
 func (e *Engine) pace(ctx context.Context, s Step, start, end time.Time, jobs chan<- job, pol *dialPolicy) {
 	interval := float64(time.Second) / s.Rate
 	wk := newWaker(ctx, e.opts.Clock, time.Duration(interval))

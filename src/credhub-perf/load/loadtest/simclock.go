@@ -135,12 +135,11 @@ func (c *SimClock) Handler(h http.Handler, service func(*http.Request) time.Dura
 	})
 }
 
-// jumpIfIdle: every actor asleep, so time runs to the earliest wake-up.
-// Called with c.mu held.
-// Time runs to the earliest actor's wake-up: the waits due before it end on
-// the way (late, at that time: a wait's deadline alone never moves the
-// clock, or a wait woken at its own deadline that then ends without a
-// sleep would leave every actor asleep with nothing to move the clock).
+// jumpIfIdle: every actor asleep, so time runs to the earliest actor's
+// wake-up; the waits (WaitUntil) due before it end on the way, late. A
+// wait's deadline alone never moves the clock: a wait woken at its own
+// deadline that then ended without a sleep left every actor asleep with
+// nothing to move the clock (a ramp test hung). Called with c.mu held.
 func (c *SimClock) jumpIfIdle() {
 	active := 0
 	var to time.Time
