@@ -222,19 +222,8 @@ func TestStashedConnClosedAfterHandshake(t *testing.T) {
 					at := now.Add(time.Second)
 					opts := mtlsOpts(p, true)
 					opts.FastHTTP = !force
-					opts.Clock = clk
-					e, err := load.New(opts, load.Template{Method: method, URL: srv.URL + "/x", Body: "{}"})
-					if err != nil {
-						t.Fatal(err)
-					}
-					results := make(chan load.Result, 16)
-					done := make(chan error, 1)
-					ctx, cancel := context.WithCancel(context.Background())
-					defer cancel()
-					go func() {
-						done <- e.Run(ctx, load.Step{Concurrency: 2, Rate: 4, Requests: 1, StartAt: at, RunStart: now},
-							load.SinkFunc(func(r *load.Result) { results <- *r }))
-					}()
+					results, done := clockRun(t, clk, opts, load.Template{Method: method, URL: srv.URL + "/x", Body: "{}"},
+						load.Step{Concurrency: 2, Rate: 4, Requests: 1, StartAt: at, RunStart: now})
 					// The pacer waits for the step's start; the connection
 					// dialled before it is closed by then.
 					recv(t, clk.Sleeping, "pacer sleep")
@@ -380,19 +369,8 @@ func TestClosedLoopServerClosedIdle(t *testing.T) {
 				clk := loadtest.NewFakeClock(start)
 				opts := mtlsOpts(p, true)
 				opts.FastHTTP = !force
-				opts.Clock = clk
-				e, err := load.New(opts, load.Template{Method: method, URL: srv.URL + "/x", Body: "{}"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				results := make(chan load.Result, 16)
-				done := make(chan error, 1)
-				ctx, cancel := context.WithCancel(context.Background())
-				defer cancel()
-				go func() {
-					done <- e.Run(ctx, load.Step{Concurrency: 1, QPS: 1, Requests: 2},
-						load.SinkFunc(func(r *load.Result) { results <- *r }))
-				}()
+				results, done := clockRun(t, clk, opts, load.Template{Method: method, URL: srv.URL + "/x", Body: "{}"},
+					load.Step{Concurrency: 1, QPS: 1, Requests: 2})
 				if r := recv(t, results, "first result"); r.Err != "" {
 					t.Fatalf("first request: %+v", r)
 				}

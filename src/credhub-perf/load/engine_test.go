@@ -512,7 +512,7 @@ func TestClosedLoopQPSOnClock(t *testing.T) {
 	srv := loadtest.NewMTLSServer(t, loadtest.NewPKI(t, loadtest.ECDSA), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), false, false)
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	clk := loadtest.NewFakeClock(start)
-	results, done := clockRun(t, clk, load.ClientOptions{KeepAlive: true, TLS: load.TLSOptions{Insecure: true}}, srv.URL,
+	results, done := clockRun(t, clk, load.ClientOptions{KeepAlive: true, TLS: load.TLSOptions{Insecure: true}}, load.Template{URL: srv.URL},
 		load.Step{Concurrency: 2, QPS: 20, Duration: time.Second})
 	for k := 1; k < 20; k++ {
 		// A worker sleeps only once its request is back: the clock moves

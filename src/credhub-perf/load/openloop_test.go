@@ -35,7 +35,7 @@ func TestOpenLoopRateOnClock(t *testing.T) {
 		mu.Unlock()
 	}), true, false)
 	const rate, secs, n = 500, 5, 500 * 5
-	results, done := clockRun(t, clk, mtlsOpts(p, true), srv.URL, load.Step{Concurrency: 20, Rate: rate, Duration: secs * time.Second})
+	results, done := clockRun(t, clk, mtlsOpts(p, true), load.Template{URL: srv.URL}, load.Step{Concurrency: 20, Rate: rate, Duration: secs * time.Second})
 	for i := 0; i < n; i++ {
 		sched := start.Add(time.Duration(i) * time.Second / rate)
 		late := time.Duration(i*7919%2000) * time.Microsecond
@@ -249,13 +249,13 @@ func TestCoordinatedOmission(t *testing.T) {
 	})
 }
 
-// clockRun runs step s on a fake clock in the background; its results
-// arrive on the returned channel in completion order, and done carries
-// Run's error.
-func clockRun(t *testing.T, clk *loadtest.FakeClock, opts load.ClientOptions, url string, s load.Step) (<-chan load.Result, <-chan error) {
+// clockRun runs step s of template tpl on a fake clock in the background;
+// its results arrive on the returned channel in completion order, and done
+// carries Run's error.
+func clockRun(t *testing.T, clk *loadtest.FakeClock, opts load.ClientOptions, tpl load.Template, s load.Step) (<-chan load.Result, <-chan error) {
 	t.Helper()
 	opts.Clock = clk
-	e, err := load.New(opts, load.Template{URL: url})
+	e, err := load.New(opts, tpl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +302,7 @@ func TestOpenLoopPacedOnClock(t *testing.T) {
 		const rate, n = 10, 20
 		opts := mtlsOpts(p, true)
 		opts.FastHTTP = !force
-		results, done := clockRun(t, clk, opts, srv.URL, load.Step{Concurrency: 64, Rate: rate, Duration: n * time.Second / rate})
+		results, done := clockRun(t, clk, opts, load.Template{URL: srv.URL}, load.Step{Concurrency: 64, Rate: rate, Duration: n * time.Second / rate})
 		for i := 0; i < n; i++ {
 			sched := start.Add(time.Duration(i) * time.Second / rate)
 			lag := time.Duration(i*7) * time.Microsecond
@@ -351,7 +351,7 @@ func TestOpenLoopConnectionsFollowInFlight(t *testing.T) {
 		clk := loadtest.NewFakeClock(start)
 		opts := mtlsOpts(p, true)
 		opts.FastHTTP = !force
-		results, done := clockRun(t, clk, opts, srv.URL, load.Step{Concurrency: 64, Rate: 10, Requests: 10})
+		results, done := clockRun(t, clk, opts, load.Template{URL: srv.URL}, load.Step{Concurrency: 64, Rate: 10, Requests: 10})
 		// Request 0 left at once on the connection dialled before the step
 		// (lean: the pool's; net/http: the gate's stash) and is
 		// held at the server; request 1 is due while it is in flight, and
@@ -454,7 +454,7 @@ func TestOpenLoopStartAt(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	clk := loadtest.NewFakeClock(now)
 	at := now.Add(1500 * time.Millisecond)
-	results, done := clockRun(t, clk, mtlsOpts(p, true), srv.URL, load.Step{Concurrency: 2, Rate: 4, Requests: 2, StartAt: at, RunStart: now})
+	results, done := clockRun(t, clk, mtlsOpts(p, true), load.Template{URL: srv.URL}, load.Step{Concurrency: 2, Rate: 4, Requests: 2, StartAt: at, RunStart: now})
 	for i := 0; i < 2; i++ {
 		sched := at.Add(time.Duration(i) * 250 * time.Millisecond)
 		if got := recv(t, clk.Sleeping, "pacer sleep"); !got.Equal(sched) {
@@ -523,7 +523,7 @@ func TestOpenLoopNoDialStormAfterStall(t *testing.T) {
 		opts := mtlsOpts(p, true)
 		opts.FastHTTP = !force
 		const n = 50
-		results, done := clockRun(t, clk, opts, srv.URL, load.Step{Concurrency: 64, Rate: 1000, Requests: n})
+		results, done := clockRun(t, clk, opts, load.Template{URL: srv.URL}, load.Step{Concurrency: 64, Rate: 1000, Requests: n})
 		recv(t, results, "request 0")
 		// The tester "stalls" for 48 ms: every request is due at once.
 		recv(t, clk.Sleeping, "pacer sleep")
@@ -612,7 +612,7 @@ func TestOpenLoopPredialServesFirstRequests(t *testing.T) {
 		t.Cleanup(open)
 		opts := mtlsOpts(p, true)
 		opts.FastHTTP = !force
-		results, done := clockRun(t, clk, opts, srv.URL, load.Step{Concurrency: 64, Rate: 1500, Requests: 2})
+		results, done := clockRun(t, clk, opts, load.Template{URL: srv.URL}, load.Step{Concurrency: 64, Rate: 1500, Requests: 2})
 		recv(t, arrived, "request 0 at the server")
 		due1 := recv(t, clk.Sleeping, "pacer sleep")
 		if want := t1.Add(time.Second / 1500); due1.Before(t1) || due1.After(want) {
@@ -687,7 +687,7 @@ func TestOpenLoopNotSentAfterTimeout(t *testing.T) {
 		opts.FastHTTP = !force
 		opts.Timeout = 2 * time.Second // judged on the engine's clock; the server answers long before real time gets there
 		const ms = time.Millisecond
-		results, done := clockRun(t, clk, opts, srv.URL, load.Step{Concurrency: 1, Rate: 10, Duration: 400 * ms})
+		results, done := clockRun(t, clk, opts, load.Template{URL: srv.URL}, load.Step{Concurrency: 1, Rate: 10, Duration: 400 * ms})
 		recv(t, arrived, "request 0 at the server")
 		if got := recv(t, clk.Sleeping, "pacer sleep"); !got.Equal(start.Add(100 * ms)) {
 			t.Fatalf("pacer slept until %v, want 100ms", got.Sub(start))
