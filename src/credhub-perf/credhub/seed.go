@@ -36,6 +36,12 @@ func (n Names) SetPrefix(tester int) string { return fmt.Sprintf("%s/set/t%d-", 
 // Control is the name through which tester 0 tells the others to stop.
 func (n Names) Control() string { return n.Prefix() + "/control/stop" }
 
+// Seeded is the name tester 0 writes once every seeded credential has been
+// written and read back. The others wait for it, not for the last seeded
+// name: the seed's writers run in parallel, so the last name can land
+// before a middle one still in flight.
+func (n Names) Seeded() string { return n.Prefix() + "/control/seeded" }
+
 func randHex(nbytes int) string {
 	b := make([]byte, nbytes)
 	_, _ = rand.Read(b)

@@ -660,3 +660,37 @@ func TestRendezvousTesterZeroStopsInTheLastStep(t *testing.T) {
 		t.Fatalf("merged stopped_reason %q", sum.StoppedReason)
 	}
 }
+
+// Tester 0 seeds with parallel writers, so the last seeded name can be
+// written while a middle one is still in flight (here held 5 s, simulated,
+// long enough for tester 1 to read step 0's time and look at the seed).
+// Tester 1 must wait for the whole seed, not take the last name as proof
+// of it: in CI it read a middle name back as 404 and failed the scenario.
+func TestRendezvousSeedLastNameBeforeMiddle(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	fake := newFake()
+	clk, srv := simFake(t, p, fake, 2)
+	cfgs := rendezvousPair(t, p, srv.URL, "get")
+	middle := fmt.Sprintf("/get/seed/cred-%d", cfgs[0].Seed.Credentials/2)
+	var held refusedAt
+	fake.refuse = func(r *http.Request, body []byte) int {
+		var put struct{ Name string }
+		if r.Method == http.MethodPut && json.Unmarshal(body, &put) == nil && strings.HasSuffix(put.Name, middle) {
+			held.mark(clk.Now())
+			clk.SleepUntil(r.Context(), clk.Now().Add(5*time.Second))
+		}
+		return 0
+	}
+	runs := executeSimRuns(t, clk, cfgs)
+	if held.get().IsZero() {
+		t.Fatal("the middle seed write was never held")
+	}
+	for i, run := range runs {
+		if run.code != ExitOK {
+			t.Errorf("tester %d exited %d, want %d:\n%s", i, run.code, ExitOK, run.log)
+		}
+	}
+	if n := fake.count(); n != 0 {
+		t.Errorf("%d credentials left", n)
+	}
+}
