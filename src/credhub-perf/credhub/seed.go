@@ -36,12 +36,6 @@ func (n Names) SetPrefix(tester int) string { return fmt.Sprintf("%s/set/t%d-", 
 // Control is the name through which tester 0 tells the others to stop.
 func (n Names) Control() string { return n.Prefix() + "/control/stop" }
 
-// Seeded is the name tester 0 writes once every seeded credential has been
-// written and read back. The others wait for it, not for the last seeded
-// name: the seed's writers run in parallel, so the last name can land
-// before a middle one still in flight.
-func (n Names) Seeded() string { return n.Prefix() + "/control/seeded" }
-
 func randHex(nbytes int) string {
 	b := make([]byte, nbytes)
 	_, _ = rand.Read(b)
@@ -115,8 +109,30 @@ func InterpolateBodyTemplate(n Names, count int) string {
 }
 
 // SeedAll writes credentials 0..count-1 with a few parallel writers (CredHub
-// serialises writes per instance anyway) and reports progress.
+// serialises writes per instance anyway) and reports progress. The last
+// name is written alone, after every other write has been answered: the
+// other testers take it as the sign that the whole seed is there. (Written
+// with the rest, it could land while a middle name was still in flight, and
+// a tester then read that one as missing.)
 func SeedAll(ctx context.Context, c *Client, n Names, count, size, parallel int, progress func(done int)) error {
+	if count < 1 {
+		return nil
+	}
+	if err := seedRange(ctx, c, n, count-1, size, parallel, progress); err != nil {
+		return err
+	}
+	if err := c.SetJSON(ctx, n.Seed(count-1), SeedValue(count-1, size)); err != nil {
+		return fmt.Errorf("seeding %s: %w", n.Seed(count-1), err)
+	}
+	if progress != nil {
+		progress(count)
+	}
+	return nil
+}
+
+// seedRange writes credentials 0..count-1 with parallel writers, reporting
+// progress every 100.
+func seedRange(ctx context.Context, c *Client, n Names, count, size, parallel int, progress func(done int)) error {
 	if parallel < 1 {
 		parallel = 1
 	}
@@ -140,7 +156,7 @@ func SeedAll(ctx context.Context, c *Client, n Names, count, size, parallel int,
 					return
 				}
 				d := int(done.Add(1))
-				if progress != nil && (d%100 == 0 || d == count) {
+				if progress != nil && d%100 == 0 {
 					progress(d)
 				}
 			}

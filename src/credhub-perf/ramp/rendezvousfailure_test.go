@@ -664,8 +664,9 @@ func TestRendezvousTesterZeroStopsInTheLastStep(t *testing.T) {
 // Tester 0 seeds with parallel writers, so the last seeded name can be
 // written while a middle one is still in flight (here held 5 s, simulated,
 // long enough for tester 1 to read step 0's time and look at the seed).
-// Tester 1 must wait for the whole seed, not take the last name as proof
-// of it: in CI it read a middle name back as 404 and failed the scenario.
+// Tester 1 takes the last name as the sign of a complete seed, so tester 0
+// must write it after every other: in CI tester 1 read a middle name back
+// as 404 and failed the scenario.
 func TestRendezvousSeedLastNameBeforeMiddle(t *testing.T) {
 	p := loadtest.NewPKI(t, loadtest.ECDSA)
 	fake := newFake()

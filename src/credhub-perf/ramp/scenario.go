@@ -2,7 +2,6 @@ package ramp
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -145,13 +144,6 @@ func (s *scenarioState) awaitTester0End(ctx context.Context) error {
 	}
 }
 
-// seededValue is the JSON credential (Names.Seeded) by which tester 0 says
-// the seed is complete.
-type seededValue struct {
-	Count     int    `json:"count"`
-	WrittenAt string `json:"written_at"`
-}
-
 // prepareSeed seeds (tester 0) or waits until the seed is visible (others).
 func (s *scenarioState) prepareSeed(ctx context.Context) error {
 	r := s.r
@@ -176,20 +168,12 @@ func (s *scenarioState) prepareSeed(ctx context.Context) error {
 		if err := credhub.VerifySeed(ctx, r.api, s.names, c.Seed.Credentials); err != nil {
 			return err
 		}
-		if c.Tester.Count > 1 {
-			body, err := json.Marshal(seededValue{Count: c.Seed.Credentials, WrittenAt: r.o.Clock.Now().UTC().Format(time.RFC3339Nano)})
-			if err != nil {
-				return fmt.Errorf("encoding the seed's completion: %w", err)
-			}
-			if err := r.api.SetJSON(ctx, s.names.Seeded(), body); err != nil {
-				return fmt.Errorf("telling the other testers the seed is complete (%s): %w", s.names.Seeded(), err)
-			}
-		}
 		r.log.Printf("seeded and verified %d credentials in %s", c.Seed.Credentials, r.o.Clock.Now().Sub(t0).Round(time.Millisecond))
 		return nil
 	}
-	// Other testers: tester 0 seeds; wait until it says the whole seed is
-	// written, at most until one scenario gap past the start.
+	// Other testers: tester 0 seeds; wait until the last seeded name reads
+	// back (SeedAll writes it after all the others), at most until one
+	// scenario gap past the start.
 	deadline := r.o.Clock.Now().Add(10 * time.Minute)
 	if !s.start.IsZero() {
 		deadline = s.start.Add(c.Tester.ScenarioGap.D() + 30*time.Second)
@@ -199,12 +183,12 @@ func (s *scenarioState) prepareSeed(ctx context.Context) error {
 			deadline = s.start.Add(max(c.Tester.ScenarioGap.D()+30*time.Second, c.Tester.RendezvousTimeout.D()))
 		}
 	}
-	done := s.names.Seeded()
+	last := s.names.Seed(c.Seed.Credentials - 1)
 	for {
 		if err := r.tester0Failed(ctx, true); err != nil {
 			return err
 		}
-		_, err := r.api.GetJSON(ctx, done)
+		_, err := r.api.GetJSON(ctx, last)
 		if err == nil {
 			return credhub.VerifySeed(ctx, r.api, s.names, c.Seed.Credentials)
 		}
@@ -212,7 +196,7 @@ func (s *scenarioState) prepareSeed(ctx context.Context) error {
 			return fmt.Errorf("waiting for tester 0's seed: %w", err)
 		}
 		if r.o.Clock.Now().After(deadline) {
-			return fmt.Errorf("tester 0 did not say its seed was complete (%s) by %s: is tester 0 running with the same tester.start_at / run id?", done, deadline.Format(time.RFC3339))
+			return fmt.Errorf("tester 0's seed (%s) did not appear by %s: is tester 0 running with the same tester.start_at / run id?", last, deadline.Format(time.RFC3339))
 		}
 		if !load.Sleep(ctx, r.o.Clock, 500*time.Millisecond) {
 			return ctx.Err()
