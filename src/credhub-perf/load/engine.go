@@ -334,6 +334,11 @@ type worker struct {
 	onLoan   bool        // an open-loop request holds the pool's connection or dial token
 	wait     *time.Timer // the pool's wait for a connection given back
 	gt       *gateTicket // net/http's open loop: the request's passage through the gate
+	// due: in open loop, the bound of the request's wait for a connection
+	// (connwait.go); ioDue: its I/O deadline from its schedule on the
+	// system clock (zero: on a test clock, and in closed loop).
+	due   dueWait
+	ioDue time.Time
 }
 
 // endDial gives back a dial token, if the request holds one.
@@ -531,7 +536,7 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 	}
 	workers := make([]*worker, n)
 	for i := range workers {
-		workers[i] = &worker{e: e, t: e, rng: newRNG(), hc: e.hc}
+		workers[i] = &worker{e: e, t: e, rng: newRNG(), hc: e.hc, due: dueWait{clk: e.opts.Clock}}
 		if e.kinds != nil {
 			workers[i].mix = e.mixSeed ^ (e.runs<<32 + uint64(i)*0x9e3779b97f4a7c15)
 		}
@@ -744,14 +749,31 @@ func (w *worker) openLoop(ctx context.Context, jobs <-chan job, pool *connPool, 
 			ch <- *r
 			continue
 		}
+		if to := w.e.opts.Timeout; to > 0 {
+			w.due.at = sched.Add(to)
+			if w.e.opts.Clock == nil {
+				w.ioDue = w.due.at
+			}
+		}
 		var pol *dialPolicy
-		dialled := false
+		dialled, late := false, false
 		if pool != nil {
-			w.borrow(ctx, pool)
+			late = !w.borrow(ctx, pool)
 			pol, dialled = &pool.dialPolicy, w.dialDone != nil
 		} else if g := w.e.gate; g != nil && w.hc == w.e.hc {
-			w.gt = g.enter(ctx, &w.wait)
+			w.gt = g.enter(ctx, &w.wait, &w.due)
+			late = w.gt == nil
 			pol = &g.dialPolicy
+		}
+		if late {
+			// Waited for a connection until its schedule + the timeout:
+			// failed, not sent, as a request the pacer came to that late.
+			r.Start, r.Latency, r.Err = sched, w.e.now().Sub(sched), notConnected
+			if lag := picked.Sub(sched); lag > 0 {
+				r.SchedLag = lag
+			}
+			ch <- *r
+			continue
 		}
 		w.do(ctx, r)
 		w.endDial()

@@ -148,8 +148,8 @@ func (w *worker) roundTrip(ctx context.Context, r *Result, req []byte, start tim
 			return false
 		}
 	}
-	if e.opts.Timeout > 0 {
-		_ = c.nc.SetDeadline(start.Add(e.opts.Timeout))
+	if dl := w.deadline(start); !dl.IsZero() {
+		_ = c.nc.SetDeadline(dl)
 	}
 	if ctx.Err() != nil {
 		r.Err = errText(ctx, "write", ctx.Err())
@@ -284,10 +284,7 @@ func staleConn(err error) bool {
 
 func (w *worker) dial(ctx context.Context, r *Result, start time.Time) (*fconn, error) {
 	e := w.e
-	d := net.Dialer{KeepAlive: -1}
-	if e.opts.Timeout > 0 {
-		d.Deadline = start.Add(e.opts.Timeout)
-	}
+	d := net.Dialer{KeepAlive: -1, Deadline: w.deadline(start)}
 	var nc net.Conn
 	var err error
 	if ip := net.ParseIP(e.hostname); ip != nil {

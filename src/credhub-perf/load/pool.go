@@ -286,12 +286,18 @@ func (p *dialPolicy) patience() time.Duration {
 }
 
 // acquire returns an idle or freed connection, or nil with a function to
-// call once the request's own dial has ended (nil too when ctx ended).
-// Every acquire that got one or the other is paired with a release.
-// timer is the caller's reusable wait timer (system clock only).
-func (p *connPool) acquire(ctx context.Context, timer **time.Timer) (*fconn, func()) {
+// call once the request's own dial has ended (nil too when ctx ended, or
+// when due, the bound of its wait, passed: due.passed() tells). Every
+// acquire that got one or the other is paired with a release. timer is
+// the caller's reusable wait timer (system clock only).
+func (p *connPool) acquire(ctx context.Context, timer **time.Timer, due *dueWait) (*fconn, func()) {
 	waited, stalled := false, false
-	for {
+	for looked := false; ; looked = true {
+		// Only a request that waited can be past its deadline here: the
+		// pacer hands none over that late (job).
+		if looked && due.passed() {
+			return nil, nil
+		}
 		p.mu.Lock()
 		if n := len(p.idle); n > 0 {
 			c := p.idle[n-1]
@@ -313,7 +319,7 @@ func (p *connPool) acquire(ctx context.Context, timer **time.Timer) (*fconn, fun
 		p.waiting++
 		p.mu.Unlock()
 		if why != "" {
-			c, done := p.dialOrHandoff(ctx)
+			c, done := p.dialOrHandoff(ctx, due)
 			if done == nil || why != "stall" {
 				return c, done
 			}
@@ -330,7 +336,7 @@ func (p *connPool) acquire(ctx context.Context, timer **time.Timer) (*fconn, fun
 			stalled = false
 			continue
 		}
-		c, ok := waitFor(ctx, p.clk, timer, p.handoff, dial)
+		c, ok := waitFor(ctx, p.clk, timer, p.handoff, dial, due)
 		if !ok {
 			c, ok = p.unwait()
 		}
@@ -338,7 +344,7 @@ func (p *connPool) acquire(ctx context.Context, timer **time.Timer) (*fconn, fun
 			p.lend(true)
 			return c, nil
 		}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || due.passed() {
 			return nil, nil
 		}
 		p.mu.Lock()
@@ -440,23 +446,44 @@ func needDial(busy int, dial, med, least time.Duration, rate float64, waited, st
 }
 
 // dialOrHandoff takes whichever comes first: a connection given back or a
-// dial token. The caller registered as waiting.
-func (p *connPool) dialOrHandoff(ctx context.Context) (*fconn, func()) {
+// dial token, up to due (then neither: due.passed()). The caller
+// registered as waiting.
+func (p *connPool) dialOrHandoff(ctx context.Context, due *dueWait) (*fconn, func()) {
+	got := func(c *fconn, token bool) (*fconn, func()) {
+		if !token {
+			p.lend(true)
+			return c, nil
+		}
+		if c, ok := p.unwait(); ok {
+			<-p.dials // handed one meanwhile: no dial
+			p.lend(true)
+			return c, nil
+		}
+		p.lend(false)
+		return nil, func() { <-p.dials }
+	}
 	if ctx.Err() == nil { // else not a random pick against a free token
 		select {
 		case c := <-p.handoff:
-			p.lend(true)
-			return c, nil
+			return got(c, false)
 		case p.dials <- struct{}{}:
-			if c, ok := p.unwait(); ok {
-				<-p.dials // handed one meanwhile: no dial
-				p.lend(true)
-				return c, nil
-			}
-			p.lend(false)
-			return nil, func() { <-p.dials }
+			return got(nil, true)
+		default:
+		}
+		// Every dial token is taken (each dial bounded by its own
+		// request's deadline): wait, up to this request's.
+		fired := due.arm(ctx)
+		select {
+		case c := <-p.handoff:
+			due.disarm()
+			return got(c, false)
+		case p.dials <- struct{}{}:
+			due.disarm()
+			return got(nil, true)
+		case <-fired:
 		case <-ctx.Done():
 		}
+		due.disarm()
 	}
 	if c, ok := p.unwait(); ok {
 		p.lend(true)
@@ -487,10 +514,12 @@ func (p *connPool) unlend() {
 }
 
 // waitFor waits up to d on the engine's clock (clk; nil: the system clock,
-// with the caller's reusable timer) for a value from ch.
-func waitFor[T any](ctx context.Context, clk Clock, timer **time.Timer, ch <-chan T, d time.Duration) (T, bool) {
+// with the caller's reusable timer), and no later than due's deadline
+// (nil: none), for a value from ch.
+func waitFor[T any](ctx context.Context, clk Clock, timer **time.Timer, ch <-chan T, d time.Duration, due *dueWait) (T, bool) {
 	var zero T
 	if clk == nil {
+		d = due.bound(d)
 		t := *timer
 		if t == nil {
 			t = time.NewTimer(d)
@@ -512,6 +541,11 @@ func waitFor[T any](ctx context.Context, clk Clock, timer **time.Timer, ch <-cha
 	defer cancel()
 	expired := make(chan struct{})
 	deadline := clk.Now().Add(d)
+	if due != nil && !due.at.IsZero() && due.at.Before(deadline) {
+		// The deadline itself, not the time left to it when the wait was
+		// decided: the clock may have moved on since.
+		deadline = due.at
+	}
 	go func() {
 		if w, ok := clk.(Waiter); ok {
 			w.WaitUntil(wctx, deadline)
@@ -571,14 +605,16 @@ func (p *connPool) closeAll() {
 }
 
 // borrow takes the most recently used idle connection, or waits for a
-// freed one or a dial token (then the request dials its own).
-func (w *worker) borrow(ctx context.Context, p *connPool) {
-	c, done := p.acquire(ctx, &w.wait)
+// freed one or a dial token (then the request dials its own); false when
+// the request waited until its deadline (w.due) for either.
+func (w *worker) borrow(ctx context.Context, p *connPool) bool {
+	c, done := p.acquire(ctx, &w.wait, &w.due)
 	w.dialDone = done
 	w.onLoan = c != nil || done != nil
 	w.mu.Lock()
 	w.fc = c
 	w.mu.Unlock()
+	return w.onLoan || ctx.Err() != nil || !w.due.passed()
 }
 
 // giveBack ends the worker's loan, returning a still-open connection.

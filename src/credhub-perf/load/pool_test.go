@@ -27,17 +27,17 @@ func TestConnPoolMostRecentlyUsedFirst(t *testing.T) {
 	p.release(b)
 	p.release(c)
 	for i, want := range []*fconn{c, b, a} {
-		if got, _ := p.acquire(ctx, &tm); got != want {
+		if got, _ := p.acquire(ctx, &tm, nil); got != want {
 			t.Fatalf("acquire %d: got %p, want %p", i, got, want)
 		}
 	}
 	p.release(a)
 	p.release(b)
-	if got, _ := p.acquire(ctx, &tm); got != b {
+	if got, _ := p.acquire(ctx, &tm, nil); got != b {
 		t.Fatalf("after giving back a then b, got %p, want b %p", got, b)
 	}
 	p.release(&fconn{}) // closed: dropped, not lent again
-	if got, done := p.acquire(ctx, &tm); got != a || done != nil {
+	if got, done := p.acquire(ctx, &tm, nil); got != a || done != nil {
 		t.Fatalf("got %p, want a %p (the closed one dropped)", got, a)
 	}
 }
@@ -122,7 +122,7 @@ func acquireAsync(p *connPool, ctx context.Context) <-chan loan {
 	got := make(chan loan, 1)
 	go func() {
 		var tm *time.Timer
-		c, d := p.acquire(ctx, &tm)
+		c, d := p.acquire(ctx, &tm, nil)
 		got <- loan{c, d}
 	}()
 	return got
@@ -139,7 +139,7 @@ func TestConnPoolPatience(t *testing.T) {
 	p := newConnPool(1, clk, 100, 8)
 	ctx := context.Background()
 	var tm *time.Timer
-	c, done := p.acquire(ctx, &tm)
+	c, done := p.acquire(ctx, &tm, nil)
 	if c != nil || done == nil {
 		t.Fatalf("nothing in flight: got %p, token %v; want a dial token at once", c, done != nil)
 	}
@@ -187,7 +187,7 @@ func TestConnPoolPatience(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	p.noteLatency(now, 100*time.Millisecond) // slow: it would dial at once
-	if c, d := p.acquire(cctx, &tm); c != nil || d != nil {
+	if c, d := p.acquire(cctx, &tm, nil); c != nil || d != nil {
 		t.Fatal("a cancelled request got a connection or a token")
 	}
 }
@@ -254,7 +254,7 @@ func TestConnPoolSlowServerDialsAtOnce(t *testing.T) {
 	p.noteLatency(now, 5*time.Millisecond)
 	p.lent = 4 // 5 ms / 4 in flight = 1.25 ms > 2 ms / 4
 	var tm *time.Timer
-	if c, done := p.acquire(ctx, &tm); c != nil || done == nil {
+	if c, done := p.acquire(ctx, &tm, nil); c != nil || done == nil {
 		t.Fatalf("got %p, token %v; want a dial token at once", c, done != nil)
 	}
 	if n := len(clk.Sleeping); n != 0 {
@@ -297,7 +297,7 @@ func TestConnPoolStallVoidsLatencies(t *testing.T) {
 	}
 	p.lent = 2
 	var tm *time.Timer
-	if c, done := p.acquire(ctx, &tm); c != nil || done == nil {
+	if c, done := p.acquire(ctx, &tm, nil); c != nil || done == nil {
 		t.Fatalf("slow by the samples: got %p, token %v; want a dial token at once", c, done != nil)
 	}
 	p.unlend()
@@ -317,7 +317,7 @@ func TestConnPoolStallVoidsLatencies(t *testing.T) {
 	for range 3 {
 		p.noteLatency(back, 40*time.Millisecond)
 	}
-	if c, done := p.acquire(ctx, &tm); c != nil || done == nil {
+	if c, done := p.acquire(ctx, &tm, nil); c != nil || done == nil {
 		t.Fatalf("slow since the stall: got %p, token %v; want a dial token at once", c, done != nil)
 	}
 }

@@ -28,7 +28,13 @@ func (e *Engine) newHTTPClient(maxConns int) *http.Client {
 		DisableCompression:  e.opts.DisableCompression,
 		MaxIdleConnsPerHost: 10000,
 		ForceAttemptHTTP2:   e.opts.HTTP2,
-		DialContext:         (&net.Dialer{KeepAlive: -1}).DialContext,
+		DialContext:         (&net.Dialer{KeepAlive: -1, Timeout: e.opts.Timeout}).DialContext,
+		// Since Go 1.23 a dial outlives the request that started it (for
+		// a later request to use): without these it could hang for ever
+		// on a server that accepts and never completes a handshake,
+		// holding one of MaxConnsPerHost's connections until the step's
+		// end. The gate's own dials (stdgate.go) take the same.
+		TLSHandshakeTimeout: e.opts.Timeout,
 	}
 	if !e.opts.HTTP2 {
 		// A non-nil empty map turns HTTP/2 off even when the server offers it.
@@ -103,7 +109,17 @@ func (w *worker) doStd(ctx context.Context, r *Result) bool {
 	if gt != nil {
 		trace.PutIdleConn = gt.putIdle
 	}
-	req = req.WithContext(httptrace.WithClientTrace(ctx, trace))
+	rctx := ctx
+	if !w.ioDue.IsZero() && e.opts.Timeout > 0 {
+		// Open loop: the request ends by its schedule + the timeout,
+		// however long it waited for a connection or a worker. This
+		// deadline is the client's Timeout's context, set sooner: net/http
+		// then adds none of its own.
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithDeadline(ctx, w.ioDue)
+		defer cancel()
+	}
+	req = req.WithContext(httptrace.WithClientTrace(rctx, trace))
 	start, at := e.begin()
 	if w.pastEnd(at) {
 		return false

@@ -341,11 +341,21 @@ type gateTicket struct {
 // enter lets the request through to the Transport, or makes it wait for a
 // connection to come back while needDial names no reason to dial. A
 // request let through to dial holds one of the dial tokens until it has a
-// connection, as the lean pool's do.
-func (g *stdGate) enter(ctx context.Context, timer **time.Timer) *gateTicket {
+// connection, as the lean pool's do. nil: the request waited until due,
+// the bound of its wait (connwait.go), and is not let through.
+func (g *stdGate) enter(ctx context.Context, timer **time.Timer, due *dueWait) *gateTicket {
 	t := &gateTicket{g: g}
 	waited, stalled := false, false
-	for {
+	for looked := false; ; looked = true {
+		// Only a request that waited can be past its deadline here: the
+		// pacer hands none over that late (job).
+		if looked && ctx.Err() == nil && due.passed() {
+			// A word of a connection back that it took passes on.
+			g.mu.Lock()
+			g.tellWaiter()
+			g.mu.Unlock()
+			return nil
+		}
 		g.mu.Lock()
 		if g.idle() > 0 {
 			g.letThrough(t, false)
@@ -360,10 +370,31 @@ func (g *stdGate) enter(ctx context.Context, timer **time.Timer) *gateTicket {
 			return g.through(t, false) // fails at the Transport, recorded
 		}
 		if why != "" {
+			var fired <-chan time.Time // armed only when no token is free
+			token, told := false, false
 			select {
-			case <-g.freed: // told meanwhile: look again
-				continue
+			case <-g.freed:
+				told = true
 			case g.dials <- struct{}{}:
+				token = true
+			default:
+				// Every dial token is taken (each dial bounded by the
+				// client's timeout): wait, up to this request's deadline.
+				fired = due.arm(ctx)
+				select {
+				case <-g.freed:
+					told = true
+				case g.dials <- struct{}{}:
+					token = true
+				case <-fired:
+				case <-ctx.Done():
+				}
+				due.disarm()
+			}
+			switch {
+			case told: // told meanwhile: look again
+				continue
+			case token:
 				if g.unwait() {
 					<-g.dials
 					continue
@@ -377,14 +408,21 @@ func (g *stdGate) enter(ctx context.Context, timer **time.Timer) *gateTicket {
 					t.stallDial = true // read under g.mu, after through (which takes it)
 				}
 				return g.through(t, true)
-			case <-ctx.Done():
+			case ctx.Err() != nil:
 				g.unwait()
-				return g.through(t, false)
+				return g.through(t, false) // fails at the Transport, recorded
 			}
+			if g.unwait() {
+				continue // told as the deadline came: looks again, takes it
+			}
+			return nil // at its deadline (fired)
 		}
-		_, ok := waitFor(ctx, g.clk, timer, g.freed, patience)
+		_, ok := waitFor(ctx, g.clk, timer, g.freed, patience, due)
 		if ok || g.unwait() {
 			continue // look again: taken by a newcomer, it waits again
+		}
+		if due.passed() {
+			continue // returns at the top, unless ctx ended
 		}
 		g.mu.Lock()
 		waited, stalled = true, g.handed == seen
