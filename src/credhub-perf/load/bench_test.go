@@ -3,6 +3,7 @@ package load_test
 import (
 	"context"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -11,7 +12,8 @@ import (
 
 // BenchmarkExternal drives an external server (LOAD_BENCH_URL, with
 // LOAD_BENCH_CERT/KEY/CA for mTLS, LOAD_BENCH_FAST_HTTP=on for the lean
-// client) to profile the engine's own CPU cost:
+// client; LOAD_BENCH_RATE=R for an open loop at R requests/s) to profile
+// the engine's own CPU cost:
 //
 //	LOAD_BENCH_URL=https://127.0.0.1:8443/ taskset -c 1 go test -run X -bench External -cpuprofile cpu.out ./load
 func BenchmarkExternal(b *testing.B) {
@@ -31,8 +33,14 @@ func BenchmarkExternal(b *testing.B) {
 		b.Fatal(err)
 	}
 	var n, failed int
+	var rate float64
+	if v := os.Getenv("LOAD_BENCH_RATE"); v != "" {
+		if rate, err = strconv.ParseFloat(v, 64); err != nil || !(rate > 0) {
+			b.Fatalf("LOAD_BENCH_RATE=%q: give requests/s above 0", v)
+		}
+	}
 	b.ResetTimer()
-	err = e.Run(context.Background(), load.Step{Concurrency: 50, Requests: b.N}, load.SinkFunc(func(r *load.Result) {
+	err = e.Run(context.Background(), load.Step{Concurrency: 50, Rate: rate, Requests: b.N}, load.SinkFunc(func(r *load.Result) {
 		n++
 		if r.Err != "" {
 			failed++
