@@ -413,7 +413,7 @@ func (g *stdGate) enter(ctx context.Context, timer **time.Timer, due *dueWait) *
 				return g.through(t, false) // fails at the Transport, recorded
 			}
 			if g.unwait() {
-				continue // told as the deadline came: looks again, takes it
+				continue // told as the deadline came: the top passes the word on
 			}
 			return nil // at its deadline (fired)
 		}
