@@ -21,7 +21,16 @@ type Ticks struct {
 	Busy  uint64 // user, nice, system, irq, softirq (guest is inside user)
 	Steal uint64
 	Total uint64 // everything above plus idle and iowait
+	CPUs  int    // how many CPUs' lines were summed
 }
+
+// minHostTicks is the least span, in ticks per CPU, over which Between
+// reports the host's shares: the kernel counts in whole ticks (10 ms at
+// USER_HZ 100), so each CPU's busy count can be one off, and over a 0.1 s
+// run that is 10 % (a busy share of 91 % would read as 100 % or 82 %). 50
+// ticks (0.5 s) keep the error within 2 %; a shorter run's host share is
+// unknown rather than a guess that could name the host as the bound.
+const minHostTicks = 50
 
 // Sample is one reading; Usage compares two.
 type Sample struct {
@@ -82,7 +91,7 @@ func Between(a, b Sample) Usage {
 		f := (b.Process - a.Process).Seconds() / u.Wall.Seconds() / float64(u.Cores)
 		u.TesterCPU = &f
 	}
-	if a.HostOK && b.HostOK && b.Host.Total > a.Host.Total {
+	if a.HostOK && b.HostOK && b.Host.Total > a.Host.Total && b.Host.Total-a.Host.Total >= uint64(minHostTicks*max(b.Host.CPUs, 0)) {
 		total := float64(b.Host.Total - a.Host.Total)
 		busy := float64(b.Host.Busy-a.Host.Busy) / total
 		steal := float64(b.Host.Steal-a.Host.Steal) / total
@@ -137,6 +146,7 @@ func parseProcStat(r io.Reader, want map[int]bool) (Ticks, error) {
 		t.Total += v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7]
 		found++
 	}
+	t.CPUs = found
 	if err := sc.Err(); err != nil {
 		return Ticks{}, fmt.Errorf("/proc/stat: %w", err)
 	}

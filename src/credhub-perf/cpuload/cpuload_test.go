@@ -22,12 +22,12 @@ func TestParseProcStat(t *testing.T) {
 	}
 	// cpu0: busy 100+10+40+5+5 = 160, steal 20, total 1000;
 	// cpu1: busy 260, steal 40, total 400 (guest 7 is already in user).
-	want := Ticks{Busy: 420, Steal: 60, Total: 1400}
+	want := Ticks{Busy: 420, Steal: 60, Total: 1400, CPUs: 2}
 	if got != want {
 		t.Fatalf("ticks = %+v, want %+v", got, want)
 	}
 	one, err := parseProcStat(strings.NewReader(procStat), map[int]bool{2: true})
-	if err != nil || one != (Ticks{Busy: 5, Steal: 1, Total: 8}) {
+	if err != nil || one != (Ticks{Busy: 5, Steal: 1, Total: 8, CPUs: 1}) {
 		t.Fatalf("cpu2 alone = %+v, %v", one, err)
 	}
 }
@@ -112,6 +112,19 @@ func TestBetweenAndBound(t *testing.T) {
 			t.Errorf("Bound() = %q, want %q", got, tc.want)
 		}
 	}
+	// Too short a span for whole ticks to measure a share within 2 %: the
+	// host's figures are unknown (0.2 s on 2 CPUs: 40 ticks, of which 39
+	// busy could be a 91 % host read as 97.5 %).
+	short := Between(Sample{Wall: t0, Host: Ticks{Busy: 100, Total: 1000, CPUs: 2}, HostOK: true},
+		Sample{Wall: t0.Add(200 * time.Millisecond), Host: Ticks{Busy: 139, Total: 1040, CPUs: 2}, HostOK: true})
+	if short.HostCPU != nil || short.HostSteal != nil || short.Bound(DefaultLimits) != "" {
+		t.Fatalf("a 40-tick span on 2 CPUs gave host figures %v %v", short.HostCPU, short.HostSteal)
+	}
+	long := Between(Sample{Wall: t0, Host: Ticks{Busy: 100, Total: 1000, CPUs: 2}, HostOK: true},
+		Sample{Wall: t0.Add(time.Second), Host: Ticks{Busy: 295, Total: 1200, CPUs: 2}, HostOK: true})
+	if long.HostCPU == nil || *long.HostCPU != 0.975 {
+		t.Fatalf("a 200-tick span on 2 CPUs: host %v, want 0.975", long.HostCPU)
+	}
 	// Unreadable figures stay unknown rather than becoming 0.
 	if u := Between(Sample{Wall: t0}, Sample{Wall: t0.Add(time.Second)}); u.TesterCPU != nil || u.HostCPU != nil {
 		t.Fatal("unknown figures reported as known")
@@ -127,7 +140,8 @@ func TestTakeReadsThisProcess(t *testing.T) {
 	if !a.ProcessOK || !a.HostOK || a.Cores < 1 {
 		t.Fatalf("sample = %+v", a)
 	}
-	deadline := time.Now().Add(200 * time.Millisecond)
+	// Longer than minHostTicks per CPU, or the host's share is unknown.
+	deadline := time.Now().Add(700 * time.Millisecond)
 	x := 0
 	for time.Now().Before(deadline) {
 		x++
@@ -135,6 +149,6 @@ func TestTakeReadsThisProcess(t *testing.T) {
 	b := Take(time.Now())
 	u := Between(a, b)
 	if u.TesterCPU == nil || *u.TesterCPU <= 0 || u.HostCPU == nil || *u.HostCPU <= 0 {
-		t.Fatalf("200 ms of spinning not seen: %+v (%d)", u, x)
+		t.Fatalf("700 ms of spinning not seen: %+v (%d)", u, x)
 	}
 }
