@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/credhub-perf/credhub-perf/cpuload"
 	"github.com/credhub-perf/credhub-perf/load"
 )
 
@@ -16,6 +17,13 @@ import (
 // the engine's own CPU cost:
 //
 //	LOAD_BENCH_URL=https://127.0.0.1:8443/ taskset -c 1 go test -run X -bench External -cpuprofile cpu.out ./load
+//
+// LOAD_BENCH_C sets the workers (default 50): in open loop the most
+// requests in flight and connections (hey's -c). Options are hey's
+// defaults (20 s timeout, compression on), and the GC is tuned as hey's
+// is. Besides ns/op it reports the process's CPU (user + system, where the
+// system tells it) per request, which, unlike wall time, other work on a
+// shared machine barely moves; -benchmem adds the allocations per request.
 func BenchmarkExternal(b *testing.B) {
 	u := os.Getenv("LOAD_BENCH_URL")
 	if u == "" {
@@ -32,20 +40,31 @@ func BenchmarkExternal(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var n, failed int
-	var rate float64
+	step := load.Step{Concurrency: 50, Requests: b.N}
 	if v := os.Getenv("LOAD_BENCH_RATE"); v != "" {
-		if rate, err = strconv.ParseFloat(v, 64); err != nil || !(rate > 0) {
+		if step.Rate, err = strconv.ParseFloat(v, 64); err != nil || !(step.Rate > 0) {
 			b.Fatalf("LOAD_BENCH_RATE=%q: give requests/s above 0", v)
 		}
 	}
+	if v := os.Getenv("LOAD_BENCH_C"); v != "" {
+		if step.Concurrency, err = strconv.Atoi(v); err != nil || step.Concurrency < 1 {
+			b.Fatalf("LOAD_BENCH_C=%q: give a worker count of at least 1", v)
+		}
+	}
+	load.TuneGC() // as hey and credhub-perf do after setup
+	var n, failed int
+	cpu0 := cpuload.Take(time.Now())
 	b.ResetTimer()
-	err = e.Run(context.Background(), load.Step{Concurrency: 50, Rate: rate, Requests: b.N}, load.SinkFunc(func(r *load.Result) {
+	err = e.Run(context.Background(), step, load.SinkFunc(func(r *load.Result) {
 		n++
 		if r.Err != "" {
 			failed++
 		}
 	}))
+	b.StopTimer()
+	if cpu1 := cpuload.Take(time.Now()); cpu0.ProcessOK && cpu1.ProcessOK {
+		b.ReportMetric(float64((cpu1.Process-cpu0.Process).Microseconds())/float64(b.N), "cpu-µs/req")
+	}
 	if err != nil || n != b.N || failed > 0 {
 		b.Fatalf("%v: %d results, %d failed", err, n, failed)
 	}
