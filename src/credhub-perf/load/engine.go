@@ -27,6 +27,9 @@ const resultBuffer = 4096
 type header struct {
 	name string
 	val  *text
+	// fixed: a value without per-request parts, rendered once as
+	// net/http's header value (len = cap = 1; nil when templated).
+	fixed []string
 }
 
 // Engine sends requests described by a Template with ClientOptions. One
@@ -152,7 +155,11 @@ func New(opts ClientOptions, t Template) (*Engine, error) {
 			if err != nil {
 				return nil, err
 			}
-			e.headers = append(e.headers, header{name: canon, val: vt})
+			h := header{name: canon, val: vt}
+			if vt.static() {
+				h.fixed = []string{string(vt.render(nil, 0, nil))}
+			}
+			e.headers = append(e.headers, h)
 		}
 	}
 	e.hostHdr = e.host
@@ -779,7 +786,7 @@ func (w *worker) openLoop(ctx context.Context, jobs <-chan job, pool *connPool, 
 		w.endDial()
 		if w.gt != nil {
 			dialled = r.DNSDial > 0 // net/http: the request's own dial
-			w.gt.end()
+			w.gt.end(&w.wait)
 			w.gt = nil
 		}
 		if pol != nil && r.Err == "" {

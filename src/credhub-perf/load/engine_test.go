@@ -715,3 +715,92 @@ func TestHTTPClientNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestDNSOnDials: a request that dialled a host name reports its lookup
+// (DNS, within DNS+dialup), and one that reused a connection reports
+// none. net/http's requests carry no lookup hooks: the dial finds the
+// request's stamps in its context (dialDNS), in open loop with
+// keep-alive off (every request dials) and through the open-loop gate,
+// whose step dials beside its warm connection while the server holds
+// each request.
+func TestDNSOnDials(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(20 * time.Millisecond)
+	}), true, false)
+	u := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
+	paths(t, func(t *testing.T, force bool) {
+		for _, ka := range []bool{false, true} {
+			opts := mtlsOpts(p, ka)
+			opts.FastHTTP = !force
+			res := run(t, opts, load.Template{URL: u}, load.Step{Concurrency: 8, Rate: 400, Requests: 20})
+			dialled := 0
+			for _, r := range res {
+				if r.Err != "" {
+					t.Fatalf("keepalive=%v: %+v", ka, r)
+				}
+				if r.DNSDial > 0 {
+					dialled++
+					if r.DNS <= 0 || r.DNS > r.DNSDial {
+						t.Fatalf("keepalive=%v: a request that dialled localhost reports DNS %v of DNS+dialup %v", ka, r.DNS, r.DNSDial)
+					}
+				} else if r.DNS != 0 {
+					t.Fatalf("keepalive=%v: a request that did not dial reports DNS %v", ka, r.DNS)
+				}
+			}
+			if want := len(res); !ka && dialled != want {
+				t.Fatalf("keep-alive off: %d of %d requests dialled", dialled, want)
+			}
+			if dialled == 0 {
+				t.Fatalf("keepalive=%v: no request dialled during the step (8 in flight wanted)", ka)
+			}
+		}
+	})
+}
+
+// TestFixedHeaderValues: a header value without per-request parts is
+// rendered once and shared by net/http's requests (read-only); every
+// request still carries exactly its template's values, in order, beside
+// templated ones for the same name and a value Authorize adds to it (an
+// Add to a shared value must copy it, never append in place: -race).
+func TestFixedHeaderValues(t *testing.T) {
+	var mu sync.Mutex
+	var got [][]string
+	srv := loadtest.NewMTLSServer(t, loadtest.NewPKI(t, loadtest.ECDSA), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, append([]string(nil), r.Header.Values("X-Tag")...), []string{r.Header.Get("Accept")})
+		mu.Unlock()
+	}), false, false)
+	paths(t, func(t *testing.T, force bool) {
+		mu.Lock()
+		got = nil
+		mu.Unlock()
+		var n atomic.Int64
+		opts := load.ClientOptions{KeepAlive: true, TLS: load.TLSOptions{Insecure: true}, FastHTTP: !force,
+			Authorize: func(r *http.Request) error {
+				r.Header.Add("X-Tag", fmt.Sprintf("auth%d", n.Add(1)))
+				return nil
+			}}
+		tmpl := load.Template{URL: srv.URL, Header: http.Header{
+			"x-tag":  {"fixed", "seq{{seq}}"},
+			"Accept": {"application/json"},
+		}}
+		res := run(t, opts, tmpl, load.Step{Concurrency: 4, Requests: 40})
+		mu.Lock()
+		defer mu.Unlock()
+		if len(res) != 40 || len(got) != 80 {
+			t.Fatalf("%d results, %d seen", len(res), len(got)/2)
+		}
+		auths := map[string]bool{}
+		for i := 0; i < len(got); i += 2 {
+			tags, accept := got[i], got[i+1]
+			if len(tags) != 3 || tags[0] != "fixed" || !strings.HasPrefix(tags[1], "seq") || !strings.HasPrefix(tags[2], "auth") || accept[0] != "application/json" {
+				t.Fatalf("request %d: X-Tag %q, Accept %q", i/2, tags, accept)
+			}
+			auths[tags[2]] = true
+		}
+		if len(auths) != 40 {
+			t.Fatalf("%d distinct Authorize values over 40 requests: a shared value was appended to", len(auths))
+		}
+	})
+}

@@ -28,7 +28,7 @@ func (e *Engine) newHTTPClient(maxConns int) *http.Client {
 		DisableCompression:  e.opts.DisableCompression,
 		MaxIdleConnsPerHost: 10000,
 		ForceAttemptHTTP2:   e.opts.HTTP2,
-		DialContext:         (&net.Dialer{KeepAlive: -1, Timeout: e.opts.Timeout}).DialContext,
+		DialContext:         dialDNS((&net.Dialer{KeepAlive: -1, Timeout: e.opts.Timeout}).DialContext),
 		// Since Go 1.23 a dial outlives the request that started it (for
 		// a later request to use): without these it could hang for ever
 		// on a server that accepts and never completes a handshake,
@@ -54,6 +54,45 @@ func (w *worker) doStd(ctx context.Context, r *Result) bool {
 	e := w.e
 	seq := e.seq.Add(1)
 	t := w.t // the request type's template
+
+	// Trace callbacks may run on the transport's goroutines (HTTP/2 reads
+	// and writes on separate ones, and late callbacks after a timeout), so
+	// they only store atomic timestamps that are read once Do returns.
+	// The request carries its trace from the start: a request made and
+	// then given the trace's context by WithContext is a second copy of
+	// the Request per request. DNS has no hook here: a request's lookup
+	// happens only when it dials, and the dial finds its trace in the
+	// context (dialDNS), which spares every request that reuses a
+	// connection the lookup hooks httptrace would otherwise install.
+	dctx := ctx
+	if !w.ioDue.IsZero() && e.opts.Timeout > 0 {
+		// Open loop: the request ends by its schedule + the timeout,
+		// however long it waited for a connection or a worker. This
+		// deadline is the client's Timeout's context, set sooner: net/http
+		// then adds none of its own.
+		var cancel context.CancelFunc
+		dctx, cancel = context.WithDeadline(ctx, w.ioDue)
+		defer cancel()
+	}
+	tr := &stdTrace{Context: dctx}
+	gt := w.gt
+	trace := &httptrace.ClientTrace{
+		GetConn: func(string) { tr.mark(&tr.getConn) },
+		GotConn: func(info httptrace.GotConnInfo) {
+			tr.reused.Store(info.Reused)
+			tr.mark(&tr.gotConn)
+			if gt != nil && gt.gotConn(info.Conn) {
+				tr.predialled.Store(true)
+			}
+		},
+		WroteRequest:         func(httptrace.WroteRequestInfo) { tr.mark(&tr.wrote) },
+		GotFirstResponseByte: func() { tr.mark(&tr.firstByte) },
+	}
+	if gt != nil {
+		trace.PutIdleConn = gt.putIdle
+	}
+	rctx := httptrace.WithClientTrace(tr, trace)
+
 	w.tmp = t.target.render(w.tmp[:0], seq, w.rng)
 	urlStr := e.baseURL + string(w.tmp)
 	var body io.Reader
@@ -61,7 +100,7 @@ func (w *worker) doStd(ctx context.Context, r *Result) bool {
 	if len(w.body) > 0 {
 		body = bytes.NewReader(w.body)
 	}
-	req, err := http.NewRequestWithContext(ctx, t.method, urlStr, body)
+	req, err := http.NewRequestWithContext(rctx, t.method, urlStr, body)
 	if err != nil {
 		r.Start = e.now()
 		r.Err = "request: " + err.Error()
@@ -73,6 +112,12 @@ func (w *worker) doStd(ctx context.Context, r *Result) bool {
 	}
 	for i := range t.headers {
 		h := &t.headers[i]
+		if h.fixed != nil && req.Header[h.name] == nil {
+			// The value rendered once (New), shared read-only: its
+			// slice is full, so an Add to it copies.
+			req.Header[h.name] = h.fixed
+			continue
+		}
 		w.tmp = h.val.render(w.tmp[:0], seq, w.rng)
 		req.Header.Add(h.name, string(w.tmp))
 	}
@@ -87,44 +132,12 @@ func (w *worker) doStd(ctx context.Context, r *Result) bool {
 		}
 	}
 
-	// Trace callbacks may run on the transport's goroutines (HTTP/2 reads
-	// and writes on separate ones, and late callbacks after a timeout), so
-	// they only store atomic timestamps that are read once Do returns.
-	tr := &stdTrace{base: time.Now()}
-	gt := w.gt
-	trace := &httptrace.ClientTrace{
-		DNSStart: func(httptrace.DNSStartInfo) { tr.mark(&tr.dnsStart) },
-		DNSDone:  func(httptrace.DNSDoneInfo) { tr.mark(&tr.dnsDone) },
-		GetConn:  func(string) { tr.mark(&tr.getConn) },
-		GotConn: func(info httptrace.GotConnInfo) {
-			tr.reused.Store(info.Reused)
-			tr.mark(&tr.gotConn)
-			if gt != nil && gt.gotConn(info.Conn) {
-				tr.predialled.Store(true)
-			}
-		},
-		WroteRequest:         func(httptrace.WroteRequestInfo) { tr.mark(&tr.wrote) },
-		GotFirstResponseByte: func() { tr.mark(&tr.firstByte) },
-	}
-	if gt != nil {
-		trace.PutIdleConn = gt.putIdle
-	}
-	rctx := ctx
-	if !w.ioDue.IsZero() && e.opts.Timeout > 0 {
-		// Open loop: the request ends by its schedule + the timeout,
-		// however long it waited for a connection or a worker. This
-		// deadline is the client's Timeout's context, set sooner: net/http
-		// then adds none of its own.
-		var cancel context.CancelFunc
-		rctx, cancel = context.WithDeadline(ctx, w.ioDue)
-		defer cancel()
-	}
-	req = req.WithContext(httptrace.WithClientTrace(rctx, trace))
 	start, at := e.begin()
 	if w.pastEnd(at) {
 		return false
 	}
 	r.Start = at
+	tr.base = start // before Do: no hook runs earlier
 	resp, err := w.hc.Do(req)
 	if err != nil && gt != nil {
 		resp, err = gt.again(ctx, w.hc, req, tr, err) // a dead stashed connection (stdgate.go)
@@ -175,7 +188,12 @@ func (w *worker) doStd(ctx context.Context, r *Result) bool {
 	return true
 }
 
+// stdTrace is a request's phase stamps. It is also the context the
+// request's trace context wraps (the parent's, with stdTraceKey naming
+// it), so that the request's dial finds it (dialDNS) without a context
+// value of its own per request.
 type stdTrace struct {
+	context.Context
 	base                                                  time.Time
 	dnsStart, dnsDone, getConn, gotConn, wrote, firstByte atomic.Int64 // ns since base + 1; 0 = not seen
 	reused                                                atomic.Bool
@@ -183,6 +201,34 @@ type stdTrace struct {
 }
 
 func (t *stdTrace) mark(a *atomic.Int64) { a.Store(int64(time.Since(t.base)) + 1) }
+
+type stdTraceKey struct{}
+
+func (t *stdTrace) Value(key any) any {
+	if key == (stdTraceKey{}) {
+		return t
+	}
+	return t.Context.Value(key)
+}
+
+// dialDNS wraps a Transport's dial so that the DNS lookup of a dial
+// started for a request is traced into that request's stamps, as
+// httptrace's DNS hooks on the request would (net/http dials on a
+// context that keeps the request's values): only dials pay for the
+// hooks. The dial's connection may go to another request; as before, the
+// lookup counts for the request that dialled, when it used the
+// connection it dialled (doStd).
+func dialDNS(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if t, ok := ctx.Value(stdTraceKey{}).(*stdTrace); ok {
+			ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+				DNSStart: func(httptrace.DNSStartInfo) { t.mark(&t.dnsStart) },
+				DNSDone:  func(httptrace.DNSDoneInfo) { t.mark(&t.dnsDone) },
+			})
+		}
+		return dial(ctx, network, addr)
+	}
+}
 
 // span is b - a when both were seen (b may be given as a value instead).
 func (t *stdTrace) span(a, b *atomic.Int64, bv int64) time.Duration {

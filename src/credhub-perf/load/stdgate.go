@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -552,15 +553,31 @@ const backWait = 50 * time.Millisecond
 // (or closed), as a request of the lean pool gives its connection back
 // before it ends: otherwise the next request due could find none idle and
 // dial a spare one for the microseconds net/http takes to put it back.
-func (t *gateTicket) end() {
+//
+// The connection is nearly always put back by the readLoop goroutine that
+// the body's last read has just made runnable: end first yields to it
+// once, and waits on a timer (the worker's, reused) only when that was
+// not enough (another P runs it, or it had more to do). A wait on a new
+// timer per request was one more allocation, a timer-heap insertion and
+// a park per request on the default client's hottest path.
+func (t *gateTicket) end(timer **time.Timer) {
 	g := t.g
 	if t.conn.Load() != nil && !closed(t.back) {
-		tm := time.NewTimer(backWait)
-		select {
-		case <-t.back:
-		case <-tm.C:
+		runtime.Gosched()
+		if !closed(t.back) {
+			tm := *timer
+			if tm == nil {
+				tm = time.NewTimer(backWait)
+				*timer = tm
+			} else {
+				tm.Reset(backWait) // stopped and drained after every use
+			}
+			select {
+			case <-t.back:
+				stopTimer(tm)
+			case <-tm.C:
+			}
 		}
-		tm.Stop()
 	}
 	g.mu.Lock()
 	t.arrived()
