@@ -204,7 +204,7 @@ func New(opts ClientOptions, t Template) (*Engine, error) {
 			}
 		}
 	} else {
-		e.hc = e.newHTTPClient(0)
+		e.hc = e.newStdClient(0)
 	}
 	if opts.Authorize != nil {
 		e.authURL, _ = url.Parse(e.baseURL + "/")
@@ -346,6 +346,8 @@ type worker struct {
 	// system clock (zero: on a test clock, and in closed loop).
 	due   dueWait
 	ioDue time.Time
+	// to: net/http's requests' time limit (std.go)
+	to *stdTimeout
 }
 
 // endDial gives back a dial token, if the request holds one.
@@ -554,7 +556,7 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 			// before its last response's connection is back in the idle
 			// pool (net/http returns it from another goroutine), so the
 			// handshake count would depend on scheduling.
-			workers[i].hc = e.newHTTPClient(1)
+			workers[i].hc = e.newStdClient(1)
 		}
 	}
 
@@ -574,6 +576,7 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 			go func(w *worker) {
 				defer wg.Done()
 				defer w.closeConn()
+				defer w.releaseTimeout()
 				w.openLoop(ctx, jobs, pool, ch, ready.Done)
 			}(w)
 		}
@@ -612,6 +615,7 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 			go func(i int, w *worker) {
 				defer wg.Done()
 				defer w.closeConn()
+				defer w.releaseTimeout()
 				count := 0
 				if s.Requests > 0 {
 					count = s.Requests / n

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -720,20 +721,21 @@ func TestHTTPClientNamed(t *testing.T) {
 // (DNS, within DNS+dialup), and one that reused a connection reports
 // none. net/http's requests carry no lookup hooks: the dial finds the
 // request's stamps in its context (dialDNS), in open loop with
-// keep-alive off (every request dials) and through the open-loop gate,
-// whose step dials beside its warm connection while the server holds
-// each request.
+// keep-alive off (every request dials) and through the open-loop gate
+// (keep-alive on), against a server that closes each connection after
+// its response: every request but the first (on the connection dialled
+// before the step) dials.
 func TestDNSOnDials(t *testing.T) {
 	p := loadtest.NewPKI(t, loadtest.ECDSA)
 	srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(20 * time.Millisecond)
+		w.Header().Set("Connection", "close")
 	}), true, false)
 	u := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
 	paths(t, func(t *testing.T, force bool) {
 		for _, ka := range []bool{false, true} {
 			opts := mtlsOpts(p, ka)
 			opts.FastHTTP = !force
-			res := run(t, opts, load.Template{URL: u}, load.Step{Concurrency: 8, Rate: 400, Requests: 20})
+			res := run(t, opts, load.Template{URL: u}, load.Step{Concurrency: 2, Rate: 100, Requests: 10})
 			dialled := 0
 			for _, r := range res {
 				if r.Err != "" {
@@ -751,8 +753,8 @@ func TestDNSOnDials(t *testing.T) {
 			if want := len(res); !ka && dialled != want {
 				t.Fatalf("keep-alive off: %d of %d requests dialled", dialled, want)
 			}
-			if dialled == 0 {
-				t.Fatalf("keepalive=%v: no request dialled during the step (8 in flight wanted)", ka)
+			if ka && dialled < len(res)-2 {
+				t.Fatalf("keep-alive on, each connection closed by the server: %d of %d requests dialled", dialled, len(res))
 			}
 		}
 	})
@@ -801,6 +803,58 @@ func TestFixedHeaderValues(t *testing.T) {
 		}
 		if len(auths) != 40 {
 			t.Fatalf("%d distinct Authorize values over 40 requests: a shared value was appended to", len(auths))
+		}
+	})
+}
+
+// TestTimeoutPerRequest: the client's timeout bounds each request, from
+// its send through the end of its body, and only that request: a worker
+// whose request timed out sends its next one afresh. net/http's time
+// limit is the worker's (stdTimeout), one context and timer reused per
+// request; its failures read as they did with http.Client.Timeout.
+func TestTimeoutPerRequest(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/"))
+		switch n % 3 {
+		case 1: // no headers before the timeout
+			time.Sleep(600 * time.Millisecond)
+		case 2: // headers, then no body before the timeout
+			w.Header().Set("Content-Length", "10")
+			w.WriteHeader(200)
+			w.(http.Flusher).Flush()
+			time.Sleep(600 * time.Millisecond)
+		}
+	}), true, false)
+	paths(t, func(t *testing.T, force bool) {
+		for _, c := range []struct {
+			name string
+			step load.Step
+		}{
+			{"closed loop", load.Step{Concurrency: 1, Requests: 9}},
+			// At most 3 in flight (200 ms each at most, 100 ms apart):
+			// every request is sent, each worker's after others timed out.
+			{"open loop", load.Step{Concurrency: 3, Rate: 10, Requests: 9}},
+		} {
+			opts := mtlsOpts(p, true)
+			opts.FastHTTP = !force
+			opts.Timeout = 200 * time.Millisecond
+			res := run(t, opts, load.Template{URL: srv.URL + "/{{seq}}"}, c.step)
+			if len(res) != 9 {
+				t.Fatalf("%s: %d results", c.name, len(res))
+			}
+			want := map[string]int{"read: timeout": 3, "read body: timeout": 3, "": 3}
+			for _, r := range res {
+				want[r.Err]--
+				if r.Err != "" && r.Latency < 200*time.Millisecond {
+					t.Fatalf("%s: a request timed out after %v, before its 200 ms: %+v", c.name, r.Latency, r)
+				}
+			}
+			for k, v := range want {
+				if v != 0 {
+					t.Fatalf("%s: %q off by %d: %+v", c.name, k, -v, res)
+				}
+			}
 		}
 	})
 }
