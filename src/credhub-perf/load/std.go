@@ -214,6 +214,10 @@ type stdTimeout struct {
 	cancel context.CancelCauseFunc
 	timer  *time.Timer
 	fired  atomic.Bool
+	// spent: the timer went off (or began to) for an earlier request,
+	// which may have ended first: its cancel may still come, so the next
+	// request gets a new context (only the worker reads it).
+	spent bool
 }
 
 // errStdTimeout is the error of a request whose time limit ran out.
@@ -233,7 +237,7 @@ func (w *worker) timeoutCtx(ctx context.Context) context.Context {
 	if d <= 0 {
 		return ctx
 	}
-	if to := w.to; to != nil && to.ctx.Err() == nil {
+	if to := w.to; to != nil && !to.spent && to.ctx.Err() == nil {
 		return to.ctx
 	}
 	w.releaseTimeout()
@@ -277,7 +281,9 @@ func (w *worker) disarmTimeout() bool {
 	if w.to == nil {
 		return false
 	}
-	w.to.timer.Stop()
+	if !w.to.timer.Stop() {
+		w.to.spent = true
+	}
 	return w.to.fired.Load()
 }
 
