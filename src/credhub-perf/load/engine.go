@@ -204,7 +204,7 @@ func New(opts ClientOptions, t Template) (*Engine, error) {
 			}
 		}
 	} else {
-		e.hc = e.newStdClient(0)
+		e.hc = e.newHTTPClient(0)
 	}
 	if opts.Authorize != nil {
 		e.authURL, _ = url.Parse(e.baseURL + "/")
@@ -346,8 +346,6 @@ type worker struct {
 	// system clock (zero: on a test clock, and in closed loop).
 	due   dueWait
 	ioDue time.Time
-	// to: net/http's requests' time limit (std.go)
-	to *stdTimeout
 }
 
 // endDial gives back a dial token, if the request holds one.
@@ -556,7 +554,7 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 			// before its last response's connection is back in the idle
 			// pool (net/http returns it from another goroutine), so the
 			// handshake count would depend on scheduling.
-			workers[i].hc = e.newStdClient(1)
+			workers[i].hc = e.newHTTPClient(1)
 		}
 	}
 
@@ -576,7 +574,6 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 			go func(w *worker) {
 				defer wg.Done()
 				defer w.closeConn()
-				defer w.releaseTimeout()
 				w.openLoop(ctx, jobs, pool, ch, ready.Done)
 			}(w)
 		}
@@ -615,7 +612,6 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 			go func(i int, w *worker) {
 				defer wg.Done()
 				defer w.closeConn()
-				defer w.releaseTimeout()
 				count := 0
 				if s.Requests > 0 {
 					count = s.Requests / n

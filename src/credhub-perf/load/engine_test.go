@@ -807,11 +807,11 @@ func TestFixedHeaderValues(t *testing.T) {
 	})
 }
 
-// TestTimeoutPerRequest: the client's timeout bounds each request, from
-// its send through the end of its body, and only that request: a worker
-// whose request timed out sends its next one afresh. net/http's time
-// limit is the worker's (stdTimeout), one context and timer reused per
-// request; its failures read as they did with http.Client.Timeout.
+// TestTimeoutPerRequest: the client's timeout bounds each request through
+// the end of its body, and only that request: a worker whose request
+// timed out sends its next one afresh. Each phase's failure reads
+// "<phase>: timeout" with either client, however the time limit is
+// carried (http.Client.Timeout, an open-loop request's deadline).
 func TestTimeoutPerRequest(t *testing.T) {
 	p := loadtest.NewPKI(t, loadtest.ECDSA)
 	srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

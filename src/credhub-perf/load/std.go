@@ -50,18 +50,21 @@ func (e *Engine) newHTTPClient(maxConns int) *http.Client {
 	return c
 }
 
-// newStdClient is newHTTPClient for the workers' requests (doStd), whose
-// time limit is the worker's (stdTimeout), not the client's.
-func (e *Engine) newStdClient(maxConns int) *http.Client {
-	c := e.newHTTPClient(maxConns)
-	c.Timeout = 0
-	return c
-}
-
 func (w *worker) doStd(ctx context.Context, r *Result) bool {
 	e := w.e
 	seq := e.seq.Add(1)
 	t := w.t // the request type's template
+
+	dctx := ctx
+	if !w.ioDue.IsZero() && e.opts.Timeout > 0 {
+		// Open loop: the request ends by its schedule + the timeout,
+		// however long it waited for a connection or a worker. This
+		// deadline is the client's Timeout's context, set sooner: net/http
+		// then adds none of its own.
+		var cancel context.CancelFunc
+		dctx, cancel = context.WithDeadline(ctx, w.ioDue)
+		defer cancel()
+	}
 
 	// Trace callbacks may run on the transport's goroutines (HTTP/2 reads
 	// and writes on separate ones, and late callbacks after a timeout), so
@@ -72,7 +75,7 @@ func (w *worker) doStd(ctx context.Context, r *Result) bool {
 	// happens only when it dials, and the dial finds its trace in the
 	// context (dialDNS), which spares every request that reuses a
 	// connection the lookup hooks httptrace would otherwise install.
-	tr := &stdTrace{Context: w.timeoutCtx(ctx)}
+	tr := &stdTrace{Context: dctx}
 	gt := w.gt
 	trace := &httptrace.ClientTrace{
 		GetConn: func(string) { tr.mark(&tr.getConn) },
@@ -136,29 +139,19 @@ func (w *worker) doStd(ctx context.Context, r *Result) bool {
 	}
 	r.Start = at
 	tr.base = start // before Do: no hook runs earlier
-	w.armTimeout()
 	resp, err := w.hc.Do(req)
-	if err != nil && gt != nil && !w.timedOut() {
-		// A dead stashed connection (stdgate.go): the second try gets a
-		// time limit of its own, as each Do had with Client.Timeout.
-		w.armTimeout()
-		resp, err = gt.again(ctx, w.hc, req, tr, err)
+	if err != nil && gt != nil {
+		resp, err = gt.again(ctx, w.hc, req, tr, err) // a dead stashed connection (stdgate.go)
 	}
 	if err == nil {
 		r.Status = resp.StatusCode
 		n, rerr := io.Copy(io.Discard, resp.Body)
 		r.BytesIn = n
 		resp.Body.Close()
-		if w.disarmTimeout() && rerr != nil {
-			rerr = errStdTimeout
-		}
 		if rerr != nil {
 			r.Err = errText(ctx, "read body", rerr)
 		}
 	} else {
-		if w.disarmTimeout() {
-			err = errStdTimeout
-		}
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
@@ -194,107 +187,6 @@ func (w *worker) doStd(ctx context.Context, r *Result) bool {
 	r.RespDelay = tr.span(&tr.wrote, &tr.firstByte, 0)
 	r.RespRead = tr.span(&tr.firstByte, nil, endNS)
 	return true
-}
-
-// The net/http path's per-request time limit (ClientOptions.Timeout) is
-// the worker's, not http.Client.Timeout: with Client.Timeout every
-// request got a deadline context of its own (a timer, a child registered
-// with the run's context, a second copy of the Request, a wrapper around
-// the response body), about 10 of net/http's 67 allocations per request.
-// A worker sends one request at a time, so one context and one timer per
-// worker do: the timer is reset before Do and stopped once the body is
-// read, covering what Client.Timeout covered (dial, redirects, the body);
-// in open loop it goes off at the request's schedule + the timeout
-// (ioDue, connwait.go), as the per-request deadline context did.
-// A timer that fires cancels the worker's context; the request fails as
-// "<phase>: timeout", as Client.Timeout's errors read (errText), and the
-// worker's next request gets a new context.
-type stdTimeout struct {
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	timer  *time.Timer
-	fired  atomic.Bool
-	// spent: the timer went off (or began to) for an earlier request,
-	// which may have ended first: its cancel may still come, so the next
-	// request gets a new context (only the worker reads it).
-	spent bool
-}
-
-// errStdTimeout is the error of a request whose time limit ran out.
-var errStdTimeout = timeoutError{}
-
-type timeoutError struct{}
-
-func (timeoutError) Error() string   { return "timeout (ClientOptions.Timeout exceeded)" }
-func (timeoutError) Timeout() bool   { return true }
-func (timeoutError) Temporary() bool { return true }
-
-// timeoutCtx is the parent of the worker's next request: ctx itself
-// without a time limit, else the worker's time-limit context, renewed
-// after one fired.
-func (w *worker) timeoutCtx(ctx context.Context) context.Context {
-	d := w.e.opts.Timeout
-	if d <= 0 {
-		return ctx
-	}
-	if to := w.to; to != nil && !to.spent && to.ctx.Err() == nil {
-		return to.ctx
-	}
-	w.releaseTimeout()
-	to := &stdTimeout{}
-	to.ctx, to.cancel = context.WithCancelCause(ctx)
-	to.timer = time.AfterFunc(d, func() {
-		to.fired.Store(true)
-		to.cancel(errStdTimeout)
-	})
-	to.timer.Stop() // armed by armTimeout, just before Do
-	w.to = to
-	return to.ctx
-}
-
-// armTimeout starts the request's time limit: the timeout from now, or
-// in open loop (ioDue set) the request's schedule + the timeout, however
-// long it waited for a worker or a connection (connwait.go).
-func (w *worker) armTimeout() {
-	to := w.to
-	if to == nil {
-		return
-	}
-	d := w.e.opts.Timeout
-	if !w.ioDue.IsZero() {
-		d = time.Until(w.ioDue)
-	}
-	if d <= 0 {
-		to.timer.Stop()
-		to.fired.Store(true)
-		to.cancel(errStdTimeout)
-		return
-	}
-	to.timer.Reset(d)
-}
-
-// timedOut: the request's time limit ran out.
-func (w *worker) timedOut() bool { return w.to != nil && w.to.fired.Load() }
-
-// disarmTimeout stops the time limit; true when it ran out first.
-func (w *worker) disarmTimeout() bool {
-	if w.to == nil {
-		return false
-	}
-	if !w.to.timer.Stop() {
-		w.to.spent = true
-	}
-	return w.to.fired.Load()
-}
-
-// releaseTimeout drops the worker's time-limit context (its registration
-// with the run's context) when it ends.
-func (w *worker) releaseTimeout() {
-	if to := w.to; to != nil {
-		to.timer.Stop()
-		to.cancel(nil)
-		w.to = nil
-	}
 }
 
 // stdTrace is a request's phase stamps. It is also the context the

@@ -83,7 +83,7 @@ func newStdGate(clk Clock, workers int) *stdGate {
 // before the step's clock (warm) first.
 func (e *Engine) newGatedClient(conc int) (*http.Client, *stdGate) {
 	g := newStdGate(e.opts.Clock, conc)
-	hc := e.newStdClient(conc)
+	hc := e.newHTTPClient(conc)
 	tr := hc.Transport.(*http.Transport)
 	dial := tr.DialContext
 	tcp := func(ctx context.Context, network, addr string) (net.Conn, error) {
