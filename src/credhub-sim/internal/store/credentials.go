@@ -295,7 +295,7 @@ func (s *Store) Write(ctx context.Context, nv NewVersion) (Version, error) {
 	return v, nil
 }
 
-func (s *Store) write(ctx context.Context, tx *sql.Tx, nv NewVersion) (Version, error) {
+func (s *Store) write(ctx context.Context, tx txn, nv NewVersion) (Version, error) {
 	lower := strings.ToLower(nv.Name)
 	var credUUID, storedName string
 	err := tx.QueryRowContext(ctx, s.rebind("SELECT uuid, name FROM credential WHERE name_lowercase = ?"), lower).Scan(&credUUID, &storedName)
@@ -355,7 +355,7 @@ func (s *Store) write(ctx context.Context, tx *sql.Tx, nv NewVersion) (Version, 
 
 // insertEncrypted stores plain as an encrypted_value row and returns its
 // uuid; nil plain (a credential without that part) stores nothing: NULL.
-func (s *Store) insertEncrypted(ctx context.Context, tx *sql.Tx, plain []byte, now int64) (sql.NullString, error) {
+func (s *Store) insertEncrypted(ctx context.Context, tx txn, plain []byte, now int64) (sql.NullString, error) {
 	if plain == nil {
 		return sql.NullString{}, nil
 	}

@@ -33,7 +33,7 @@ const (
 
 // Store is the credential database plus the encryption key matched to it.
 type Store struct {
-	db      *sql.DB
+	db      pool
 	dialect Dialect
 	key     *Key
 }
@@ -125,6 +125,14 @@ func Open(ctx context.Context, dsn, encryptionPassword string) (*Store, error) {
 		db.SetConnMaxIdleTime(0)
 		db.SetConnMaxLifetime(0)
 	case dialect == SQLite:
+		// Reads run concurrently on up to 8 connections (WAL); writes
+		// begin IMMEDIATE, so they queue in SQLite's busy handler for
+		// the one write lock (across sim instances on one file too) and
+		// never upgrade a read snapshot, which SQLite refuses at once
+		// with SQLITE_BUSY_SNAPSHOT. That holds only while no pooled
+		// connection keeps a read snapshot between requests, which is
+		// why the pool detaches contexts (pool.go). No in-process write
+		// lock and no retry: they would only hide such a leak.
 		db.SetMaxOpenConns(8)
 		db.SetMaxIdleConns(8)
 	default:
@@ -132,7 +140,7 @@ func Open(ctx context.Context, dsn, encryptionPassword string) (*Store, error) {
 		db.SetMaxIdleConns(64)
 		db.SetConnMaxLifetime(30 * time.Minute)
 	}
-	s := &Store{db: db, dialect: dialect}
+	s := &Store{db: pool{DB: db, detach: dialect == SQLite}, dialect: dialect}
 	pingCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	if err := db.PingContext(pingCtx); err != nil {
@@ -159,7 +167,7 @@ func (s *Store) Close() error { return s.db.Close() }
 func (s *Store) Dialect() Dialect { return s.dialect }
 
 // DB exposes the pool, for tests that inspect rows directly.
-func (s *Store) DB() *sql.DB { return s.db }
+func (s *Store) DB() *sql.DB { return s.db.DB }
 
 // Ping reports whether the database answers, for /health.
 func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
