@@ -34,14 +34,21 @@ type Options struct {
 	Timeout time.Duration
 	// Token, when set, supplies a bearer token for every request.
 	Token *TokenSource
+	// Retrying, when set, hears of every failed call about to be tried
+	// again (a 5xx, a timeout, a dropped connection), before the wait. A
+	// retry that then succeeds would otherwise leave no trace, and a
+	// CredHub failing now and then (or a model of it with a bug) would
+	// look healthy.
+	Retrying func(err error, attempt int, wait time.Duration)
 }
 
 // Client talks to one CredHub.
 type Client struct {
-	base    string
-	hc      *http.Client
-	token   *TokenSource
-	subject string // the client certificate's subject, for error messages
+	base     string
+	hc       *http.Client
+	token    *TokenSource
+	subject  string // the client certificate's subject, for error messages
+	retrying func(err error, attempt int, wait time.Duration)
 }
 
 // New builds a Client.
@@ -56,7 +63,7 @@ func New(o Options) (*Client, error) {
 		TLSHandshakeTimeout: 10 * time.Second,
 		MaxIdleConnsPerHost: 32,
 	}
-	c := &Client{base: strings.TrimRight(o.URL, "/"), token: o.Token}
+	c := &Client{base: strings.TrimRight(o.URL, "/"), token: o.Token, retrying: o.Retrying}
 	if u.Scheme == "https" {
 		to := o.TLS
 		to.FastRSA = false
@@ -144,10 +151,14 @@ func (c *Client) do(ctx context.Context, method, path string, body any, auth boo
 	var err error
 	for attempt := 0; attempt < 6; attempt++ {
 		if attempt > 0 {
+			wait := time.Duration(attempt*attempt) * 100 * time.Millisecond
+			if c.retrying != nil {
+				c.retrying(err, attempt, wait)
+			}
 			select {
 			case <-ctx.Done():
 				return err
-			case <-time.After(time.Duration(attempt*attempt) * 100 * time.Millisecond):
+			case <-time.After(wait):
 			}
 		}
 		var retry bool

@@ -1,12 +1,16 @@
 package credhub
 
 import (
+	"context"
 	"crypto/rsa"
 	"crypto/tls"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/credhub-perf/credhub-perf/internal/testpki"
 	"github.com/credhub-perf/credhub-perf/tlsclient"
@@ -33,5 +37,47 @@ func TestNewBuildsTLSThroughTLSClient(t *testing.T) {
 	}
 	if _, ok := cfg.Certificates[0].PrivateKey.(*rsa.PrivateKey); !ok {
 		t.Fatalf("API client key is %T, want crypto/rsa's even with FastRSA", cfg.Certificates[0].PrivateKey)
+	}
+}
+
+// A call that fails with a 5xx and then succeeds is retried, and the
+// caller hears of the retry (setup and cleanup log it): the success alone
+// would hide a target that fails now and then. A 4xx is not retried.
+func TestRetriesAreReported(t *testing.T) {
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Query().Get("name") == "/missing":
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"error":"The request could not be completed because the credential does not exist or you do not have sufficient authorization."}`))
+		case calls.Add(1) == 1:
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = w.Write([]byte(`{"error":"database is locked"}`))
+		default:
+			_, _ = w.Write([]byte(`{"data":[{"value":{"password":"x"}}]}`))
+		}
+	}))
+	defer srv.Close()
+	type retry struct {
+		err     string
+		attempt int
+		wait    time.Duration
+	}
+	var heard []retry
+	c, err := New(Options{URL: srv.URL, Retrying: func(err error, attempt int, wait time.Duration) {
+		heard = append(heard, retry{err.Error(), attempt, wait})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GetJSON(context.Background(), "/perf/cred"); err != nil {
+		t.Fatalf("GET after one 500: %v", err)
+	}
+	if len(heard) != 1 || heard[0].attempt != 1 || heard[0].wait != 100*time.Millisecond ||
+		!strings.Contains(heard[0].err, "500") || !strings.Contains(heard[0].err, "database is locked") {
+		t.Fatalf("retries heard: %+v; want one, attempt 1, naming the 500 and its message", heard)
+	}
+	if _, err := c.GetJSON(context.Background(), "/missing"); !IsNotFound(err) || len(heard) != 1 {
+		t.Fatalf("404: %v, %d retries heard; want not found, no retry", err, len(heard))
 	}
 }

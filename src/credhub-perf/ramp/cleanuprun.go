@@ -92,7 +92,7 @@ func Cleanup(ctx context.Context, o CleanupOptions) int {
 		log.Printf("warning: insecure mode %s; use it against test systems only", strings.Join(modes, ", "))
 	}
 
-	api, token, err := apiClient(c)
+	api, token, err := apiClient(c, log.Printf)
 	if err != nil {
 		return fail(ExitUsage, "%v", err)
 	}

@@ -89,7 +89,11 @@ type runner struct {
 
 // apiClient is the CredHub API client of a configuration, with its UAA
 // token source when uaa.url is set (nil otherwise).
-func apiClient(c config.Config) (*credhub.Client, *credhub.TokenSource, error) {
+//
+// log hears of each call retried after a failure (a 5xx, a timeout): setup
+// and cleanup calls retry quietly otherwise, and a target that failed them
+// now and then would look healthy.
+func apiClient(c config.Config, log func(format string, a ...any)) (*credhub.Client, *credhub.TokenSource, error) {
 	var token *credhub.TokenSource
 	if c.UAA.URL != "" {
 		caFile := c.UAA.CACertFile
@@ -102,7 +106,10 @@ func apiClient(c config.Config) (*credhub.Client, *credhub.TokenSource, error) {
 		}
 		token = credhub.NewTokenSource(c.UAA.URL, c.UAA.ClientID, c.UAA.ClientSecret, tc.TLS)
 	}
-	api, err := credhub.New(credhub.Options{URL: c.Target.URL, TLS: tlsOptions(c), Timeout: c.Target.Timeout.D(), Token: token})
+	retrying := func(err error, attempt int, wait time.Duration) {
+		log("warning: CredHub API call failed (attempt %d of 6), retrying in %s: %v", attempt, wait, err)
+	}
+	api, err := credhub.New(credhub.Options{URL: c.Target.URL, TLS: tlsOptions(c), Timeout: c.Target.Timeout.D(), Token: token, Retrying: retrying})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -206,7 +213,7 @@ func (r *runner) setup(ctx context.Context) error {
 	c := r.c
 	// The API client first (it sends nothing): tester 0 needs it to tell
 	// the others when a check below stops it.
-	api, token, err := apiClient(c)
+	api, token, err := apiClient(c, r.log.Printf)
 	if err != nil {
 		return &SetupError{err}
 	}
