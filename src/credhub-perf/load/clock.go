@@ -57,16 +57,34 @@ func sleepUntil(ctx context.Context, timer **time.Timer, t time.Time) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
+	select {
+	case <-armTimer(timer, d).C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// armTimer sets the caller's reusable timer (made on first use) to fire in
+// d. The timer must be stopped and drained (stopTimer) or have fired and
+// been read: a Reset then carries no stale expiry.
+func armTimer(timer **time.Timer, d time.Duration) *time.Timer {
 	if *timer == nil {
 		*timer = time.NewTimer(d)
 	} else {
 		(*timer).Reset(d)
 	}
-	select {
-	case <-(*timer).C:
-		return true
-	case <-ctx.Done():
-		return false
+	return *timer
+}
+
+// waitUntil waits on a test clock until t: as a Waiter where the clock is
+// one, so that a simulated clock does not run to a request's deadline
+// because the request waits; else as a sleep.
+func waitUntil(ctx context.Context, clk Clock, t time.Time) {
+	if w, ok := clk.(Waiter); ok {
+		w.WaitUntil(ctx, t)
+	} else {
+		clk.SleepUntil(ctx, t)
 	}
 }
 

@@ -64,24 +64,14 @@ func (d *dueWait) arm(ctx context.Context) <-chan time.Time {
 		return nil
 	}
 	if d.clk == nil {
-		left := time.Until(d.at)
-		if d.timer == nil {
-			d.timer = time.NewTimer(left)
-		} else {
-			d.timer.Reset(left) // stopped and drained by disarm
-		}
-		return d.timer.C
+		return armTimer(&d.timer, time.Until(d.at)).C // stopped and drained by disarm
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	d.stop = cancel
 	fired := make(chan time.Time)
 	at, clk := d.at, d.clk
 	go func() {
-		if w, ok := clk.(Waiter); ok {
-			w.WaitUntil(wctx, at)
-		} else {
-			clk.SleepUntil(wctx, at)
-		}
+		waitUntil(wctx, clk, at)
 		close(fired) // also when stopped: the caller has stopped looking
 	}()
 	return fired

@@ -519,14 +519,7 @@ func (p *connPool) unlend() {
 func waitFor[T any](ctx context.Context, clk Clock, timer **time.Timer, ch <-chan T, d time.Duration, due *dueWait) (T, bool) {
 	var zero T
 	if clk == nil {
-		d = due.bound(d)
-		t := *timer
-		if t == nil {
-			t = time.NewTimer(d)
-			*timer = t
-		} else {
-			t.Reset(d) // stopped and drained below: no stale expiry
-		}
+		t := armTimer(timer, due.bound(d)) // stopped and drained below
 		select {
 		case v := <-ch:
 			stopTimer(t)
@@ -547,11 +540,7 @@ func waitFor[T any](ctx context.Context, clk Clock, timer **time.Timer, ch <-cha
 		deadline = due.at
 	}
 	go func() {
-		if w, ok := clk.(Waiter); ok {
-			w.WaitUntil(wctx, deadline)
-		} else {
-			clk.SleepUntil(wctx, deadline)
-		}
+		waitUntil(wctx, clk, deadline)
 		close(expired)
 	}()
 	select {

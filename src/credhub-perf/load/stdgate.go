@@ -565,13 +565,7 @@ func (t *gateTicket) end(timer **time.Timer) {
 	if t.conn.Load() != nil && !closed(t.back) {
 		runtime.Gosched()
 		if !closed(t.back) {
-			tm := *timer
-			if tm == nil {
-				tm = time.NewTimer(backWait)
-				*timer = tm
-			} else {
-				tm.Reset(backWait) // stopped and drained after every use
-			}
+			tm := armTimer(timer, backWait) // stopped and drained after every use
 			select {
 			case <-t.back:
 				stopTimer(tm)
