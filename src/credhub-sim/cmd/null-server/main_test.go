@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"path/filepath"
 	"testing"
@@ -148,6 +149,50 @@ func TestServerAuthOnlyKeepAlive(t *testing.T) {
 	}
 	if st.HandledMeanUS <= 0 {
 		t.Errorf("handled_mean_us %v: the server's own time per request is missing", st.HandledMeanUS)
+	}
+}
+
+// TestMTLSKeepAliveReuse: over mutual TLS, as the bench runs it, a
+// keep-alive client that reads each body to EOF (as vegeta does) sends
+// every request on one connection. It rules the server out when a generator
+// opens many connections (docs/benchmarks.md, "Session 10"): every answer
+// carries a Content-Length and no "Connection: close", and the server does
+// not close the connection between requests.
+func TestMTLSKeepAliveReuse(t *testing.T) {
+	dir := t.TempDir()
+	if err := writeCerts(dir); err != nil {
+		t.Fatal(err)
+	}
+	url, stop := startServer(t, dir, true)
+	c := client(t, dir, true, true)
+	const n = 5
+	for i := 0; i < n; i++ {
+		var reused bool
+		trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused }}
+		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", url+"/", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || string(b) != "ok\n" {
+			t.Fatalf("request %d: body %q, %v", i, b, err)
+		}
+		if resp.ContentLength != int64(len(b)) || resp.Close || resp.Header.Get("Connection") != "" {
+			t.Errorf("request %d: Content-Length %d, Close %v, Connection %q: want %d, false, none",
+				i, resp.ContentLength, resp.Close, resp.Header.Get("Connection"), len(b))
+		}
+		if i > 0 && !reused {
+			t.Errorf("request %d went on a new connection", i)
+		}
+	}
+	st := stop()
+	if st.Requests != n || st.Conns != 1 || st.Handshakes != 1 {
+		t.Errorf("got %+v, want %d requests on 1 connection with 1 handshake", st, n)
 	}
 }
 
