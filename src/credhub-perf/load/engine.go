@@ -77,6 +77,10 @@ type Engine struct {
 	gate     *stdGate
 	gateConc int
 	keptStd  bool
+	// cpuRead: the process CPU the open-loop pacer reads (cpuGauge); nil:
+	// the system's on the system clock, none on a simulated one. Set by
+	// tests.
+	cpuRead func() (time.Duration, bool)
 	// signer and signerNote: what signs the client's RSA handshake
 	// signatures, and why -fast-rsa was not honoured (tlsclient.Config).
 	signer, signerNote string
@@ -701,6 +705,11 @@ func (e *Engine) pace(ctx context.Context, s Step, start, end time.Time, jobs ch
 	interval := float64(time.Second) / s.Rate
 	wk := newWaker(ctx, e.opts.Clock, time.Duration(interval))
 	defer wk.close()
+	var short testerShort
+	if pol != nil {
+		short.cpu = e.newCPUGauge()
+		pol.noteTester(false) // a kept policy starts the step unjudged
+	}
 	for i := int64(0); s.Requests == 0 || i < int64(s.Requests); i++ {
 		sched := start.Add(time.Duration(float64(i) * interval))
 		if !end.IsZero() && !sched.Before(end) {
@@ -710,7 +719,8 @@ func (e *Engine) pace(ctx context.Context, s Step, start, end time.Time, jobs ch
 			return
 		}
 		now := e.now()
-		if pol != nil && now.Sub(sched) > stallLate {
+		late := now.Sub(sched) > stallLate
+		if pol != nil && late {
 			pol.noteStall(now)
 		}
 		j := job{sched: sched}
@@ -721,6 +731,11 @@ func (e *Engine) pace(ctx context.Context, s Step, start, end time.Time, jobs ch
 		case jobs <- j:
 		case <-ctx.Done():
 			return
+		}
+		if pol != nil {
+			// After the hand-over: the worker does not wait for the
+			// reading.
+			pol.noteTester(short.judge(now, late))
 		}
 	}
 }

@@ -270,7 +270,7 @@ func (g *stdGate) step(rate float64, kept bool) {
 	defer g.mu.Unlock()
 	g.rate = rate
 	if !kept {
-		g.dialT, g.lat, g.stallEnd, g.warmT = recent{}, recent{}, time.Time{}, 0
+		g.dialT, g.lat, g.floor, g.stallEnd, g.warmT = recent{}, recent{}, 0, time.Time{}, 0
 	}
 }
 

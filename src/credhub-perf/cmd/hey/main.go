@@ -36,10 +36,10 @@ Options:
       be smaller than the concurrency level. Default is 50.
       With -rate: the most requests in flight at once; keep-alive
       connections are shared, most recently used first, so a light load
-      uses few of them. With -fast-http one is opened before the run's
-      clock starts, and a new one only when none is idle and waiting for
-      a busy one would not pay (a slow or stalled server, or too few for
-      the rate); the net/http default opens one whenever none is idle.
+      uses few of them. The first are opened before the run's clock
+      starts, and a new one only when none is idle and waiting for a
+      busy one would not pay (a slow or stalled server, or too few for
+      the rate) while the tester has CPU to spare; both clients.
   -q  Rate limit, in queries per second (QPS) per worker. Default is no rate limit.
   -rate  Total request rate (requests/s) of an open-loop run: requests are
       scheduled at this rate whatever the server does, and response times
