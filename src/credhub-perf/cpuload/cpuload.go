@@ -72,10 +72,12 @@ var DefaultLimits = Limits{TesterCPU: 0.80, HostCPU: 0.90, HostSteal: 0.10}
 // Take reads the current figures at time now.
 func Take(now time.Time) Sample {
 	s := Sample{Wall: now, Cores: runtime.GOMAXPROCS(0)}
+	// The process's CPU first, nearest the caller's now: ReadMemStats
+	// stops the world, which on a busy host can take milliseconds.
+	s.Process, s.ProcessOK = processCPU()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	s.GCPause = time.Duration(ms.PauseTotalNs)
-	s.Process, s.ProcessOK = processCPU()
 	cpus, ok := allowedCPUs()
 	if ok {
 		s.Cores = min(s.Cores, len(cpus))
