@@ -101,6 +101,10 @@ const spinBefore = 50 * time.Microsecond
 type waker interface {
 	// until returns when t has come (true) or ctx is done (false).
 	until(ctx context.Context, t time.Time) bool
+	// near is until without the spin: it returns up to the kernel
+	// timer's margin before t (wakeMargin), for a pacer that hands the
+	// request over then and leaves the wait for t to the worker (handEarly).
+	near(ctx context.Context, t time.Time) bool
 	close()
 }
 
@@ -153,7 +157,7 @@ const maxEarly = 4 * spinBefore
 // least spinMinGap apart (gap: the step's interval).
 func newWaker(ctx context.Context, c Clock, gap time.Duration) waker {
 	if c != nil {
-		return clockWaker{c}
+		return clockWaker{c: c}
 	}
 	if w := newTimerfdWaker(ctx, gap); w != nil {
 		return w
@@ -161,10 +165,18 @@ func newWaker(ctx context.Context, c Clock, gap time.Duration) waker {
 	return &goTimerWaker{}
 }
 
-type clockWaker struct{ c Clock }
+// clockWaker paces on a test's clock; lead is how early its near wakes
+// (zero unless a test sets Engine.handLead).
+type clockWaker struct {
+	c    Clock
+	lead time.Duration
+}
 
 func (w clockWaker) until(ctx context.Context, t time.Time) bool {
 	return w.c.SleepUntil(ctx, t)
+}
+func (w clockWaker) near(ctx context.Context, t time.Time) bool {
+	return w.c.SleepUntil(ctx, t.Add(-w.lead))
 }
 func (clockWaker) close() {}
 
@@ -176,6 +188,7 @@ type goTimerWaker struct{ t *time.Timer }
 func (w *goTimerWaker) until(ctx context.Context, t time.Time) bool {
 	return sleepUntil(ctx, &w.t, t)
 }
+func (w *goTimerWaker) near(ctx context.Context, t time.Time) bool { return w.until(ctx, t) }
 func (w *goTimerWaker) close() {}
 
 // spinUntil polls the system clock until t, letting other goroutines (the

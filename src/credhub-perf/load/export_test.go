@@ -1,5 +1,7 @@
 package load
 
+import "time"
+
 // UseRawSock switches the Linux socket fast path for one test (it has no
 // effect elsewhere) and returns the function that restores it. Not for
 // parallel tests: it sets a package variable.
@@ -27,3 +29,7 @@ func UseAliveCheck(on bool) (restore func()) {
 	aliveCheck = on
 	return func() { aliveCheck = old }
 }
+
+// SetHandLead sets how early, on a test's clock, the pacer hands
+// net/http's open-loop requests over (Engine.pace's handEarly).
+func SetHandLead(e *Engine, d time.Duration) { e.handLead = d }

@@ -252,12 +252,15 @@ func TestCoordinatedOmission(t *testing.T) {
 // clockRun runs step s of template tpl on a fake clock in the background;
 // its results arrive on the returned channel in completion order, and done
 // carries Run's error.
-func clockRun(t *testing.T, clk *loadtest.FakeClock, opts load.ClientOptions, tpl load.Template, s load.Step) (<-chan load.Result, <-chan error) {
+func clockRun(t *testing.T, clk *loadtest.FakeClock, opts load.ClientOptions, tpl load.Template, s load.Step, setup ...func(*load.Engine)) (<-chan load.Result, <-chan error) {
 	t.Helper()
 	opts.Clock = clk
 	e, err := load.New(opts, tpl)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range setup {
+		f(e)
 	}
 	results := make(chan load.Result, 1024)
 	done := make(chan error, 1)
@@ -331,6 +334,100 @@ func TestOpenLoopPacedOnClock(t *testing.T) {
 			t.Fatalf("10 req/s with -c 64 opened %d connections, want fewer than 5", c)
 		}
 	})
+}
+
+// TestOpenLoopNetHTTPHandedEarly: net/http's open loop hands a request to
+// its worker when the pacer wakes, before its schedule, so that building it
+// is not in its latency, and the worker holds it until its schedule: the
+// server never sees it earlier. Its latency and sched-lag count from the
+// schedule, the lag being how late the worker sent it. A request the pacer
+// woke late for is handed over at once and not held.
+func TestOpenLoopNetHTTPHandedEarly(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	clk := loadtest.NewFakeClock(start)
+	var mu sync.Mutex
+	var arrived []time.Time
+	srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		arrived = append(arrived, clk.Now())
+		mu.Unlock()
+	}), true, false)
+	sent := func() []time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]time.Time(nil), arrived...)
+	}
+	const rate, n, lead = 10, 12, 300 * time.Microsecond
+	opts := mtlsOpts(p, true) // FastHTTP off: net/http
+	results, done := clockRun(t, clk, opts, load.Template{URL: srv.URL}, load.Step{Concurrency: 8, Rate: rate, Duration: n * time.Second / rate},
+		func(e *load.Engine) { load.SetHandLead(e, lead) })
+	var seen []time.Time // sleeps received ahead of the request they belong to
+	sleep := func() time.Time {
+		if len(seen) > 0 {
+			s := seen[0]
+			seen = seen[1:]
+			return s
+		}
+		return recv(t, clk.Sleeping, "sleep")
+	}
+	for i := 0; i < n; i++ {
+		sched := start.Add(time.Duration(i) * time.Second / rate)
+		late := time.Duration(i*7) * time.Microsecond
+		if i > 0 {
+			if got := sleep(); !got.Equal(sched.Add(-lead)) {
+				t.Fatalf("request %d: pacer slept until %v, want %v (its schedule less the lead)", i, got.Sub(start), sched.Add(-lead).Sub(start))
+			}
+			if i%3 == 0 {
+				// The pacer wakes after the schedule: handed over at once.
+				clk.Set(sched.Add(late))
+			} else {
+				clk.Set(sched.Add(-lead / 2))
+				// Two sleeps: the worker holding the request until its
+				// schedule, and the pacer until the next one's lead (none
+				// after the last).
+				want := 2
+				if i == n-1 {
+					want = 1
+				}
+				held := false
+				for k := 0; k < want; k++ {
+					if s := recv(t, clk.Sleeping, "sleep"); s.Equal(sched) {
+						held = true
+					} else {
+						seen = append(seen, s)
+					}
+				}
+				if !held {
+					t.Fatalf("request %d: handed over %v early and not held until its schedule (sleeps %v)", i, lead/2, seen)
+				}
+				if got := len(sent()); got != i {
+					t.Fatalf("request %d: reached the server before its schedule (%d requests sent, want %d)", i, got, i)
+				}
+				clk.Set(sched.Add(late))
+			}
+		}
+		r := recv(t, results, "result")
+		if r.Err != "" || r.Status != 200 {
+			t.Fatalf("request %d failed: %+v", i, r)
+		}
+		if !r.Start.Equal(sched) || r.SchedLag != late || r.Latency != late {
+			t.Fatalf("request %d: start %v, sched-lag %v, latency %v; want start %v, sched-lag and latency %v",
+				i, r.Start.Sub(start), r.SchedLag, r.Latency, sched.Sub(start), late)
+		}
+	}
+	if err := recv(t, done, "end of step"); err != nil {
+		t.Fatal(err)
+	}
+	got := sent()
+	if len(got) != n || len(results) != 0 {
+		t.Fatalf("%d requests reached the server, %d results beyond the step's %d", len(got), len(results), n)
+	}
+	for i, a := range got {
+		if sched := start.Add(time.Duration(i) * time.Second / rate); a.Before(sched) {
+			t.Fatalf("request %d reached the server at %v, before its schedule %v", i, a.Sub(start), sched.Sub(start))
+		}
+	}
 }
 
 // TestOpenLoopConnectionsFollowInFlight: a second connection is opened only

@@ -133,6 +133,12 @@ func (w *worker) doStd(ctx context.Context, r *Result) bool {
 		}
 	}
 
+	if !w.sendAt.IsZero() {
+		// Built before its schedule (Engine.pace's handEarly): not sent
+		// before it. A cancelled step goes on, to fail at the Transport
+		// and be recorded.
+		e.holdUntil(ctx, w.sendAt)
+	}
 	start, at := e.begin()
 	if w.pastEnd(at) {
 		return false

@@ -46,6 +46,17 @@ func newTimerfdWaker(ctx context.Context, gap time.Duration) waker {
 }
 
 func (w *timerfdWaker) until(ctx context.Context, t time.Time) bool {
+	return w.wait(ctx, t, true)
+}
+
+func (w *timerfdWaker) near(ctx context.Context, t time.Time) bool {
+	return w.wait(ctx, t, false)
+}
+
+// wait sleeps until t, or, when spin is false and the waker spins (requests
+// far apart), until it has woken early by its margin: the caller then
+// spins to t.
+func (w *timerfdWaker) wait(ctx context.Context, t time.Time, spin bool) bool {
 	d := time.Until(t)
 	if d <= 0 {
 		return ctx.Err() == nil
@@ -67,6 +78,9 @@ func (w *timerfdWaker) until(ctx context.Context, t time.Time) bool {
 		return false
 	}
 	w.m.note(time.Since(wake))
+	if !spin {
+		return ctx.Err() == nil
+	}
 	return spinUntil(ctx, t)
 }
 
