@@ -188,7 +188,9 @@ type goTimerWaker struct{ t *time.Timer }
 func (w *goTimerWaker) until(ctx context.Context, t time.Time) bool {
 	return sleepUntil(ctx, &w.t, t)
 }
-func (w *goTimerWaker) near(ctx context.Context, t time.Time) bool { return w.until(ctx, t) }
+func (w *goTimerWaker) near(ctx context.Context, t time.Time) bool {
+	return w.until(ctx, t)
+}
 func (w *goTimerWaker) close() {}
 
 // spinUntil polls the system clock until t, letting other goroutines (the
