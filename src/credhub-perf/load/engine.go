@@ -714,12 +714,12 @@ func (w *worker) closedLoop(ctx context.Context, s Step, start, end time.Time, c
 // handEarly (net/http's open loop): where the pacer would wake early and
 // spin to the schedule (requests far apart), it hands the request over
 // as it wakes instead, and the worker builds it and then spins to the
-// schedule itself (worker.holdUntil). Building a net/http request (its
-// deadline context, trace, URL and headers) took 40-60 µs of the
-// tester's CPU at 80 requests/s, where every request finds cold caches,
-// and that time was after the schedule, in every latency; it now fits
-// in the margin the pacer wakes early by. Nothing is sent before its
-// schedule and latency still counts from it.
+// schedule itself (Engine.holdUntil, from doStd). Building a net/http
+// request (its deadline context, trace, URL and headers) took 40-60 µs
+// of the tester's CPU at 80 requests/s, where every request finds cold
+// caches, and that time was after the schedule, in every latency; it now
+// fits in the margin the pacer wakes early by. Nothing is sent before
+// its schedule and latency still counts from it.
 func (e *Engine) pace(ctx context.Context, s Step, start, end time.Time, jobs chan<- job, pol *dialPolicy, handEarly bool) {
 	interval := float64(time.Second) / s.Rate
 	wk := newWaker(ctx, e.opts.Clock, time.Duration(interval))
