@@ -130,7 +130,7 @@ func TestPacerJudgesTester(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	const gap = 10 * time.Millisecond // 100 req/s: each request a window
-	go e.pace(ctx, Step{Rate: 100, Requests: 6}, start, time.Time{}, jobs, pol)
+	go e.pace(ctx, Step{Rate: 100, Requests: 6}, start, time.Time{}, jobs, pol, false)
 	for i, c := range []struct {
 		late time.Duration // after its schedule
 		used time.Duration // process CPU per core since the last request
