@@ -356,7 +356,9 @@ type worker struct {
 	ioDue time.Time
 	// sendAt: the schedule of a net/http request handed over before it
 	// (Engine.pace's handEarly): doStd holds it until then (zero: none).
+	// unsent: the step ended during that hold, the request not sent.
 	sendAt time.Time
+	unsent bool
 }
 
 // endDial gives back a dial token, if the request holds one.
@@ -838,11 +840,19 @@ func (w *worker) openLoop(ctx context.Context, jobs <-chan job, pool *connPool, 
 		}
 		w.do(ctx, r)
 		w.sendAt = time.Time{}
+		unsent := w.unsent
+		w.unsent = false
 		w.endDial()
 		if w.gt != nil {
 			dialled = r.DNSDial > 0 // net/http: the request's own dial
 			w.gt.end(&w.wait)
 			w.gt = nil
+		}
+		if unsent {
+			// The step ended before the request's schedule came: not
+			// sent and not recorded, as one the pacer had not handed
+			// over yet.
+			continue
 		}
 		if pol != nil && r.Err == "" {
 			if dialled {
@@ -893,15 +903,14 @@ func (e *Engine) sleepUntil(ctx context.Context, timer **time.Timer, t time.Time
 	return e.opts.Clock.SleepUntil(ctx, t)
 }
 
-// holdUntil returns at t (or once ctx is done): a spin on the system
-// clock, as the pacer's (a timer would wake up to a millisecond late),
-// a sleep on a test's clock.
-func (e *Engine) holdUntil(ctx context.Context, t time.Time) {
+// holdUntil returns at t (true) or once ctx is done (false): a spin on
+// the system clock, as the pacer's (a timer would wake up to a
+// millisecond late), a sleep on a test's clock.
+func (e *Engine) holdUntil(ctx context.Context, t time.Time) bool {
 	if e.opts.Clock == nil {
-		spinUntil(ctx, t)
-		return
+		return spinUntil(ctx, t)
 	}
-	e.opts.Clock.SleepUntil(ctx, t)
+	return e.opts.Clock.SleepUntil(ctx, t)
 }
 
 // begin stamps a request's start: on the system clock (for its phase

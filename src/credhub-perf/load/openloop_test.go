@@ -430,6 +430,56 @@ func TestOpenLoopNetHTTPHandedEarly(t *testing.T) {
 	}
 }
 
+// TestOpenLoopNetHTTPHandedEarlyCancelled: a step cancelled while a
+// worker holds a request handed over before its schedule neither sends
+// nor records it, as for a request the pacer had not handed over yet.
+func TestOpenLoopNetHTTPHandedEarlyCancelled(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	clk := loadtest.NewFakeClock(start)
+	var sent atomic.Int64
+	srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { sent.Add(1) }), true, false)
+	const rate, lead = 10, 300 * time.Microsecond
+	opts := mtlsOpts(p, true) // FastHTTP off: net/http
+	opts.Clock = clk
+	e, err := load.New(opts, load.Template{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	load.SetHandLead(e, lead)
+	results := make(chan load.Result, 16)
+	done := make(chan error, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		done <- e.Run(ctx, load.Step{Concurrency: 4, Rate: rate, Duration: time.Second}, load.SinkFunc(func(r *load.Result) { results <- *r }))
+	}()
+	if r := recv(t, results, "first result"); r.Err != "" || r.Status != 200 {
+		t.Fatalf("request 0 failed: %+v", r)
+	}
+	sched := start.Add(time.Second / rate)
+	if got := recv(t, clk.Sleeping, "pacer sleep"); !got.Equal(sched.Add(-lead)) {
+		t.Fatalf("pacer slept until %v, want %v", got.Sub(start), sched.Add(-lead).Sub(start))
+	}
+	clk.Set(sched.Add(-lead / 2))
+	held := false
+	for k := 0; k < 2; k++ { // the worker's hold and the pacer's next sleep
+		if recv(t, clk.Sleeping, "sleep").Equal(sched) {
+			held = true
+		}
+	}
+	if !held {
+		t.Fatal("request 1 not held until its schedule")
+	}
+	cancel()
+	if err := recv(t, done, "end of step"); err != context.Canceled {
+		t.Fatalf("Run returned %v, want context.Canceled", err)
+	}
+	if len(results) != 0 || sent.Load() != 1 {
+		t.Fatalf("after the cancel: %d more results, %d requests sent; want none recorded and 1 sent", len(results), sent.Load())
+	}
+}
+
 // TestOpenLoopConnectionsFollowInFlight: a second connection is opened only
 // while the first is busy, after waiting for it about as long as a dial
 // takes, and afterwards both are reused; with either client (the lean

@@ -133,11 +133,11 @@ func (w *worker) doStd(ctx context.Context, r *Result) bool {
 		}
 	}
 
-	if !w.sendAt.IsZero() {
-		// Built before its schedule (Engine.pace's handEarly): not sent
-		// before it. A cancelled step goes on, to fail at the Transport
-		// and be recorded.
-		e.holdUntil(ctx, w.sendAt)
+	if !w.sendAt.IsZero() && !e.holdUntil(ctx, w.sendAt) {
+		// Built before its schedule (Engine.pace's handEarly), and the
+		// step ended before it came: not sent (openLoop records nothing).
+		w.unsent = true
+		return false
 	}
 	start, at := e.begin()
 	if w.pastEnd(at) {
