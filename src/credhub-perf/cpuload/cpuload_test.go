@@ -125,6 +125,20 @@ func TestBetweenAndBound(t *testing.T) {
 	if long.HostCPU == nil || *long.HostCPU != 0.975 {
 		t.Fatalf("a 200-tick span on 2 CPUs: host %v, want 0.975", long.HostCPU)
 	}
+	// The host's tick-sampled busy share aliased low (6 %): the tester's
+	// own exact CPU (0.8 s of 2 s on 1 CPU) is the least it can have been.
+	aliased := Between(Sample{Wall: t0, Process: time.Second, ProcessOK: true, Host: Ticks{Busy: 100, Total: 1000, CPUs: 1}, HostOK: true},
+		Sample{Wall: t0.Add(2 * time.Second), Process: 1800 * time.Millisecond, ProcessOK: true, Host: Ticks{Busy: 112, Total: 1200, CPUs: 1}, HostOK: true})
+	if aliased.HostCPU == nil || *aliased.HostCPU != 0.4 {
+		t.Fatalf("tester at 40 %% of the host's one CPU, ticks 6 %%: host %v, want 0.4", aliased.HostCPU)
+	}
+	// Over two CPUs the tester's share of them is half its CPU per wall
+	// second; the ticks' 97.5 % stays when it is the larger.
+	two := Between(Sample{Wall: t0, Process: time.Second, ProcessOK: true, Host: Ticks{Busy: 100, Total: 1000, CPUs: 2}, HostOK: true},
+		Sample{Wall: t0.Add(time.Second), Process: 2 * time.Second, ProcessOK: true, Host: Ticks{Busy: 295, Total: 1200, CPUs: 2}, HostOK: true})
+	if *two.HostCPU != 0.975 {
+		t.Fatalf("host %v, want the ticks' 0.975", *two.HostCPU)
+	}
 	// Unreadable figures stay unknown rather than becoming 0.
 	if u := Between(Sample{Wall: t0}, Sample{Wall: t0.Add(time.Second)}); u.TesterCPU != nil || u.HostCPU != nil {
 		t.Fatal("unknown figures reported as known")
