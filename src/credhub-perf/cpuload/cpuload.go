@@ -104,8 +104,13 @@ func Cores() int {
 // Between returns the usage from a to b.
 func Between(a, b Sample) Usage {
 	u := Usage{GCPause: b.GCPause - a.GCPause, Cores: b.Cores, Wall: b.Wall.Sub(a.Wall)}
-	if a.ProcessOK && b.ProcessOK && u.Wall > 0 && u.Cores > 0 {
-		f := (b.Process - a.Process).Seconds() / u.Wall.Seconds() / float64(u.Cores)
+	// The tester's CPU seconds per wall second: cores' worth it kept busy.
+	perWall, procOK := 0.0, a.ProcessOK && b.ProcessOK && u.Wall > 0
+	if procOK {
+		perWall = (b.Process - a.Process).Seconds() / u.Wall.Seconds()
+	}
+	if procOK && u.Cores > 0 {
+		f := perWall / float64(u.Cores)
 		u.TesterCPU = &f
 	}
 	if a.HostOK && b.HostOK && b.Host.Total > a.Host.Total && b.Host.Total-a.Host.Total >= uint64(minHostTicks*max(b.Host.CPUs, 0)) {
@@ -118,9 +123,8 @@ func Between(a, b Sample) Usage {
 		// of the tick aliases: at 2,000 requests/s on a HZ-250 VM a
 		// tester that used 40 % of its core read 6 % busy. The process's
 		// own CPU is exact (the scheduler's runtime, not samples).
-		if a.ProcessOK && b.ProcessOK && u.Wall > 0 && b.Host.CPUs > 0 {
-			own := (b.Process - a.Process).Seconds() / u.Wall.Seconds() / float64(b.Host.CPUs)
-			busy = min(max(busy, own), 1)
+		if procOK && b.Host.CPUs > 0 {
+			busy = min(max(busy, perWall/float64(b.Host.CPUs)), 1)
 		}
 		u.HostCPU, u.HostSteal = &busy, &steal
 	}
