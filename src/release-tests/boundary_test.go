@@ -307,7 +307,7 @@ func durationText(ns float64) string {
 func baseProps() map[string]string {
 	return map[string]string{
 		"credhub.url":                     "https://credhub.service.cf.internal:8844",
-		"credhub.ca_cert":                 "CA",
+		"credhub.ca_cert":                 strconv.Quote(testCA),
 		"credhub.client_cert.certificate": "CERT",
 		"credhub.client_cert.private_key": "KEY",
 	}

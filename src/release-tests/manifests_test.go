@@ -207,7 +207,7 @@ func TestManifestsAddToCredHubDeployment(t *testing.T) {
 		// URL and CA come from the credhub link; render with it.
 		links := map[string]interface{}{"credhub": map[string]interface{}{
 			"address":    "q-s0.credhub.default.credhub.bosh",
-			"properties": map[string]interface{}{"credhub": map[string]interface{}{"port": 8844, "ca_certificate": "CA"}},
+			"properties": map[string]interface{}{"credhub": map[string]interface{}{"port": 8844, "ca_certificate": testCA}},
 		}}
 		out, err := renderWithLinks(t, "credhub-perf", "config/config.yml.erb", propsYAML, instanceSpec{Index: 2}, links)
 		if err != nil {

@@ -6,14 +6,17 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
 	yaml "gopkg.in/yaml.v3"
 )
 
+// testCA parses: the templates check every CA at render time.
+var testCA = fakeCA("TEST-SERVER-CA")
+
 const (
-	testCA   = "-----BEGIN CERTIFICATE-----\nTEST-SERVER-CA\n-----END CERTIFICATE-----"
 	testCert = "-----BEGIN CERTIFICATE-----\nTEST-CLIENT-CERT\n-----END CERTIFICATE-----"
 	testKey  = "-----BEGIN PRIVATE KEY-----\nTEST-CLIENT-KEY\n-----END PRIVATE KEY-----"
 	jobDir   = "/var/vcap/jobs/credhub-perf"
@@ -331,6 +334,7 @@ tester: {fast_rsa: true}
 
 func TestTemplatesDatabaseCleanupAndUAA(t *testing.T) {
 	const secret = "db-Pa55-word"
+	uaaCA, dbCA := fakeCA("UAA-CA"), fakeCA("DB-CA")
 	dir, err := renderJob(t, "credhub-perf", `
 credhub:
   url: https://10.0.0.9:8844
@@ -338,7 +342,7 @@ credhub:
     url: https://uaa.service.cf.internal:8443
     client_id: credhub_perf
     client_secret: uaa-secret
-    ca_cert: UAA-CA
+    ca_cert: `+strconv.Quote(uaaCA)+`
 cleanup:
   mode: database
   database:
@@ -348,7 +352,7 @@ cleanup:
     user: credhub
     password: `+secret+`
     tls: true
-    ca_cert: DB-CA
+    ca_cert: `+strconv.Quote(dbCA)+`
 `, instanceSpec{})
 	if err != nil {
 		t.Fatalf("render: %v", err)
@@ -375,8 +379,8 @@ cleanup:
 	} {
 		assertEqual(t, k, get(t, cfg, k), v)
 	}
-	assertEqual(t, "uaa-ca.crt", readRendered(t, dir, "config/uaa-ca.crt"), "UAA-CA\n")
-	assertEqual(t, "database-ca.crt", readRendered(t, dir, "config/database-ca.crt"), "DB-CA\n")
+	assertEqual(t, "uaa-ca.crt", readRendered(t, dir, "config/uaa-ca.crt"), uaaCA+"\n")
+	assertEqual(t, "database-ca.crt", readRendered(t, dir, "config/database-ca.crt"), dbCA+"\n")
 	assertEqual(t, "client.key", readRendered(t, dir, "config/client.key"), "")
 	if strings.Contains(readRendered(t, dir, "bin/run"), secret) {
 		t.Error("bin/run contains the database password")
@@ -579,12 +583,13 @@ func checkBash(t *testing.T, script string) {
 }
 
 func TestTemplatesLinks(t *testing.T) {
+	linkCA, propCA := fakeCA("LINK-CA"), fakeCA("PROP-CA")
 	credhubLink := map[string]interface{}{
 		"address": "q-s0.credhub.default.credhub.bosh",
 		"properties": map[string]interface{}{
 			"credhub": map[string]interface{}{
 				"port":           8844,
-				"ca_certificate": "LINK-CA",
+				"ca_certificate": linkCA,
 			},
 		},
 		"instances": []interface{}{map[string]interface{}{"name": "credhub", "index": 0, "address": "10.0.0.1"}},
@@ -611,7 +616,7 @@ func TestTemplatesLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertEqual(t, "ca.crt from link", ca, "LINK-CA\n")
+	assertEqual(t, "ca.crt from link", ca, linkCA+"\n")
 
 	run, err := renderWithLinks(t, "credhub-perf", "bin/run.erb", certOnly, instanceSpec{Index: 2}, links)
 	if err != nil {
@@ -627,11 +632,11 @@ func TestTemplatesLinks(t *testing.T) {
 	cfg = linkedConfig(t, certOnly, instanceSpec{}, links)
 	assertEqual(t, "target.url from internal_url", get(t, cfg, "target.url"), "https://credhub.service.cf.internal:8844")
 
-	explicit := "credhub: {url: \"https://lb.example:9000\", ca_cert: PROP-CA, client_cert: {certificate: C, private_key: K}}\ntester: {count: 4}"
+	explicit := "credhub: {url: \"https://lb.example:9000\", ca_cert: " + strconv.Quote(propCA) + ", client_cert: {certificate: C, private_key: K}}\ntester: {count: 4}"
 	cfg = linkedConfig(t, explicit, instanceSpec{Index: 0}, links)
 	assertEqual(t, "explicit target.url", get(t, cfg, "target.url"), "https://lb.example:9000")
 	assertEqual(t, "explicit tester.count", get(t, cfg, "tester.count"), 4)
-	if ca, _ := renderWithLinks(t, "credhub-perf", "config/ca.crt.erb", explicit, instanceSpec{}, links); ca != "PROP-CA\n" {
+	if ca, _ := renderWithLinks(t, "credhub-perf", "config/ca.crt.erb", explicit, instanceSpec{}, links); ca != propCA+"\n" {
 		t.Errorf("explicit ca_cert: ca.crt = %q", ca)
 	}
 
