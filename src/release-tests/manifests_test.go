@@ -128,6 +128,7 @@ func TestManifestsStandalone(t *testing.T) {
 		}},
 		{"several testers", []string{"several-testers.yml"}, func(t *testing.T, m, cfg map[string]interface{}) {
 			assertEqual(t, "instances", instanceGroup(t, m, "credhub-perf")["instances"], 3)
+			assertEqual(t, "lifecycle", instanceGroup(t, m, "credhub-perf")["lifecycle"], "service")
 			assertEqual(t, "tester.count", get(t, cfg, "tester.count"), 3)
 		}},
 		{"postgres cleanup", []string{"cleanup-database-postgres.yml"}, func(t *testing.T, m, cfg map[string]interface{}) {
@@ -141,7 +142,8 @@ func TestManifestsStandalone(t *testing.T) {
 			assertEqual(t, "cleanup.database.port", get(t, cfg, "cleanup.database.port"), 3306)
 		}},
 		{"uaa auth", []string{"uaa-auth.yml"}, func(t *testing.T, m, cfg map[string]interface{}) {
-			assertEqual(t, "uaa.client_id", get(t, cfg, "uaa.client_id"), "credhub_perf")
+			assertEqual(t, "uaa.client_id", get(t, cfg, "uaa.client_id"), "credhub_admin_client")
+			assertEqual(t, "uaa.ca_cert_file", get(t, cfg, "uaa.ca_cert_file"), jobDir+"/config/uaa-ca.crt")
 			assertEqual(t, "target.client_cert_file", get(t, cfg, "target.client_cert_file"), "")
 			props, _ := testerProps(t, m)
 			if cc, ok := props["credhub"].(map[string]interface{})["client_cert"]; ok {
@@ -158,10 +160,14 @@ func TestManifestsStandalone(t *testing.T) {
 		c := c
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			m := boshInt(t, manifest, c.ops)
+			// The example's CAs are placeholders, which fail the render
+			// (TestManifestsPlaceholderCA); give real ones.
+			m := boshInt(t, manifest, c.ops, "-v", "credhub_ca_cert="+testCA, "-v", "uaa_ca_cert="+testCA)
 			assertEqual(t, "name", m["name"], "credhub-perf")
 			ig := instanceGroup(t, m, "credhub-perf")
-			assertEqual(t, "lifecycle", ig["lifecycle"], "errand")
+			if !strings.Contains(strings.Join(c.ops, " "), "several-testers.yml") {
+				assertEqual(t, "lifecycle", ig["lifecycle"], "errand")
+			}
 			props, propsYAML := testerProps(t, m)
 			if _, ok := props["credhub"]; !ok {
 				t.Fatalf("tester properties lack credhub: %v", props)
@@ -191,8 +197,9 @@ func TestManifestsAddToCredHubDeployment(t *testing.T) {
 			"-v", "credhub_instances="+string(rune('0'+n)))
 		assertEqual(t, "credhub instances", instanceGroup(t, m, "credhub")["instances"], n)
 		ig := instanceGroup(t, m, "credhub-perf")
-		assertEqual(t, "tester lifecycle", ig["lifecycle"], "errand")
+		assertEqual(t, "tester lifecycle", ig["lifecycle"], "service")
 		assertEqual(t, "tester instances", ig["instances"], 3)
+		checkGranted(t, m, "mtls-app:"+exampleTesterGUID)
 		releases := map[string]bool{}
 		for _, r := range m["releases"].([]interface{}) {
 			releases[r.(map[string]interface{})["name"].(string)] = true
@@ -221,5 +228,17 @@ func TestManifestsAddToCredHubDeployment(t *testing.T) {
 		assertEqual(t, "label", get(t, cfg, "label"), string(rune('0'+n))+"-instances")
 		assertEqual(t, "tester.index", get(t, cfg, "tester.index"), 2)
 		assertEqual(t, "target.url", get(t, cfg, "target.url"), "https://q-s0.credhub.default.credhub.bosh:8844")
+	}
+}
+
+// TestManifestsPlaceholderCA: vars.example.yml's placeholder CA fails the
+// render (bosh deploy), naming the property, instead of failing at
+// run-errand.
+func TestManifestsPlaceholderCA(t *testing.T) {
+	m := boshInt(t, filepath.Join(repoRoot(t), "manifests", "credhub-perf.yml"), nil)
+	_, propsYAML := testerProps(t, m)
+	_, err := renderJob(t, "credhub-perf", propsYAML, instanceSpec{})
+	if err == nil || !strings.Contains(err.Error(), "credhub.ca_cert: certificate 1 does not parse") {
+		t.Fatalf("rendering with the example's placeholder CA: %v; want credhub.ca_cert refused", err)
 	}
 }

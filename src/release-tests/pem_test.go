@@ -8,6 +8,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"math/big"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -63,5 +64,39 @@ func TestTemplatesCAParsedAtRender(t *testing.T) {
 	// A real CA renders.
 	if _, err := renderJob(t, "credhub-perf", minimalProps(""), instanceSpec{}); err != nil {
 		t.Fatalf("a parsable CA does not render: %v", err)
+	}
+}
+
+// TestTemplatesActorPrinted: bin/run prints the actor CredHub's ACLs know
+// the tester by, from the client certificate's OU app:<uuid>, so the
+// operator can grant it.
+func TestTemplatesActorPrinted(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := func(ou ...string) string {
+		tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "credhub-perf", OrganizationalUnit: ou},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	}
+	props := func(cert string) string {
+		return "credhub: {url: \"https://x:8844\", client_cert: {certificate: " + strconv.Quote(cert) + ", private_key: K}}"
+	}
+	dir, err := renderJob(t, "credhub-perf", props(leaf("other", "app:"+exampleTesterGUID)), instanceSpec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertEqual(t, "actor", renderedActor(t, dir), "mtls-app:"+exampleTesterGUID)
+	dir, err = renderJob(t, "credhub-perf", props(leaf()), instanceSpec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run := readRendered(t, dir, "bin/run"); !strings.Contains(run, "carries no OU app:<uuid>") {
+		t.Errorf("bin/run does not say that the certificate names no actor")
 	}
 }
