@@ -44,14 +44,15 @@ func startCredHubSim(t *testing.T, work string) *simTarget {
 		t.Fatalf("building credhub-sim: %v\n%s", err, out)
 	}
 	certs := filepath.Join(work, "certs")
-	if out, err := exec.Command(bin, "certs", "--out", certs).CombinedOutput(); err != nil {
+	if out, err := exec.Command(bin, append([]string{"certs", "--out", certs}, simCertFlags()...)...).CombinedOutput(); err != nil {
 		t.Fatalf("credhub-sim certs: %v\n%s", err, out)
 	}
+	simExtraClients(t, bin, certs)
 	addrFile := filepath.Join(work, "sim-addr")
 	var logBuf bytes.Buffer
-	serve := exec.Command(bin, "serve", "-listen", "127.0.0.1:0", "-cert-dir", certs,
-		"-db", "sqlite:"+filepath.Join(work, "sim.db"), "-addr-file", addrFile,
-		"-encryption-password", "rehearsal-encryption-password")
+	serve := exec.Command(bin, append([]string{"serve", "-listen", "127.0.0.1:0", "-cert-dir", certs,
+		"-db", "sqlite:" + filepath.Join(work, "sim.db"), "-addr-file", addrFile,
+		"-encryption-password", "rehearsal-encryption-password"}, simACLFlags(t)...)...)
 	serve.Stdout, serve.Stderr = &logBuf, &logBuf
 	if err := serve.Start(); err != nil {
 		t.Fatalf("starting credhub-sim: %v", err)
@@ -74,7 +75,7 @@ func startCredHubSim(t *testing.T, work string) *simTarget {
 		t.Fatalf("credhub-sim did not write its address within 30 s:\n%s", logBuf.String())
 	}
 
-	pair, err := tls.LoadX509KeyPair(filepath.Join(certs, "client.crt"), filepath.Join(certs, "client.key"))
+	pair, err := tls.LoadX509KeyPair(simHarnessCert(certs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,6 +383,10 @@ func TestZErrandRehearsal(t *testing.T) {
 		dir := r.renderTester(t, "solo", r.errandProps("rehearsal", []interface{}{"get", "set", "interpolate"}, nil), 0)
 		r.unshare(t, "rehearse-run.sh", nil, dir)
 		res := checkExit(t, dir)
+		// ACLs on: the actor the errand names is the one granted.
+		if !strings.Contains(res.stdout, "CredHub actor mtls-app:"+exampleTesterGUID+":") {
+			t.Errorf("the errand does not print the actor to grant:\n%s", indent(res.stdout, "  "))
+		}
 		for _, f := range []string{"config/client.key", "config/config.yml"} {
 			if fi, err := os.Stat(filepath.Join(dir, "rendered", f)); err != nil || fi.Mode().Perm() != 0o600 {
 				t.Errorf("after bin/run, %s: mode %v, %v; want 0600", f, fi.Mode().Perm(), err)
@@ -566,19 +571,28 @@ func TestZErrandRehearsal(t *testing.T) {
 		// credential named after the deployment and the instance group.
 		// Tester 1's VM comes up first and tester 0's 3 s later, and a
 		// previous run's tester 0 left its value behind: it must be ignored.
+		// The instances are the ones `bosh run-errand credhub-perf` would
+		// start for the several-testers manifest (the director's rule).
 		const delay = 4
-		const rendezvous = "/credhub-perf/rendezvous/perf-rehearsal-testers"
+		const rendezvous = "/credhub-perf/rendezvous/perf-rehearsal-credhub-perf"
+		m := boshInt(t, filepath.Join(repoRoot(t), "manifests", "credhub-perf.yml"), []string{"several-testers.yml"},
+			"-v", "testers=2", "-v", "deployment_name=perf-rehearsal")
+		instances := errandRuns(t, m, "credhub-perf")
+		if len(instances) != 2 {
+			t.Fatalf("bosh run-errand would start %v; want 2 testers", instances)
+		}
 		written := time.Now().Add(-time.Hour).UTC()
 		leftover := map[string]interface{}{"name": rendezvous, "type": "json", "value": map[string]interface{}{
 			"start_at": written.Add(30 * time.Second).Format(time.RFC3339), "run_id": "20200101T000000Z-stale0", "written_at": written.Format(time.RFC3339Nano)}}
 		if code, body := r.sim.do(t, "PUT", "/api/v1/data", leftover); code != 200 {
 			t.Fatalf("writing the leftover rendezvous value: %d %s", code, body)
 		}
+		manifestProps, _ := testerProps(t, m)
 		var dirs []string
-		for i := 0; i < 2; i++ {
-			props := r.errandProps("pair", []interface{}{"get"}, map[string]interface{}{"count": 2, "start_delay": delay})
-			dirs = append(dirs, r.renderTesterSpec(t, fmt.Sprintf("rv-tester%d", i), props,
-				instanceSpec{Index: i, Bootstrap: i == 0, Deployment: "perf-rehearsal", Name: "testers"}))
+		for _, in := range instances {
+			props := r.errandProps("pair", []interface{}{"get"}, map[string]interface{}{"count": manifestProps["tester"].(map[string]interface{})["count"], "start_delay": delay})
+			dirs = append(dirs, r.renderTesterSpec(t, fmt.Sprintf("rv-tester%d", in.Index), props,
+				instanceSpec{Index: in.Index, Bootstrap: in.Index == 0, Deployment: fmt.Sprint(m["name"]), Name: in.Group}))
 		}
 		if err := os.WriteFile(filepath.Join(dirs[0], "launch-delay"), []byte("3"), 0o644); err != nil {
 			t.Fatal(err)
@@ -691,6 +705,25 @@ func TestZErrandRehearsal(t *testing.T) {
 		r.unshare(t, "rehearse-run.sh", nil, dirs...)
 		checkPair(t, dirs, "rounded", "step 0 at "+start, "rounded")
 		checkCleanedUp(t)
+	})
+
+	t.Run("tester without a grant stops at pre-flight", func(t *testing.T) {
+		// ACLs are really on: a client CredHub trusts but grants nothing
+		// stops before any load, naming the actor and the permission.
+		props := r.errandProps("stranger", []interface{}{"get"}, nil)
+		props["credhub"].(map[string]interface{})["client_cert"] = map[string]interface{}{
+			"certificate": readFileString(t, filepath.Join(r.sim.certs, "stranger.crt")),
+			"private_key": readFileString(t, filepath.Join(r.sim.certs, "stranger.key"))}
+		dir := r.renderTester(t, "stranger", props, 0)
+		r.unshare(t, "rehearse-run.sh", nil, dir)
+		rc, _ := os.ReadFile(filepath.Join(dir, "rc"))
+		stderr, _ := os.ReadFile(filepath.Join(dir, "stderr"))
+		if strings.TrimSpace(string(rc)) != "2" || !strings.Contains(string(stderr), "mtls-app:7e7e7e7e-8f8f-4a9a-8b0b-1c1c1c1c1c1c lacks write permission") {
+			t.Errorf("a tester without a grant exited %q; want 2 at pre-flight naming its actor\nstderr:\n%s", rc, indent(string(stderr), "  "))
+		}
+		if runs := runDirs(t, filepath.Join(dir, "log", "credhub-perf"), "stranger"); len(runs) != 0 {
+			t.Errorf("a tester without a grant left run directories %v", runs)
+		}
 	})
 
 	t.Run("failed run exits non-zero", func(t *testing.T) {
