@@ -128,6 +128,28 @@ func TestManifestsEveryTesterRuns(t *testing.T) {
 		})
 	}
 
+	// Each instance the rule selects renders as its own tester (index 0, 1,
+	// 2 of 3) and names the same rendezvous credential, from the
+	// deployment and the instance group.
+	m0 := boshInt(t, standalone, []string{"several-testers.yml"}, "-v", "testers=3", "-v", "credhub_ca_cert="+testCA)
+	_, propsYAML := testerProps(t, m0)
+	var rendezvous []string
+	for _, in := range errandRuns(t, m0, "credhub-perf") {
+		dir, err := renderJob(t, "credhub-perf", propsYAML, instanceSpec{Index: in.Index, Bootstrap: in.Index == 0, Deployment: fmt.Sprint(m0["name"]), Name: in.Group})
+		if err != nil {
+			t.Fatalf("rendering tester %d: %v", in.Index, err)
+		}
+		cfg := renderedConfig(t, dir)
+		assertEqual(t, "tester.index", get(t, cfg, "tester.index"), in.Index)
+		assertEqual(t, "tester.count", get(t, cfg, "tester.count"), 3)
+		run := readRendered(t, dir, "bin/run")
+		i := strings.Index(run, "rendezvous='")
+		rendezvous = append(rendezvous, strings.SplitN(run[i:], "\n", 2)[0])
+	}
+	if len(rendezvous) != 3 || rendezvous[0] != "rendezvous='credhub-perf-credhub-perf'" || rendezvous[1] != rendezvous[0] || rendezvous[2] != rendezvous[0] {
+		t.Errorf("the testers' rendezvous: %q; want one credential named from deployment and group", rendezvous)
+	}
+
 	// The rule tells the two shapes apart: 3 instances of an errand group
 	// run one tester (what several-testers.yml used to produce).
 	m := boshInt(t, standalone, []string{"several-testers.yml"}, "-v", "testers=3")
