@@ -219,12 +219,12 @@ type Summary struct {
 	KneeStep        *int     `json:"knee_step"`
 	// MaxThroughputAtSLO is the highest throughput meeting the SLO,
 	// interpolated linearly between a passing and the next failing step.
-	MaxThroughputAtSLO *float64  `json:"max_throughput_at_slo"`
-	SLO                SLO       `json:"slo"`
-	Requests           int64     `json:"requests"`
-	Errors             int64     `json:"errors"`
-	Testers            int       `json:"testers"`
-	Sources            []string  `json:"sources"`
+	MaxThroughputAtSLO *float64 `json:"max_throughput_at_slo"`
+	SLO                SLO      `json:"slo"`
+	Requests           int64    `json:"requests"`
+	Errors             int64    `json:"errors"`
+	Testers            int      `json:"testers"`
+	Sources            []string `json:"sources"`
 	// MissingTesters: the testers meta.json's `testers` names that left no
 	// results file, checked whenever the directory is one of several
 	// testers ([] when every one did); null when not checked (one
@@ -234,12 +234,12 @@ type Summary struct {
 	// null); IncompleteReason names them (MissingTestersReason), as every
 	// step's incomplete_reason does. headroom-plot takes this verdict from
 	// here when summary.json was computed from the directory's files.
-	MissingTesters   []int  `json:"missing_testers"`
-	Incomplete       bool   `json:"incomplete,omitempty"`
-	IncompleteReason string `json:"incomplete_reason,omitempty"`
-	StoppedReason      string    `json:"stopped_reason"`
-	Capacity           *Capacity `json:"capacity,omitempty"`
-	Warnings           []string  `json:"warnings,omitempty"`
+	MissingTesters   []int     `json:"missing_testers"`
+	Incomplete       bool      `json:"incomplete,omitempty"`
+	IncompleteReason string    `json:"incomplete_reason,omitempty"`
+	StoppedReason    string    `json:"stopped_reason"`
+	Capacity         *Capacity `json:"capacity,omitempty"`
+	Warnings         []string  `json:"warnings,omitempty"`
 	// StepWarnings flag steps whose figures describe the tester more than
 	// the target (an open-loop schedule the tester could not keep).
 	StepWarnings []string `json:"step_warnings,omitempty"`
