@@ -240,7 +240,7 @@ func TestIncompleteRunSummaryText(t *testing.T) {
 	for _, want := range []string{
 		"INCOMPLETE RUN: " + why + "; every step is incomplete and the run gives no capacity\n",
 		"max throughput at SLO: unknown: incomplete run: " + why + "\n",
-		"knee: none",
+		"knee: none (incomplete run)\n",
 		"warning: step 2 (concurrency 4) is incomplete: " + why + ";",
 	} {
 		if !strings.Contains(txt, want) {

@@ -636,6 +636,8 @@ func (s *Summary) WriteTable(w io.Writer) {
 			at = fmt.Sprintf("step %d", *s.KneeStep) // a format without a concurrency column
 		}
 		fmt.Fprintf(w, "knee: %.1f req/s (at %s)\n", *s.Knee, at)
+	} else if s.Incomplete {
+		fmt.Fprintln(w, "knee: none (incomplete run)")
 	} else {
 		fmt.Fprintln(w, "knee: none (no step within the error bound)")
 	}

@@ -94,7 +94,7 @@ func TestSummaryAndMergeIncompleteRun(t *testing.T) {
 				for _, want := range []string{
 					"INCOMPLETE RUN: " + missingWhy,
 					"max throughput at SLO: unknown: incomplete run: " + missingWhy + "\n",
-					"knee: none",
+					"knee: none (incomplete run)\n",
 				} {
 					if !strings.Contains(txt, want) {
 						t.Errorf("%s prints no %q:\n%s", cmd, want, txt)
