@@ -257,6 +257,8 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
         ax.plot([run.max_tput], [slo_ms], marker="*", ms=16, color="#d62728", mec="black", zorder=7,
                 label=f"max throughput within SLO {bound} {run.max_tput:,.0f} req/s ({run.max_tput_how})")
 
+    if run.incomplete_reason:
+        _incomplete_banner(ax, run)
     ax.set_xlim(0, xmax_plot)
     _set_latency_axis(ax, log, max(lo, 0.01), hi)
     ax.set_xlabel("throughput (req/s), measured in %gs windows within each step" % opts.window_s)
@@ -290,6 +292,15 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
     axc.text(0, 1.0, textwrap.fill(_caption(run, opts), 160), va="top", ha="left", fontsize=9,
              color="#333333", transform=axc.transAxes)
     return _save(fig, out_dir, f"headroom-{run.slug}", formats)
+
+
+def _incomplete_banner(ax, run: Run) -> None:
+    """An incomplete run's verdict on its plot: its figures lack some testers' load. Lower right, where a
+    headroom curve (latency rising with throughput) leaves room and the legend is not."""
+    ax.text(0.99, 0.03, textwrap.fill("INCOMPLETE RUN: %s. Every step undercounts the load; no capacity."
+                                      % run.incomplete_reason, 60),
+            transform=ax.transAxes, ha="right", va="bottom", fontsize=10, fontweight="bold", color="#8c564b",
+            zorder=10, bbox=dict(boxstyle="round,pad=0.4", fc="white", ec="#8c564b", lw=1.5, alpha=0.95))
 
 
 def _percent_of(values: np.ndarray, bins: np.ndarray, n: int) -> np.ndarray:
@@ -351,7 +362,8 @@ def _per_step_stairs(run: Run, values: np.ndarray) -> tuple[np.ndarray, np.ndarr
 FLAGS = (
     ("steady", False, "#ff7f0e", "o", "//", "not steady (drifted within the step): not counted as capacity"),
     ("tester_bound", True, "#9467bd", "s", "\\\\", "tester-bound (tester short of CPU): not counted as capacity"),
-    ("incomplete", True, "#8c564b", "D", "xx", "incomplete (a tester missed part of the step): not counted as capacity"),
+    ("incomplete", True, "#8c564b", "D", "xx",
+     "incomplete (a tester missed part of the step or left no results file): not counted as capacity"),
 )
 
 
@@ -440,6 +452,7 @@ def overlay(runs: list[Run], opts: Options, out_dir: str, formats: list[str], sc
         p50 = np.array([s.p50_s for s in r.steps]) * 1000
         allv += list(ys) + list(p50)
         cap = (f"max {r.max_tput:,.0f} req/s within SLO" if r.max_tput is not None else
+               "capacity unknown: INCOMPLETE RUN (testers missing)" if r.incomplete_reason else
                "capacity unknown (tester-bound, unsteady or incomplete steps)" if r.no_capacity_why else
                "no usable step" if r.max_tput_how == "no usable step" else "SLO never met")
         ax.plot(xs, ys, "-o", color=c, lw=2, ms=5, label=f"{r.legend()}: p{pct:g}; {cap}")

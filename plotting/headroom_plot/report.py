@@ -125,7 +125,7 @@ def capacity(table: list[CapacityRow], scenario: str) -> tuple[list[str], list[l
                      ("unknown: no step counts (see below)" if c.why_none else
                       "no usable step (see Warnings)" if c.unusable else "SLO never met"),
                      _interval(c.max_tput_ci),
-                     _num(c.knee) if c.knee is not None else "not reached",
+                     _num(c.knee) if c.knee is not None else "unknown" if c.why_none else "not reached",
                      _interval(c.knee_ci),
                      "-" if c.efficiency is None else f"{c.efficiency:.0%}"])
     return head, rows
@@ -233,11 +233,15 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
 
     for r in runs:
         h(2, f"Run: {r.title()}")
+        if r.incomplete_reason:
+            para(f"INCOMPLETE RUN: {r.incomplete_reason}. Every step undercounts the load the target carried, "
+                 "so this run gives no capacity and no knee.", cls="warn")
         para(f"Source: {r.path}. Max throughput within the SLO: "
-             f"{_num(r.max_tput)} req/s ({r.max_tput_how}); knee: "
-             + (f"{r.knee.throughput:,.0f} req/s" if r.knee and r.knee.throughput is not None
+             + ("none (incomplete run); knee: none (incomplete run)" if r.incomplete_reason else
+                f"{_num(r.max_tput)} req/s ({r.max_tput_how}); knee: "
+                + (f"{r.knee.throughput:,.0f} req/s" if r.knee and r.knee.throughput is not None
                 else ("not reached in the measured range" + (f" (fit places it near {r.knee.estimate:,.0f} req/s)"
-                      if r.knee and r.knee.estimate else "")))
+                      if r.knee and r.knee.estimate else ""))))
              + ". Little's law residual = (workers - throughput x mean latency) / workers, closed-loop steps. "
              + "Flags: not steady (drifted within the step), tester-bound (a tester short of CPU), incomplete (some "
              "tester did not load the step for its whole slot); a flagged step is not counted as capacity. "

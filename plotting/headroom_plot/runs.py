@@ -52,7 +52,10 @@ class Run:
     knee: analysis.Knee | None = None
     max_tput: float | None = None
     max_tput_how: str = ""
-    no_capacity_why: str = ""   # no_capacity_reason: steps met the SLO, none counts
+    no_capacity_why: str = ""   # no_capacity_reason: steps met the SLO, none counts, or an incomplete run
+    # Testers meta.json names that left no results file (missing_testers): every step lacks their load and
+    # the run gives no capacity. summary.json's verdict when it was computed from these files, else ours.
+    incomplete_reason: str = ""
     error_messages: list[tuple[str, int]] = field(default_factory=list)
     slug: str = ""
     # A mixed run's figures per step and request type (by_request_figures); empty for one type.
@@ -344,6 +347,15 @@ def load_run(arg: str, opts: Options) -> Run:
             if why:
                 s.incomplete, s.incomplete_reason = True, "; ".join(why)
                 s.flag_note = "incomplete: " + s.incomplete_reason
+    if os.path.isdir(path):
+        run.incomplete_reason, w = incomplete_run(path, csvs, summary)
+        run.warnings += w
+        if run.incomplete_reason:
+            for s in run.steps:  # before summary.json's flags, which never clear `incomplete`
+                s.incomplete_reason = (run.incomplete_reason + "; " + s.incomplete_reason if s.incomplete
+                                       and s.incomplete_reason else run.incomplete_reason)
+                s.incomplete = True
+                s.flag_note = "incomplete: " + s.incomplete_reason
     if summary is not None:
         run.warnings += apply_step_flags(run.label, run.steps, summary)
     evaluate(run, opts)
@@ -353,6 +365,70 @@ def load_run(arg: str, opts: Options) -> Run:
     if w:
         run.warnings.insert(0, w)
     return run
+
+
+# A meta.json's largest `testers` believed (results.maxTesters): a hostile value must not list millions.
+MAX_TESTERS = 1000
+
+
+def missing_testers(planned: int, have: set) -> list[int]:
+    """The testers of a run of `planned` (meta.json's `testers`) that left no results file, in order
+    (results.MissingTesters in Go)."""
+    return [t for t in range(planned) if t not in have]
+
+
+def missing_testers_reason(planned: int, missing: list[int]) -> str:
+    """The incomplete_reason of a run whose testers `missing` (of `planned`) left no results file
+    (results.MissingTestersReason in Go; both held to results/testdata/missing-testers/answers.json)."""
+    if len(missing) == 1:
+        return f"tester {missing[0]} of {planned} left no results file: its load is in no figure"
+    named = ", ".join(str(t) for t in missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+    return f"testers {named} of {planned} left no results file: their load is in no figure"
+
+
+def _int(v) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def planned_testers(path: str) -> tuple[int, list[str]]:
+    """How many testers the run directory's meta.json and meta-<i>.json say it had (the largest; one per
+    tester, meta.json first, as results.testerMetas reads them), 0 past MAX_TESTERS with a warning."""
+    seen, planned = set(), 0
+    for p in [os.path.join(path, "meta.json")] + sorted(glob.glob(os.path.join(path, "meta-*.json"))):
+        try:
+            with open(p, encoding="utf-8") as f:
+                m = json.load(f)
+        except (OSError, ValueError, RecursionError):
+            continue  # missing or unreadable: Go leaves it out too (with its own warning)
+        if not isinstance(m, dict) or _int(m.get("tester", 0)) is None or m.get("tester", 0) in seen:
+            continue
+        seen.add(m.get("tester", 0))
+        planned = max(planned, _int(m.get("testers", 0)) or 0)
+    if planned > MAX_TESTERS:
+        return 0, [f"{path}: a meta.json says {planned} testers, more than {MAX_TESTERS}: not checked for "
+                   "missing results files"]
+    return planned, []
+
+
+def incomplete_run(path: str, csvs: list[str], summary: dict | None) -> tuple[str, list[str]]:
+    """Why the run directory is incomplete, its testers missing results files ("" when it is not), and warnings.
+
+    summary.json says (`missing_testers`, `incomplete_reason`) when credhub-perf computed it from these very
+    files (its `sources`); a tester's own summary.json (only tester 0's files collected by hand) or an older
+    one does not, and the same rule is applied here (results.checkTesters in Go)."""
+    names = [os.path.basename(c) for c in csvs]
+    if isinstance(summary, dict) and isinstance(summary.get("missing_testers"), list) \
+            and isinstance(summary.get("sources"), list) and sorted(map(str, summary["sources"])) == sorted(names):
+        if summary.get("incomplete") is not True:
+            return "", []
+        why = summary.get("incomplete_reason")
+        if isinstance(why, str) and why:
+            return why, []
+    planned, warnings = planned_testers(path)
+    if len(csvs) < 2 and planned < 2:
+        return "", warnings
+    missing = missing_testers(planned, {_file_tester(c, i) for i, c in enumerate(csvs)})
+    return (missing_testers_reason(planned, missing) if missing else ""), warnings
 
 
 def request_bounds(path: str, meta: dict) -> tuple[dict, list[str]]:
@@ -535,6 +611,8 @@ def evaluate(run: Run, opts: Options) -> None:
             xs, np.array([s.slo_s for s in st]), ok, opts.slo_s)
     w = run.warnings
     name = run.label
+    if run.incomplete_reason:  # every step is flagged already; no figure even if one were not
+        run.max_tput, run.max_tput_how, run.knee = None, "incomplete run", None
     run.no_capacity_why = no_capacity_reason(run, opts)
     if run.no_capacity_why:
         w.append(f"{name}: NO CAPACITY at the SLO: {run.no_capacity_why}. This run is left out of the capacity "
@@ -557,9 +635,9 @@ def evaluate(run: Run, opts: Options) -> None:
                              "the tester was short of CPU (its own or its host's), so these steps measured the tester: "
                              + bound_advice([s for s in st if s.tester_bound])),
                             (lambda s: s.incomplete is True, "incomplete",
-                             "some tester did not load them for their whole slot (it stopped, crashed or started "
-                             "late; see the step table's flags), so their throughput undercounts the load "
-                             "the target carried")):
+                             "some tester did not load them for their whole slot (it stopped, crashed, started "
+                             "late or left no results file; see the step table's flags), so their throughput "
+                             "undercounts the load the target carried")):
         hit = [s for s in st if flag(s)]
         if hit:
             w.append(f"{name}: {len(hit)} step(s) {what} (step {', '.join(str(s.index + 1) for s in hit[:8])}"
@@ -640,7 +718,10 @@ def no_capacity_reason(run: Run, opts: Options) -> str:
 
     Such steps were left out as tester-bound, not steady or incomplete, so the capacity is unknown, not absent: the
     capacity table, the scalability fit and the recommendation go without this run. The sentence is
-    summary.txt's (results.Summary.NoCapacityReason), about the steps within this SLO."""
+    summary.txt's (results.Summary.NoCapacityReason), about the steps within this SLO. An incomplete run
+    (testers missing) has none whatever its steps did: "incomplete run: <reason>"."""
+    if run.incomplete_reason:
+        return "incomplete run: " + run.incomplete_reason
     if run.max_tput is not None:
         return ""
     met = [s for s in run.steps if s.slo_s <= opts.slo_s and s.error_rate <= opts.max_error_rate

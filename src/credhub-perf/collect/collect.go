@@ -2,7 +2,8 @@
 // (one per tester VM, each holding the job's log directory credhub-perf/)
 // into run directories headroom-plot reads: every tester's files of a run
 // side by side in one directory, tester 0's meta.json, and a summary over
-// all testers.
+// all testers (incomplete, without a capacity, when a tester's files are
+// missing).
 package collect
 
 import (
@@ -171,7 +172,8 @@ func writeOnce(out, dest string, r io.Reader, tgz string, origin map[string]stri
 }
 
 // assemble makes a collected run directory whole: meta.json when tester
-// 0's tarball was missing, and summary.json over every tester's CSV.
+// 0's tarball was missing, and summary.json over every tester's CSV,
+// flagged incomplete when a tester the run had left none.
 func assemble(dir string, defaultSLO results.SLO, rep *Report) error {
 	if _, err := os.Stat(filepath.Join(dir, "meta.json")); errors.Is(err, os.ErrNotExist) {
 		entries, err := os.ReadDir(dir)
@@ -197,9 +199,17 @@ func assemble(dir string, defaultSLO results.SLO, rep *Report) error {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: no results CSV", dir))
 		return nil
 	}
-	if len(files) > 1 {
-		if _, err := results.SummarizeDir(dir, defaultSLO); err != nil {
+	// One results file of a run of several testers (only tester 0's
+	// tarball collected, or a tester that never ran) is recomputed too:
+	// the tester's own summary.json cannot see the others and gives a
+	// capacity the run does not have.
+	if len(files) > 1 || results.PlannedTesters(dir) > 1 {
+		sum, err := results.SummarizeDir(dir, defaultSLO)
+		if err != nil {
 			return fmt.Errorf("%s: summarizing the testers' CSVs: %w", dir, err)
+		}
+		if sum.Incomplete {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: incomplete run: %s; every step is incomplete and the run gives no capacity: pass every tester's tarball to one collect", dir, sum.IncompleteReason))
 		}
 	}
 	return nil

@@ -4,6 +4,8 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,8 +119,14 @@ func TestMissingTesterZero(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], "meta.json is a copy of meta-1.json") {
+	// Without tester 0's files the run lacks its load: incomplete, no capacity.
+	if len(rep.Warnings) != 2 || !strings.Contains(rep.Warnings[0], "meta.json is a copy of meta-1.json") ||
+		!strings.Contains(rep.Warnings[1], "incomplete run: tester 0 of 2 left no results file: its load is in no figure") {
 		t.Fatalf("warnings %v", rep.Warnings)
+	}
+	sum, err := results.ReadSummary(filepath.Join(rep.RunDirs[0], "summary.json"))
+	if err != nil || !sum.Incomplete || sum.MaxThroughputAtSLO != nil {
+		t.Fatalf("summary.json %+v %v; want incomplete without a capacity", sum, err)
 	}
 }
 
@@ -164,4 +172,82 @@ func TestHostileTarballs(t *testing.T) {
 			t.Fatal("the first run's file was overwritten")
 		}
 	})
+}
+
+// The shared fixture (results/testdata/missing-testers): the tarballs of a
+// run, collected as they come. Only tester 0's of a run of 3: every step
+// incomplete, no capacity, the reason naming testers 1 and 2, summary.json
+// what `credhub-perf summary` writes (answers.json); tester 0's own
+// summary ("max throughput at SLO: 28.3 req/s") is not kept. Both of a run
+// of 2: complete, with its capacity.
+func TestCollectIncompleteRun(t *testing.T) {
+	fixtures := filepath.Join("..", "results", "testdata", "missing-testers")
+	var answers struct {
+		Runs map[string]struct {
+			Summary json.RawMessage `json:"summary"`
+		} `json:"runs"`
+	}
+	b, err := os.ReadFile(filepath.Join(fixtures, "answers.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &answers); err != nil {
+		t.Fatal(err)
+	}
+	const name = "20260102T030405Z-get-missing-testers"
+	for _, tc := range []struct {
+		fixture string
+		testers int
+		warn    string
+	}{
+		{"three-testers-one-file", 1, "incomplete run: testers 1, 2 of 3 left no results file: their load is in no figure; every step is incomplete and the run gives no capacity"},
+		{"two-testers-both", 2, ""},
+	} {
+		t.Run(tc.fixture, func(t *testing.T) {
+			in := t.TempDir()
+			var tarballs []string
+			for i := 0; i < tc.testers; i++ {
+				var es []entry
+				files, _ := filepath.Glob(filepath.Join(fixtures, tc.fixture, "*"))
+				for _, f := range files {
+					base := filepath.Base(f)
+					own := strings.Contains(base, fmt.Sprintf("-%d.", i)) || (i == 0 && !strings.Contains(base, "-"))
+					if !own {
+						continue
+					}
+					body, err := os.ReadFile(f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					es = append(es, entry{name: "./credhub-perf/" + name + "/" + base, body: string(body)})
+				}
+				tarballs = append(tarballs, tgz(t, in, fmt.Sprintf("credhub-perf-%d.tgz", i), es...))
+			}
+			rep, err := Tarballs(t.TempDir(), tarballs, slo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.warn == "" && len(rep.Warnings) != 0 || tc.warn != "" && (len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], tc.warn)) {
+				t.Fatalf("warnings %q; want one saying %q", rep.Warnings, tc.warn)
+			}
+			dir := rep.RunDirs[0]
+			got, err := results.ReadSummary(filepath.Join(dir, "summary.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want results.Summary
+			if err := json.Unmarshal(answers.Runs[tc.fixture].Summary, &want); err != nil {
+				t.Fatal(err)
+			}
+			gj, _ := json.Marshal(got)
+			wj, _ := json.Marshal(&want)
+			if !bytes.Equal(gj, wj) {
+				t.Fatalf("collected summary.json\n%s\nwant (answers.json)\n%s", gj, wj)
+			}
+			txt, _ := os.ReadFile(filepath.Join(dir, "summary.txt"))
+			if tc.warn != "" && (!strings.Contains(string(txt), "max throughput at SLO: unknown: incomplete run: testers 1, 2 of 3") || strings.Contains(string(txt), "28.3")) {
+				t.Fatalf("summary.txt:\n%s", txt)
+			}
+		})
+	}
 }

@@ -388,9 +388,10 @@ func SummarizeDir(dir string, defaultSLO SLO) (*Summary, error) {
 
 // checkTesters names, in the run's stopped_reason, every tester that
 // stopped and why (tester 0's reason alone said nothing of the others),
-// warns of testers whose meta.json is missing, and marks every step
-// incomplete when a tester the run had left no results file: its load
-// reached the target but is in no figure.
+// warns of testers whose meta.json is missing, and marks the run and
+// every step incomplete when a tester the run had left no results file
+// (only tester 0's tarball collected, a tester that never ran): its load
+// reached the target but is in no figure, so no capacity can be given.
 func (s *Summary) checkTesters(files []string, metas []*Meta, ends map[int]string) {
 	byTester := map[int]*Meta{}
 	planned := 0
@@ -410,14 +411,12 @@ func (s *Summary) checkTesters(files []string, metas []*Meta, ends map[int]strin
 			s.Warnings = append(s.Warnings, fmt.Sprintf("tester %d (%s) has no readable %s: its CPU figures and why it stopped are unknown; its steps are judged complete or not from its rows alone", t, filepath.Base(f), metaFile(t)))
 		}
 	}
-	var missing []string
-	for t := 0; t < planned; t++ {
-		if !have[t] {
-			missing = append(missing, fmt.Sprintf("results-%d.csv", t))
-		}
+	if planned > 0 {
+		s.MissingTesters = MissingTesters(planned, have)
 	}
-	if len(missing) > 0 {
-		why := fmt.Sprintf("the run had %d testers, %s missing: their load is in no figure", planned, strings.Join(missing, ", "))
+	if len(s.MissingTesters) > 0 {
+		why := MissingTestersReason(planned, s.MissingTesters)
+		s.Incomplete, s.IncompleteReason = true, why
 		for i := range s.Steps {
 			st := &s.Steps[i]
 			if st.Incomplete {
@@ -439,6 +438,55 @@ func (s *Summary) checkTesters(files []string, metas []*Meta, ends map[int]strin
 	} else if len(stopped) == 1 && s.StoppedReason == "" {
 		s.StoppedReason = strings.TrimPrefix(stopped[0], "tester 0: ")
 	}
+}
+
+// MissingTesters lists, in order, the testers of a run of planned testers
+// (meta.json's `testers`) that left no results file (have: the testers
+// whose results-<i>.csv is there); empty, not nil, when none is missing.
+// headroom-plot's runs.missing_testers applies the same rule to a run
+// directory whose summary.json does not say (docs/csv-format.md,
+// "Incomplete runs").
+func MissingTesters(planned int, have map[int]bool) []int {
+	missing := []int{}
+	for t := 0; t < planned; t++ {
+		if !have[t] {
+			missing = append(missing, t)
+		}
+	}
+	return missing
+}
+
+// MissingTestersReason is the incomplete_reason of a run whose testers
+// missing (of planned) left no results file, and of each of its steps:
+// "testers 1, 2 of 3 left no results file: their load is in no figure".
+// headroom-plot says the same (runs.missing_testers_reason); both are
+// held to testdata/missing-testers/answers.json.
+func MissingTestersReason(planned int, missing []int) string {
+	if len(missing) == 1 {
+		return fmt.Sprintf("tester %d of %d left no results file: its load is in no figure", missing[0], planned)
+	}
+	// A hostile meta.json may plan up to maxTesters: name a few.
+	const named = 10
+	var ids []string
+	for _, t := range missing[:min(len(missing), named)] {
+		ids = append(ids, strconv.Itoa(t))
+	}
+	list := strings.Join(ids, ", ")
+	if len(missing) > named {
+		list += fmt.Sprintf(" and %d more", len(missing)-named)
+	}
+	return fmt.Sprintf("testers %s of %d left no results file: their load is in no figure", list, planned)
+}
+
+// PlannedTesters is the number of testers a run directory's meta.json
+// files say the run had (the largest; 0 when none is readable).
+func PlannedTesters(dir string) int {
+	metas, _ := testerMetas(dir)
+	planned := 0
+	for _, m := range metas {
+		planned = max(planned, m.Testers)
+	}
+	return planned
 }
 
 // maxTesters bounds a meta.json's `testers` believed (a hostile value

@@ -219,15 +219,27 @@ type Summary struct {
 	KneeStep        *int     `json:"knee_step"`
 	// MaxThroughputAtSLO is the highest throughput meeting the SLO,
 	// interpolated linearly between a passing and the next failing step.
-	MaxThroughputAtSLO *float64  `json:"max_throughput_at_slo"`
-	SLO                SLO       `json:"slo"`
-	Requests           int64     `json:"requests"`
-	Errors             int64     `json:"errors"`
-	Testers            int       `json:"testers"`
-	Sources            []string  `json:"sources"`
-	StoppedReason      string    `json:"stopped_reason"`
-	Capacity           *Capacity `json:"capacity,omitempty"`
-	Warnings           []string  `json:"warnings,omitempty"`
+	MaxThroughputAtSLO *float64 `json:"max_throughput_at_slo"`
+	SLO                SLO      `json:"slo"`
+	Requests           int64    `json:"requests"`
+	Errors             int64    `json:"errors"`
+	Testers            int      `json:"testers"`
+	Sources            []string `json:"sources"`
+	// MissingTesters: the testers meta.json's `testers` names that left no
+	// results file, checked whenever the directory is one of several
+	// testers ([] when every one did); null when not checked (one
+	// tester's own summary cannot see the others). Incomplete: some are
+	// missing, so every step undercounts the load the target carried and
+	// the run gives no capacity figure (knee and max throughput at SLO
+	// null); IncompleteReason names them (MissingTestersReason), as every
+	// step's incomplete_reason does. headroom-plot takes this verdict from
+	// here when summary.json was computed from the directory's files.
+	MissingTesters   []int     `json:"missing_testers"`
+	Incomplete       bool      `json:"incomplete,omitempty"`
+	IncompleteReason string    `json:"incomplete_reason,omitempty"`
+	StoppedReason    string    `json:"stopped_reason"`
+	Capacity         *Capacity `json:"capacity,omitempty"`
+	Warnings         []string  `json:"warnings,omitempty"`
 	// StepWarnings flag steps whose figures describe the tester more than
 	// the target (an open-loop schedule the tester could not keep).
 	StepWarnings []string `json:"step_warnings,omitempty"`
@@ -331,6 +343,11 @@ func (s *Summary) Finish() {
 	if !math.IsInf(best, -1) {
 		b := round3(best)
 		s.MaxThroughputAtSLO = &b
+	}
+	if s.Incomplete {
+		// Every step is flagged already; this holds even for a step a
+		// hand-edited summary.json lists as complete.
+		s.Knee, s.KneeConcurrency, s.KneeRate, s.KneeStep, s.MaxThroughputAtSLO = nil, nil, nil, nil, nil
 	}
 }
 
@@ -451,7 +468,13 @@ func boundKinds(steps []SummaryStep) string {
 // the capacity is unknown, not absent. "" otherwise. headroom-plot's
 // no_capacity_reason says the same about the steps it finds within its
 // SLO.
+//
+// An incomplete run (testers missing) has no capacity whatever its steps
+// did: "unknown: incomplete run: <incomplete_reason>".
 func (s *Summary) NoCapacityReason() string {
+	if s.Incomplete {
+		return "unknown: incomplete run: " + s.IncompleteReason
+	}
 	if s.MaxThroughputAtSLO != nil {
 		return ""
 	}
@@ -587,6 +610,9 @@ func (s *Summary) WriteTable(w io.Writer) {
 		fmt.Fprintf(w, ", %d testers", s.Testers)
 	}
 	fmt.Fprintln(w)
+	if s.Incomplete {
+		fmt.Fprintf(w, "INCOMPLETE RUN: %s; every step is incomplete and the run gives no capacity\n", s.IncompleteReason)
+	}
 	fmt.Fprintf(w, "SLO: p%g <= %s ms, error rate <= %g %%\n", s.SLO.Percentile, ms(s.SLO.LatencyS), s.SLO.MaxErrorRate*100)
 	if mix := s.requestTypes(); len(mix) > 0 {
 		var b []string
@@ -610,6 +636,8 @@ func (s *Summary) WriteTable(w io.Writer) {
 			at = fmt.Sprintf("step %d", *s.KneeStep) // a format without a concurrency column
 		}
 		fmt.Fprintf(w, "knee: %.1f req/s (at %s)\n", *s.Knee, at)
+	} else if s.Incomplete {
+		fmt.Fprintln(w, "knee: none (incomplete run)")
 	} else {
 		fmt.Fprintln(w, "knee: none (no step within the error bound)")
 	}
@@ -619,7 +647,11 @@ func (s *Summary) WriteTable(w io.Writer) {
 			if s.Capacity.Rate > 0 {
 				at = fmt.Sprintf("rate %g req/s", s.Capacity.Rate)
 			}
-			fmt.Fprintf(w, "capacity: %s meets the SLO at %.1f req/s (%d probes)\n", at, s.Capacity.Throughput, s.Capacity.Probes)
+			if s.Incomplete {
+				fmt.Fprintf(w, "capacity: unknown: incomplete run (the search found %s at %.1f req/s without the missing testers' load)\n", at, s.Capacity.Throughput)
+			} else {
+				fmt.Fprintf(w, "capacity: %s meets the SLO at %.1f req/s (%d probes)\n", at, s.Capacity.Throughput, s.Capacity.Probes)
+			}
 		} else {
 			fmt.Fprintf(w, "capacity: not found (%d probes)\n", s.Capacity.Probes)
 		}
