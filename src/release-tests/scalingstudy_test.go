@@ -477,3 +477,117 @@ func TestScalingStudyRejectsBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestScalingStudyPackage takes the scaling-study package from the dev
+// release (a clean copy's bosh create-release), installs it as the agent
+// would (its packaging script, a bare PATH), checks the job lists it, and
+// runs the installed script as on the tester VM: no repository around it,
+// bosh, credhub-perf and headroom-plot only from the packages directory
+// (stand-ins there), the ops files from --ops-dir.
+func TestScalingStudyPackage(t *testing.T) {
+	root := repoRoot(t)
+	rel := devRelease(t)
+	entries := tgzFile(t, rel.tarball, func(n string) bool {
+		return n == "packages/scaling-study.tgz" || n == "jobs/credhub-perf.tgz"
+	})
+	job, err := tgzEntries(bytes.NewReader(entries["jobs/credhub-perf.tgz"]), func(n string) bool { return n == "job.MF" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mf struct {
+		Packages []string `yaml:"packages"`
+	}
+	if err := yaml.Unmarshal(job["job.MF"], &mf); err != nil {
+		t.Fatalf("job.MF: %v", err)
+	}
+	if !strings.Contains(" "+strings.Join(mf.Packages, " ")+" ", " scaling-study ") {
+		t.Errorf("the job's packages %v lack scaling-study", mf.Packages)
+	}
+	pkg, err := tgzEntries(bytes.NewReader(entries["packages/scaling-study.tgz"]), func(string) bool { return true })
+	if err != nil {
+		t.Fatalf("packages/scaling-study.tgz: %v", err)
+	}
+	src, err := os.ReadFile(filepath.Join(root, "src", "scaling-study", "scaling-study"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(pkg["scaling-study/scaling-study"], src) {
+		t.Fatalf("the package's scaling-study/scaling-study differs from src/scaling-study/scaling-study (entries %d)", len(pkg))
+	}
+
+	// Compile: the package's files in a work directory, its packaging with the agent's variables.
+	work, packages := t.TempDir(), filepath.Join(t.TempDir(), "packages")
+	for name, b := range pkg {
+		if name == "" || strings.HasSuffix(name, "/") {
+			continue
+		}
+		p := filepath.Join(work, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	install := filepath.Join(packages, "scaling-study")
+	compile := exec.Command("bash", "packaging")
+	compile.Dir = work
+	compile.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "BOSH_INSTALL_TARGET=" + install,
+		"BOSH_COMPILE_TARGET=" + work, "BOSH_PACKAGE_NAME=scaling-study", "BOSH_PACKAGE_VERSION=test"}
+	if out, err := compile.CombinedOutput(); err != nil {
+		t.Fatalf("scaling-study packaging: %v\n%s", err, out)
+	}
+
+	// The other packages the job lists, as stand-ins: bosh, and the real credhub-perf and headroom-plot.
+	s := newStudy(t)
+	for _, l := range [][2]string{
+		{fakeBosh(t), "bosh-cli/bin/bosh"},
+		{filepath.Join(root, "bin", "credhub-perf"), "credhub-perf/bin/credhub-perf"},
+		{filepath.Join(root, ".venv", "bin", "headroom-plot"), "headroom-plot/bin/headroom-plot"},
+	} {
+		p := filepath.Join(packages, l[1])
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(l[0], p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opsCopy := filepath.Join(t.TempDir(), "operations")
+	if out, err := exec.Command("cp", "-r", filepath.Join(root, "manifests", "operations"), opsCopy).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	vm := func(args ...string) (string, string, error) {
+		cmd := exec.Command(filepath.Join(install, "bin", "scaling-study"), args...)
+		cmd.Env = append(append(os.Environ(), s.env...), "SCALING_STUDY_PACKAGES="+packages, "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "BOSH=")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		return stdout.String(), stderr.String(), err
+	}
+	for _, tool := range []string{"bosh", "credhub-perf", "headroom-plot"} {
+		if p, err := exec.Command("bash", "-c", "PATH=/usr/sbin:/usr/bin:/sbin:/bin command -v "+tool).Output(); err == nil {
+			t.Skipf("%s is on the bare PATH (%s): the package fallback cannot be told apart", tool, p)
+		}
+	}
+	args := []string{"-d", "cf", "--manifest", fixture(t, "credhub-deployment.yml"), "--instances", "1,2", "--settle", "0", "--out", s.out}
+	if _, stderr, err := vm(args...); err == nil || !strings.Contains(stderr, "pass --ops-dir DIR") {
+		t.Fatalf("without --ops-dir on the VM: want the --ops-dir error, got %v\n%s", err, stderr)
+	}
+	stdout, stderr, err := vm(append(append(args, "--ops-dir", opsCopy), plotArgs...)...)
+	if err != nil {
+		t.Fatalf("the installed scaling-study: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
+	}
+	for _, w := range []string{
+		"+ " + filepath.Join(packages, "bosh-cli", "bin", "bosh") + " -n -d cf deploy " + fixture(t, "credhub-deployment.yml") + " -o " + filepath.Join(opsCopy, "add-to-credhub-deployment.yml") + " ",
+		"+ " + filepath.Join(packages, "credhub-perf", "bin", "credhub-perf") + " collect ",
+		"+ " + filepath.Join(packages, "headroom-plot", "bin", "headroom-plot") + " ",
+	} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("stdout lacks %q:\n%s", w, stdout)
+		}
+	}
+	if got := s.capacityRuns(); len(got) != 2 {
+		t.Errorf("the report covers %v, want 1 and 2 instances", got)
+	}
+}
