@@ -3,11 +3,16 @@ package releasetests
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -589,5 +594,74 @@ func TestScalingStudyPackage(t *testing.T) {
 	}
 	if got := s.capacityRuns(); len(got) != 2 {
 		t.Errorf("the report covers %v, want 1 and 2 instances", got)
+	}
+}
+
+// TestScalingStudyReadsTheRealCLI checks the wait for running credhub
+// instances against bosh-cli v7.4.0's own plain table: the stand-in bosh
+// hands `instances` to the real CLI, which asks a fake director (its
+// /info, the instances task and its result, as the director serves them).
+func TestScalingStudyReadsTheRealCLI(t *testing.T) {
+	var mu sync.Mutex
+	var rows []string
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/info" {
+			if u, p, ok := r.BasicAuth(); !ok || u != "admin" || p != "secret" {
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
+				return
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.URL.Path == "/info":
+			fmt.Fprint(w, `{"name":"fake","uuid":"fake-uuid","version":"280.0.0","user_authentication":{"type":"basic","options":{}}}`)
+		case r.URL.Path == "/deployments/cf/instances" && r.URL.Query().Get("format") == "full":
+			fmt.Fprint(w, `{"id":7,"state":"queued"}`)
+		case r.URL.Path == "/tasks/7":
+			fmt.Fprint(w, `{"id":7,"state":"done"}`)
+		case r.URL.Path == "/tasks/7/output" && r.URL.Query().Get("type") == "result":
+			mu.Lock()
+			fmt.Fprint(w, strings.Join(rows, "\n")+"\n")
+			mu.Unlock()
+		case r.URL.Path == "/tasks/7/output":
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	ca := filepath.Join(t.TempDir(), "director-ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vm := func(id, state string, procs ...string) string {
+		var ps []string
+		for _, p := range procs {
+			ps = append(ps, `{"name":"`+p+`","state":"`+state+`"}`)
+		}
+		return `{"agent_id":"a-` + id + `","job_name":"credhub","id":"` + id + `","index":0,"job_state":"` + state +
+			`","ips":["10.0.1.5"],"az":"z1","state":"started","vm_cid":"vm-` + id + `","vm_type":"minimal","processes":[` + strings.Join(ps, ",") + `]}`
+	}
+	errand := `{"agent_id":"","job_name":"credhub-perf","id":"6f1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d","index":0,"job_state":"","ips":[],"az":"z1","state":"started","vm_cid":"","processes":[]}`
+	env := []string{"FAKE_BOSH_REAL_CLI=" + boshCLI(t), "BOSH_ENVIRONMENT=" + srv.URL, "BOSH_CA_CERT=" + ca,
+		"BOSH_CLIENT=admin", "BOSH_CLIENT_SECRET=secret", "BOSH_CONFIG=" + filepath.Join(t.TempDir(), "bosh-config")}
+	args := append([]string{"--manifest", fixture(t, "credhub-deployment.yml"), "--instances", "2", "--wait-timeout", "0"}, plotArgs...)
+
+	s := newStudy(t)
+	mu.Lock()
+	rows = []string{vm("0b5c7e1a-0000-4000-8000-000000000001", "running", "credhub", "bpm"), errand,
+		vm("0b5c7e1a-0000-4000-8000-000000000002", "running", "credhub", "bpm")}
+	mu.Unlock()
+	if stdout, stderr, code := s.run(env, args...); code != 0 || len(s.errands()) != 1 {
+		t.Fatalf("two running credhub instances: exit %d, errand runs %q\nstdout:\n%s\nstderr:\n%s", code, s.errands(), stdout, stderr)
+	}
+
+	s = newStudy(t)
+	mu.Lock()
+	rows = []string{vm("0b5c7e1a-0000-4000-8000-000000000001", "running", "credhub", "bpm"), errand,
+		vm("0b5c7e1a-0000-4000-8000-000000000002", "failing", "credhub", "bpm")}
+	mu.Unlock()
+	stdout, stderr, code := s.run(env, args...)
+	if code != 1 || len(s.errands()) != 0 || !strings.Contains(stderr, "credhub not all running after 0s (instances, running: 2 1;") {
+		t.Fatalf("one failing credhub instance: exit %d, errand runs %q\nstdout:\n%s\nstderr:\n%s", code, s.errands(), stdout, stderr)
 	}
 }
