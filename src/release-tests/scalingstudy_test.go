@@ -174,7 +174,7 @@ func TestScalingStudyDryRun(t *testing.T) {
 	vars := filepath.Join(root, "manifests", "vars.example.yml")
 	out := filepath.Join(t.TempDir(), "study")
 	cmd := exec.Command(filepath.Join(root, "scripts", "scaling-study"), "--dry-run", "--bosh", "bosh",
-		"-d", "cf", "--manifest", manifest, "-l", vars, "-v", "testers=3", "--instances", "1,2,4",
+		"-d", "cf", "--manifest", manifest, "-l", vars, "-v", "testers=3", "-v", "uaa_client_secret=hunter2", "--instances", "1,2,4",
 		"--repeat", "2", "--restore", "2", "--settle", "20", "--out", out, "--", "--target-rps", "2000", "--slo-ms", "100")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -193,7 +193,7 @@ func TestScalingStudyDryRun(t *testing.T) {
 	ops := filepath.Join(root, "manifests", "operations")
 	deploy := func(k string) string {
 		return "+ bosh -n -d cf deploy " + manifest + " -o " + filepath.Join(ops, "add-to-credhub-deployment.yml") +
-			" -l " + vars + " -v testers=3 -o " + filepath.Join(ops, "scale-credhub.yml") + " -v credhub_instances=" + k
+			" -l " + vars + " -v testers=3 -v uaa_client_secret=REDACTED -o " + filepath.Join(ops, "scale-credhub.yml") + " -v credhub_instances=" + k
 	}
 	var want, dirs []string
 	for _, k := range []string{"1", "2", "4"} {
@@ -294,7 +294,7 @@ func TestScalingStudyOpsOrder(t *testing.T) {
 func TestScalingStudyKeepGoing(t *testing.T) {
 	s := newStudy(t)
 	stdout, stderr, code := s.run([]string{"FAKE_BOSH_FAIL=deploy:2 instances:3"},
-		append([]string{"--manifest", fixture(t, "credhub-deployment.yml"), "--instances", "1,2,3,4",
+		append([]string{"--manifest", fixture(t, "credhub-deployment.yml"), "-v", "credhub_db_password=hunter2", "--instances", "1,2,3,4",
 			"--keep-going", "--wait-timeout", "0", "--restore", "1"}, plotArgs...)...)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
@@ -305,6 +305,10 @@ func TestScalingStudyKeepGoing(t *testing.T) {
 		}
 	}
 	assertLines(t, "deploys", s.deploys(), []string{"1", "2", "3", "4", "1"})
+	// bosh gets the secret; what the study prints does not show it.
+	if !strings.Contains(s.calls()[0], " -v credhub_db_password=hunter2 ") || strings.Contains(stdout+stderr, "hunter2") {
+		t.Errorf("want the -v secret passed to bosh and never printed; first call %q, output:\n%s\n%s", s.calls()[0], stdout, stderr)
+	}
 	assertLines(t, "errand runs", s.errands(), []string{"1/r1/logs", "4/r1/logs"})
 	if got := s.capacityRuns(); len(got) != 2 || got[1] != 1 || got[4] != 1 {
 		t.Errorf("the report covers %v, want 1 and 4 instances, one run each", got)
