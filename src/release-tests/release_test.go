@@ -213,8 +213,14 @@ func TestReleaseCreateOffline(t *testing.T) {
 	for _, p := range mf.Packages {
 		pkgs[p.Name] = p.Dependencies
 	}
-	if _, ok := pkgs["golang-1-linux"]; !ok || len(pkgs) != 2 {
-		t.Errorf("release packages = %v; want golang-1-linux and credhub-perf", pkgs)
+	wantPkgs := []string{"golang-1-linux", "credhub-perf", "scaling-study"}
+	for _, p := range wantPkgs {
+		if _, ok := pkgs[p]; !ok {
+			t.Errorf("release packages = %v; lacks %s", pkgs, p)
+		}
+	}
+	if len(pkgs) != len(wantPkgs) {
+		t.Errorf("release packages = %v; want exactly %v", pkgs, wantPkgs)
 	}
 	if deps := pkgs["credhub-perf"]; len(deps) != 1 || deps[0] != "golang-1-linux" {
 		t.Errorf("credhub-perf package dependencies = %v; want [golang-1-linux]", deps)
