@@ -56,3 +56,8 @@ func boshCLI(t testing.TB) string {
 	}
 	return boshPath
 }
+
+// fixture is the path of a file in testdata.
+func fixture(t *testing.T, name string) string {
+	return filepath.Join(repoRoot(t), "src", "release-tests", "testdata", name)
+}

@@ -169,10 +169,6 @@ func boshIntFails(t *testing.T, manifest string, ops []string, extra ...string) 
 	return string(out)
 }
 
-func fixture(t *testing.T, name string) string {
-	return filepath.Join(repoRoot(t), "src", "release-tests", "testdata", name)
-}
-
 // certificateActor is the CredHub actor of the client certificate the
 // director would generate: mtls-app:<uuid> from the credhub_perf_client
 // variable's organization_unit app:<uuid>. The CLI's local generator has

@@ -50,10 +50,6 @@ func fakeBosh(t *testing.T) string {
 	return filepath.Join(repoRoot(t), "src", "release-tests", "testdata", "fake-bosh")
 }
 
-func fixture(t *testing.T, name string) string {
-	return filepath.Join(repoRoot(t), "src", "release-tests", "testdata", name)
-}
-
 // plotArgs keep headroom-plot quick: PNG only, few bootstrap replicates.
 var plotArgs = []string{"--", "--target-rps", "500", "--format", "png", "--replicates", "100", "--quiet"}
 
