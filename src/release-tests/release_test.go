@@ -155,13 +155,18 @@ func onlyCredhubCLIBlobAdded(dir string, env []string) error {
 	if err != nil {
 		return err
 	}
+	added := 0
 	for _, l := range strings.Split(diff, "\n") {
-		if strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "---") {
+		switch {
+		case strings.HasPrefix(l, "---") || strings.HasPrefix(l, "+++"):
+		case strings.HasPrefix(l, "-"):
 			return fmt.Errorf("scripts/add-blobs changed config/blobs.yml's committed entries (commit it?):\n%s", diff)
+		case strings.HasPrefix(l, "+"):
+			added++
 		}
 	}
-	want := "+credhub-cli/credhub-linux-amd64-" + credhubCLIStandInVersion + ".tgz:"
-	if strings.Count(diff, "\n+") != 3 || !strings.Contains(diff, want) {
+	want := "\n+credhub-cli/credhub-linux-amd64-" + credhubCLIStandInVersion + ".tgz:\n"
+	if added != 3 || !strings.Contains(diff, want) {
 		return fmt.Errorf("scripts/add-blobs added more to config/blobs.yml than the stand-in CredHub CLI (commit config/blobs.yml?):\n%s", diff)
 	}
 	return nil

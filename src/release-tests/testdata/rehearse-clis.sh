@@ -9,7 +9,7 @@ source "$(dirname "$0")/rehearse-common.sh"
 dir=${1:?usage: rehearse-clis.sh DIR}
 
 mount --bind "$dir/rendered" /var/vcap/jobs/credhub-perf
-env -i PATH="$bare_path" /var/vcap/packages/bosh-cli/bin/bosh --version > "$dir/bosh-version"
+env -i PATH="$bare_path" HOME="$dir" /var/vcap/packages/bosh-cli/bin/bosh --version > "$dir/bosh-version"
 # A login shell's environment, then the job's settings: what an operator
 # types after `sudo -i`.
 env -i PATH="$bare_path" HOME="$dir" bash -euo pipefail -c '
