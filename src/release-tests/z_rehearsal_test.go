@@ -385,7 +385,7 @@ func TestZErrandRehearsal(t *testing.T) {
 		dir := r.renderTester(t, "solo", r.errandProps("rehearsal", []interface{}{"get", "set", "interpolate"}, nil), 0)
 		r.unshare(t, "rehearse-run.sh", nil, dir)
 		res := checkExit(t, dir)
-		for _, f := range []string{"config/client.key", "config/config.yml"} {
+		for _, f := range []string{"config/client.key", "config/config.yml", "bin/credhub-env"} {
 			if fi, err := os.Stat(filepath.Join(dir, "rendered", f)); err != nil || fi.Mode().Perm() != 0o600 {
 				t.Errorf("after bin/run, %s: mode %v, %v; want 0600", f, fi.Mode().Perm(), err)
 			}
