@@ -342,3 +342,32 @@ func checkCLIPackages(t *testing.T, r *rehearsal) {
 		t.Errorf("CREDHUB_CA_CERT is not credhub-sim's CA:\n%s", ca)
 	}
 }
+
+// scripts/create-release stops before bosh when the CredHub CLI blob was
+// never added (a fresh clone has none in config/blobs.yml).
+func TestCreateReleaseNeedsCredHubCLIBlob(t *testing.T) {
+	dir := t.TempDir()
+	script, err := os.ReadFile(filepath.Join(repoRoot(t), "scripts", "create-release"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for f, b := range map[string][]byte{
+		"scripts/create-release": script,
+		"config/blobs.yml": []byte("bosh-cli/bosh-cli-7.4.0-linux-amd64:\n  size: 1\n  sha: sha256:00\n" +
+			"golang-1-linux/go1.26.8.linux-amd64.tar.gz:\n  size: 1\n  sha: sha256:00\n"),
+	} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(filepath.Join(dir, "scripts", "create-release"))
+	cmd.Env = append(os.Environ(), "BOSH=/bin/false")
+	out, err := cmd.CombinedOutput()
+	if err == nil || strings.Count(string(out), "\n") != 1 ||
+		!strings.Contains(string(out), "no CredHub CLI blob: run scripts/add-blobs --credhub-cli-tarball") {
+		t.Errorf("create-release without the CredHub CLI blob: %v\n%s", err, out)
+	}
+}
