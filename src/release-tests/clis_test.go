@@ -78,7 +78,7 @@ func credhubCLIStandInArgs(t testing.TB, dir string) []string {
 // not exist: anything past the CredHub CLI checks fails on those, so a
 // check that lets a bad tarball through cannot go unnoticed (and nothing
 // slow or outside the test's directories runs).
-func addBlobsAlone(t *testing.T, env []string, args ...string) (stderr string, err error) {
+func addBlobsAlone(t *testing.T, cwd string, env []string, args ...string) (stderr string, err error) {
 	t.Helper()
 	dir := t.TempDir()
 	script, rerr := os.ReadFile(filepath.Join(repoRoot(t), "scripts", "add-blobs"))
@@ -93,6 +93,7 @@ func addBlobsAlone(t *testing.T, env []string, args ...string) (stderr string, e
 	}
 	cmd := exec.Command(filepath.Join(dir, "scripts", "add-blobs"),
 		append([]string{"--tarball", filepath.Join(dir, "no-go-here.tar.gz")}, args...)...)
+	cmd.Dir = cwd
 	cmd.Env = append(os.Environ(), append([]string{"BOSH=/bin/false", "CREDHUB_PERF_CACHE=" + filepath.Join(dir, "cache"), "CREDHUB_CLI_TARBALL="}, env...)...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -145,7 +146,7 @@ func TestAddBlobsCredHubCLIErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			stderr, err := addBlobsAlone(t, c.env, c.args...)
+			stderr, err := addBlobsAlone(t, "", c.env, c.args...)
 			if err == nil {
 				t.Fatalf("add-blobs succeeded; want an error\n%s", stderr)
 			}
@@ -159,6 +160,21 @@ func TestAddBlobsCredHubCLIErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A relative --credhub-cli-tarball is the caller's, though add-blobs works
+// from the repository's root.
+func TestAddBlobsCredHubCLIRelativePath(t *testing.T) {
+	dir := t.TempDir()
+	_, sha := credhubCLIStandIn(t, dir)
+	stderr, err := addBlobsAlone(t, dir, []string{"CREDHUB_CLI_URL=" + closedURL(t)},
+		"--credhub-cli-tarball", "credhub-linux-amd64-"+credhubCLIStandInVersion+".tgz",
+		"--credhub-cli-version", credhubCLIStandInVersion, "--credhub-cli-sha256", sha)
+	// Found and verified, it goes on to the Go toolchain, which this test
+	// withholds.
+	if err == nil || !strings.Contains(stderr, "no-go-here.tar.gz' does not exist") {
+		t.Fatalf("a relative --credhub-cli-tarball: %v\n%s", err, stderr)
 	}
 }
 
@@ -180,7 +196,7 @@ func TestAddBlobsCredHubCLIDownload(t *testing.T) {
 
 	t.Run("tampered", func(t *testing.T) {
 		serve = append([]byte("x"), good...)
-		stderr, err := addBlobsAlone(t, env, args...)
+		stderr, err := addBlobsAlone(t, "", env, args...)
 		if err == nil || !strings.Contains(stderr, "gave sha256") || !strings.Contains(stderr, "nothing was added") ||
 			strings.Count(stderr, "\n") != 1 {
 			t.Fatalf("a tampered download: %v\n%s", err, stderr)
@@ -188,7 +204,7 @@ func TestAddBlobsCredHubCLIDownload(t *testing.T) {
 	})
 	t.Run("good", func(t *testing.T) {
 		serve = good
-		stderr, err := addBlobsAlone(t, env, args...)
+		stderr, err := addBlobsAlone(t, "", env, args...)
 		// It goes on to the Go toolchain, which this test withholds.
 		if err == nil || !strings.Contains(stderr, "add-blobs: downloaded credhub-linux-amd64-"+credhubCLIStandInVersion+".tgz") ||
 			!strings.Contains(stderr, "no-go-here.tar.gz' does not exist") {
