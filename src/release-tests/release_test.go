@@ -120,18 +120,56 @@ func buildRelease(t *testing.T, dir string) (builtRelease, error) {
 			return builtRelease{}, err
 		}
 	}
-	if _, err := run(dir, env, "scripts/add-blobs"); err != nil {
+	// The CredHub CLI blob is the generated stand-in (see clis_test.go):
+	// upstream's tarball is not reachable here.
+	if _, err := run(dir, env, "scripts/add-blobs", credhubCLIStandInArgs(t, filepath.Dir(dir))...); err != nil {
 		return builtRelease{}, err
 	}
-	// The committed config/blobs.yml must already name the tarball
-	// add-blobs builds (it is reproducible), or every clone is dirty.
-	if st, err := run(dir, env, "git", "status", "--porcelain"); err != nil || strings.TrimSpace(st) != "" {
-		return builtRelease{}, fmt.Errorf("scripts/add-blobs changed the checkout (commit config/blobs.yml?): %v\n%s", err, st)
+	// The committed config/blobs.yml must already name the blobs add-blobs
+	// builds (they are reproducible), or every clone is dirty. The one
+	// exception is the CredHub CLI's entry, which whoever adds upstream's
+	// tarball commits (its sha256 is pinned in add-blobs; its size is not
+	// known here): the stand-in adds its own, committed in this copy only.
+	if err := onlyCredhubCLIBlobAdded(dir, env); err != nil {
+		return builtRelease{}, err
+	}
+	for _, args := range [][]string{{"add", "config/blobs.yml"}, {"commit", "-q", "-m", "stand-in CredHub CLI blob"}} {
+		if _, err := run(dir, env, "git", args...); err != nil {
+			return builtRelease{}, err
+		}
 	}
 	if _, err := run(dir, env, "scripts/create-release"); err != nil {
 		return builtRelease{}, err
 	}
 	return builtRelease{dir: dir, tarball: filepath.Join(dir, "dev_releases", "credhub-perf-dev.tgz")}, nil
+}
+
+// onlyCredhubCLIBlobAdded checks that scripts/add-blobs changed nothing in
+// the checkout but add the CredHub CLI's entry to config/blobs.yml.
+func onlyCredhubCLIBlobAdded(dir string, env []string) error {
+	st, err := run(dir, env, "git", "status", "--porcelain")
+	if err != nil || strings.TrimSpace(st) != "M config/blobs.yml" {
+		return fmt.Errorf("scripts/add-blobs changed the checkout (commit config/blobs.yml?): %v\n%s", err, st)
+	}
+	diff, err := run(dir, env, "git", "diff", "-U0", "config/blobs.yml")
+	if err != nil {
+		return err
+	}
+	added := 0
+	for _, l := range strings.Split(diff, "\n") {
+		switch {
+		case strings.HasPrefix(l, "---") || strings.HasPrefix(l, "+++"):
+		case strings.HasPrefix(l, "-"):
+			return fmt.Errorf("scripts/add-blobs changed config/blobs.yml's committed entries (commit it?):\n%s", diff)
+		case strings.HasPrefix(l, "+"):
+			added++
+		}
+	}
+	want := "\n+credhub-cli/credhub-linux-amd64-" + credhubCLIStandInVersion + ".tgz:\n"
+	if added != 3 || !strings.Contains(diff, want) {
+		return fmt.Errorf("scripts/add-blobs added more to config/blobs.yml than the stand-in CredHub CLI (commit config/blobs.yml?):\n%s", diff)
+	}
+	return nil
 }
 
 // tgzEntries reads a .tgz (from a file or a reader) into name -> content
@@ -189,7 +227,8 @@ func TestReleaseCreateOffline(t *testing.T) {
 	rel := devRelease(t)
 	all := func(string) bool { return true }
 	entries := tgzFile(t, rel.tarball, func(n string) bool {
-		return n == "release.MF" || strings.HasPrefix(n, "jobs/") || n == "packages/credhub-perf.tgz"
+		return n == "release.MF" || strings.HasPrefix(n, "jobs/") || n == "packages/credhub-perf.tgz" ||
+			n == "packages/bosh-cli.tgz" || n == "packages/credhub-cli.tgz"
 	})
 
 	var mf struct {
@@ -213,14 +252,14 @@ func TestReleaseCreateOffline(t *testing.T) {
 	for _, p := range mf.Packages {
 		pkgs[p.Name] = p.Dependencies
 	}
-	wantPkgs := []string{"golang-1-linux", "credhub-perf", "scaling-study"}
-	for _, p := range wantPkgs {
-		if _, ok := pkgs[p]; !ok {
-			t.Errorf("release packages = %v; lacks %s", pkgs, p)
+	wantPkgs := []string{"golang-1-linux", "credhub-perf", "bosh-cli", "credhub-cli", "scaling-study"}
+	for _, name := range wantPkgs {
+		if _, ok := pkgs[name]; !ok {
+			t.Errorf("release packages = %v; want %v", pkgs, wantPkgs)
 		}
 	}
 	if len(pkgs) != len(wantPkgs) {
-		t.Errorf("release packages = %v; want exactly %v", pkgs, wantPkgs)
+		t.Errorf("release packages = %v; want only %v", pkgs, wantPkgs)
 	}
 	if deps := pkgs["credhub-perf"]; len(deps) != 1 || deps[0] != "golang-1-linux" {
 		t.Errorf("credhub-perf package dependencies = %v; want [golang-1-linux]", deps)
@@ -232,6 +271,33 @@ func TestReleaseCreateOffline(t *testing.T) {
 		t.Fatalf("job archive: %v", err)
 	}
 	hasAll(t, "job archive", job, "job.MF", "monit", "templates/bin/run.erb", "templates/config/config.yml.erb", "templates/config/client.key.erb")
+
+	// The CLIs: a prebuilt blob each, no compile-time dependency.
+	for name, blob := range map[string]string{
+		"bosh-cli":    "bosh-cli/bosh-cli-7.4.0-linux-amd64",
+		"credhub-cli": "credhub-cli/credhub-linux-amd64-" + credhubCLIStandInVersion + ".tgz",
+	} {
+		if deps := pkgs[name]; len(deps) != 0 {
+			t.Errorf("%s package dependencies = %v; want none", name, deps)
+		}
+		pkg, err := tgzEntries(strings.NewReader(string(entries["packages/"+name+".tgz"])), nil)
+		if err != nil {
+			t.Fatalf("%s package archive: %v", name, err)
+		}
+		hasAll(t, name+" package", pkg, "packaging", blob)
+	}
+	var jobMF struct {
+		Packages []string `yaml:"packages"`
+	}
+	if err := yaml.Unmarshal(job["job.MF"], &jobMF); err != nil {
+		t.Fatalf("job.MF: %v", err)
+	}
+	for _, name := range []string{"credhub-perf", "bosh-cli", "credhub-cli"} {
+		if !strings.Contains(" "+strings.Join(jobMF.Packages, " ")+" ", " "+name+" ") {
+			t.Errorf("job packages = %v; the errand VM needs %s at run time", jobMF.Packages, name)
+		}
+	}
+	hasAll(t, "job archive", job, "templates/bin/credhub-env.erb")
 
 	src, err := tgzEntries(strings.NewReader(string(entries["packages/credhub-perf.tgz"])), nil)
 	if err != nil {

@@ -321,7 +321,7 @@ func TestZErrandRehearsal(t *testing.T) {
 		return n == "release.MF" || strings.HasPrefix(n, "packages/") || strings.HasPrefix(n, "jobs/")
 	})
 	versions := releasePackageVersions(t, entries["release.MF"])
-	for _, name := range []string{"golang-1-linux", "credhub-perf"} {
+	for _, name := range []string{"golang-1-linux", "credhub-perf", "bosh-cli", "credhub-cli"} {
 		p := filepath.Join(r.work, "release", "packages", name+".tgz")
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -341,7 +341,8 @@ func TestZErrandRehearsal(t *testing.T) {
 	}
 
 	r.unshare(t, "rehearse-compile.sh", []string{
-		"GOLANG_VERSION=" + versions["golang-1-linux"], "CREDHUB_PERF_VERSION=" + versions["credhub-perf"]})
+		"GOLANG_VERSION=" + versions["golang-1-linux"], "CREDHUB_PERF_VERSION=" + versions["credhub-perf"],
+		"BOSH_CLI_VERSION=" + versions["bosh-cli"], "CREDHUB_CLI_VERSION=" + versions["credhub-cli"]})
 	if gv, _ := os.ReadFile(filepath.Join(r.work, "go-version")); !strings.Contains(string(gv), "go version go1.") {
 		t.Errorf("golang-1-linux package: go version printed %q", gv)
 	}
@@ -369,6 +370,8 @@ func TestZErrandRehearsal(t *testing.T) {
 	if got := r.sim.namesUnder(t, "/credhub-perf-rehearsal-canary"); len(got) != 1 {
 		t.Fatalf("canary not found by path query: %v", got)
 	}
+	t.Run("bosh and credhub CLIs", func(t *testing.T) { checkCLIPackages(t, r) })
+
 	checkCleanedUp := func(t *testing.T) {
 		t.Helper()
 		if left := r.sim.namesUnder(t, "/credhub-perf"); len(left) != 0 {
@@ -387,7 +390,7 @@ func TestZErrandRehearsal(t *testing.T) {
 		if !strings.Contains(res.stdout, "CredHub actor mtls-app:"+exampleTesterGUID+":") {
 			t.Errorf("the errand does not print the actor to grant:\n%s", indent(res.stdout, "  "))
 		}
-		for _, f := range []string{"config/client.key", "config/config.yml"} {
+		for _, f := range []string{"config/client.key", "config/config.yml", "bin/credhub-env"} {
 			if fi, err := os.Stat(filepath.Join(dir, "rendered", f)); err != nil || fi.Mode().Perm() != 0o600 {
 				t.Errorf("after bin/run, %s: mode %v, %v; want 0600", f, fi.Mode().Perm(), err)
 			}

@@ -2,9 +2,10 @@
 # Compiles the release's packages the way the agent does on a compilation
 # VM, into $WORK/vcap (see rehearse-common.sh).
 # Environment: WORK (holds release/packages/NAME.tgz), PARENT_MNT_NS,
-# GOLANG_VERSION, CREDHUB_PERF_VERSION (package fingerprints).
+# GOLANG_VERSION, CREDHUB_PERF_VERSION, BOSH_CLI_VERSION, CREDHUB_CLI_VERSION
+# (package fingerprints).
 source "$(dirname "$0")/rehearse-common.sh"
-: "${GOLANG_VERSION:?}" "${CREDHUB_PERF_VERSION:?}"
+: "${GOLANG_VERSION:?}" "${CREDHUB_PERF_VERSION:?}" "${BOSH_CLI_VERSION:?}" "${CREDHUB_CLI_VERSION:?}"
 
 compile() {
   local name=$1 version=$2
@@ -25,6 +26,8 @@ compile() {
 }
 compile golang-1-linux "$GOLANG_VERSION"
 compile credhub-perf "$CREDHUB_PERF_VERSION"
+compile bosh-cli "$BOSH_CLI_VERSION"
+compile credhub-cli "$CREDHUB_CLI_VERSION"
 /var/vcap/packages/golang-1-linux/bin/go version > "$WORK/go-version"
 # The errand VM gets only its job's packages: no Go at run time.
 rm -rf /var/vcap/packages/golang-1-linux /var/vcap/data/packages/golang-1-linux
