@@ -377,6 +377,11 @@ var presenceChecked = map[string]bool{`credhub.url: ""`: true}
 // accepts what they refuse.
 var errandOnly = []*regexp.Regexp{
 	regexp.MustCompile(`^tester\.scenario_gap: \S+ is too short with several testers and scenarios`),
+	// The ramp's size and the start time's horizon: several keys
+	// together, and the time the run starts.
+	regexp.MustCompile(`^steps\.step: makes \d+ steps from \d+ to \d+; a ramp has at most 10000`),
+	regexp.MustCompile(`^steps\.duration: \d+ steps of \S+ \(plus \S+ warm-up each\) take \S+; a ramp takes at most 168h`),
+	regexp.MustCompile(`^tester\.start_at: \S+ is more than 7 days \(168h\) ahead`),
 }
 
 // goConfig is the rendered config as credhub-perf reads it on the tester:
