@@ -144,10 +144,14 @@ func checkConfigShape(data []byte) (map[int]string, error) {
 		}
 		return lines, fmt.Errorf("the document must be a mapping of keys (e.g. `steps: {duration: 30s}`), got %s", kindName(root))
 	}
-	return lines, walkConfig(root, "", lines)
+	var unknown error
+	if err := walkConfig(root, "", lines, &unknown); err != nil {
+		return lines, err
+	}
+	return lines, unknown
 }
 
-func walkConfig(m *yaml.Node, prefix string, lines map[int]string) error {
+func walkConfig(m *yaml.Node, prefix string, lines map[int]string, unknown *error) error {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		keyNode, val := m.Content[i], derefNode(m.Content[i+1])
 		path := prefix + keyNode.Value
@@ -155,12 +159,20 @@ func walkConfig(m *yaml.Node, prefix string, lines map[int]string) error {
 		markLines(val, path, lines)
 		k := keyByName(path)
 		if k == nil {
+			if !isSection(path) {
+				// Refused here rather than by the decoder, to name the key
+				// meant; after the walk, so a wrong shape is named first.
+				if *unknown == nil {
+					*unknown = fmt.Errorf("%s: unknown key (line %d)%s", path, keyNode.Line, didYouMean(path, knownPaths()))
+				}
+				continue
+			}
 			if val.Kind == yaml.MappingNode {
-				if err := walkConfig(val, path+".", lines); err != nil {
+				if err := walkConfig(val, path+".", lines, unknown); err != nil {
 					return err
 				}
 			}
-			continue // an unknown key: the decoder names it
+			continue // a section of the wrong shape: the decoder names it
 		}
 		if val.Kind == yaml.ScalarNode && val.Tag == "!!null" {
 			continue // no value keeps the default
@@ -190,6 +202,16 @@ func walkConfig(m *yaml.Node, prefix string, lines map[int]string) error {
 		}
 	}
 	return nil
+}
+
+// isSection is true for a path that holds keys (steps, cleanup.database).
+func isSection(path string) bool {
+	for _, k := range Keys {
+		if strings.HasPrefix(k.Name, path+".") {
+			return true
+		}
+	}
+	return false
 }
 
 // markLines attributes every line of a value to its key (inner keys
