@@ -72,8 +72,8 @@ func LimitsTable() string {
 			switch k.Type {
 			case "duration", "string":
 				lim = shortDuration(time.Duration(*r.Max))
-			case "int", "list of number":
-				if *r.Max >= 10000 {
+			default:
+				if *r.Max >= 10000 && *r.Max == float64(int64(*r.Max)) {
 					lim = groupDigits(int64(*r.Max))
 				}
 			}
@@ -82,6 +82,14 @@ func LimitsTable() string {
 			}
 			fmt.Fprintf(&b, "| `%s` | %s |\n", k.Name, lim)
 			break
+		}
+	}
+	for _, p := range BOSHOnly {
+		for _, r := range p.Rules {
+			if r.Check == "range" && r.Max != nil && len(r.When) == 0 {
+				fmt.Fprintf(&b, "| `%s` (job property) | %s seconds |\n", p.Name, strconv.FormatFloat(*r.Max, 'f', -1, 64))
+				break
+			}
 		}
 	}
 	fmt.Fprintf(&b, "| `tester.start_at` | %s after the run starts |\n", shortDuration(MaxStartAhead))
