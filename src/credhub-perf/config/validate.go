@@ -31,7 +31,17 @@ func (c *Config) Validate(capacity bool) []error {
 	ruleErr := map[string]bool{}
 	for i := range Keys {
 		k := &Keys[i]
-		for _, msg := range checkRules(k.Rules, deref(k.field(c)), c.lookup) {
+		// A comparison with a key already refused would blame this one for
+		// the other's value (steps.requests "must be >= 1000000" when
+		// steps.max_concurrency 1000000 is the typo): the other's error
+		// says enough.
+		rules := make([]Rule, 0, len(k.Rules))
+		for _, r := range k.Rules {
+			if r.Check != "ge_key" || !ruleErr[r.Key] {
+				rules = append(rules, r)
+			}
+		}
+		for _, msg := range checkRules(rules, deref(k.field(c)), c.lookup) {
 			errs = append(errs, fmt.Errorf("%s: %s", k.Name, msg))
 			ruleErr[k.Name] = true
 		}
