@@ -25,11 +25,15 @@ import (
 type hostileCase struct {
 	name string
 	// args after `credhub-perf run` (or hey's, with hey set); CONFIG is
-	// replaced by a valid config file's path, FILE by the case's file.
+	// replaced by a valid config file's path, FILE by the case's file,
+	// TARGET by flags naming a valid target.
 	args []string
 	file string // contents of FILE, when the case needs one
 	want string // in stderr
 	hey  bool
+	// more: other lines may follow, each an error of its own (a value of
+	// tester.count above 1 brings the checks of several testers).
+	more bool
 }
 
 // aliasBomb is the billion-laughs document: depth levels of 9 aliases
@@ -93,8 +97,8 @@ func hostileCases(long bool) []hostileCase {
 					text = fmt.Sprintf("%g", v+1)
 				}
 				cases = append(cases,
-					hostileCase{name: k.Name + " flag " + text, args: []string{"--config", "CONFIG", "--" + k.Name, text}, want: k.Name + ": "},
-					hostileCase{name: k.Name + " file " + text, args: []string{"--config", "FILE"}, file: nested(k.Name, text), want: k.Name + ": "})
+					hostileCase{name: k.Name + " flag " + text, args: []string{"--config", "CONFIG", "--" + k.Name, text}, want: k.Name + ": ", more: true},
+					hostileCase{name: k.Name + " file " + text, args: []string{"--config", "FILE", "TARGET"}, file: nested(k.Name, text), want: k.Name + ": ", more: true})
 			}
 			break
 		}
@@ -137,6 +141,11 @@ func TestHostileInputs(t *testing.T) {
 			}
 			for _, a := range tc.args {
 				switch a {
+				case "TARGET":
+					// A file that holds one key: the target from flags.
+					args = append(args, "--target.url", "https://127.0.0.1:1", "--target.ca_cert_file", filepath.Join(certDir, "ca.crt"),
+						"--target.client_cert_file", filepath.Join(certDir, "client.crt"), "--target.client_key_file", filepath.Join(certDir, "client.key"))
+					continue
 				case "CONFIG":
 					a = good
 				case "FILE":
@@ -159,9 +168,14 @@ func TestHostileInputs(t *testing.T) {
 			if tc.hey {
 				prefix = "hey"
 			}
-			for _, line := range strings.Split(strings.TrimRight(stderr, "\n"), "\n") {
-				if !strings.HasPrefix(line, prefix) {
-					t.Errorf("a line that is not one of %s's errors: %q", prefix, line)
+			// Everything else in the case is valid: the one problem is one line.
+			lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+			if len(lines) != 1 && !tc.more {
+				t.Errorf("want one line, got:\n%s", stderr)
+			}
+			for _, l := range lines {
+				if !strings.HasPrefix(l, prefix+": ") && !strings.HasPrefix(l, prefix+" run: ") {
+					t.Errorf("a line that is not one of %s's errors: %q", prefix, l)
 				}
 			}
 			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
