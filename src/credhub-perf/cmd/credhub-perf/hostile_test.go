@@ -31,6 +31,8 @@ type hostileCase struct {
 	file string // contents of FILE, when the case needs one
 	want string // in stderr
 	hey  bool
+	// summary: the args are credhub-perf summary's, not run's.
+	summary bool
 	// more: other lines may follow, each an error of its own (a value of
 	// tester.count above 1 brings the checks of several testers).
 	more bool
@@ -69,6 +71,10 @@ func hostileCases(long bool) []hostileCase {
 		{name: "two documents", args: []string{"--config", "FILE"}, file: "label: a\n---\nsteps: {duration: 1e9}\n", want: "holds more than one YAML document"},
 		{name: "misspelt key", args: []string{"--config", "FILE"}, file: "steps:\n  max_concurency: 5\n", want: "steps.max_concurency: unknown key (line 2); did you mean steps.max_concurrency?"},
 		{name: "nesting 100000 deep", args: []string{"--config", "FILE"}, file: "label: " + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + "\n", want: "config file"},
+		// summary's SLO flags: NaN compares false with every bound.
+		{name: "summary percentile NaN", summary: true, args: []string{"--slo.percentile", "NaN", "OUT"}, want: "credhub-perf summary: bad SLO (--slo.percentile NaN"},
+		{name: "summary error rate NaN", summary: true, args: []string{"--slo.max_error_rate", "NaN", "OUT"}, want: "--slo.max_error_rate NaN): give a percentile"},
+		{name: "summary latency 2540400h", summary: true, args: []string{"--slo.latency", "2540400h", "OUT"}, want: `--slo.latency "2540400h"`},
 		// hey: a million workers took 2.8 GB before the first request.
 		{name: "hey -c 1e6", hey: true, args: []string{"-c", "1000000", "-n", "1000000", "https://127.0.0.1:1/"}, want: "-c must be at most 100000 workers"},
 		{name: "hey -z 2540400h", hey: true, args: []string{"-z", "2540400h", "https://127.0.0.1:1/"}, want: "-z must be at most 24h"},
@@ -136,11 +142,16 @@ func TestHostileInputs(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			good := writeConfig(t, "https://127.0.0.1:1", "steps: {duration: 1s, max_concurrency: 2}")
 			args := make([]string, 0, len(tc.args)+3)
-			if !tc.hey {
+			switch {
+			case tc.summary:
+				args = append(args, "summary")
+			case !tc.hey:
 				args = append(args, "run", "--output_dir", out)
 			}
 			for _, a := range tc.args {
 				switch a {
+				case "OUT":
+					a = out
 				case "TARGET":
 					// A file that holds one key: the target from flags.
 					args = append(args, "--target.url", "https://127.0.0.1:1", "--target.ca_cert_file", filepath.Join(certDir, "ca.crt"),
@@ -174,7 +185,7 @@ func TestHostileInputs(t *testing.T) {
 				t.Errorf("want one line, got:\n%s", stderr)
 			}
 			for _, l := range lines {
-				if !strings.HasPrefix(l, prefix+": ") && !strings.HasPrefix(l, prefix+" run: ") {
+				if !strings.HasPrefix(l, prefix+": ") && !strings.HasPrefix(l, prefix+" run: ") && !strings.HasPrefix(l, prefix+" summary: ") {
 					t.Errorf("a line that is not one of %s's errors: %q", prefix, l)
 				}
 			}
