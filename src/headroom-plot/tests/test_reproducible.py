@@ -56,3 +56,16 @@ def test_seed_follows_the_run_id_not_the_path(tmp):
     m["run_id"] = "rid-2"
     (moved / "meta.json").write_text(json.dumps(m))
     assert study.run_seed(load_run(str(r), opts)) != study.run_seed(load_run(str(moved), opts))
+
+
+def test_tester_directory_reads_its_own_meta(tmp):
+    """On tester 1's VM the run directory holds results-1.csv, meta-1.json and summary-1.json only: the
+    errand's report there reads that tester's own meta (scenario, SLO), not an empty one."""
+    d = _run_dir(tmp, "run", None, 1)
+    (d / "results.csv").rename(d / "results-1.csv")
+    m = json.loads((d / "meta.json").read_text())
+    m.update(scenario="set", tester=1, testers=2, slo={"percentile": 90, "latency_s": 0.02}, run_id="r")
+    (d / "meta-1.json").write_text(json.dumps(m))
+    (d / "meta.json").unlink()
+    run = load_run(str(d), Options(slo_s=0.020))
+    assert run.scenario == "set" and run.meta["tester"] == 1
