@@ -189,7 +189,8 @@ func TestReleaseCreateOffline(t *testing.T) {
 	rel := devRelease(t)
 	all := func(string) bool { return true }
 	entries := tgzFile(t, rel.tarball, func(n string) bool {
-		return n == "release.MF" || strings.HasPrefix(n, "jobs/") || n == "packages/credhub-perf.tgz"
+		return n == "release.MF" || strings.HasPrefix(n, "jobs/") || n == "packages/credhub-perf.tgz" ||
+			n == "packages/python3.tgz" || n == "packages/headroom-plot.tgz"
 	})
 
 	var mf struct {
@@ -213,13 +214,23 @@ func TestReleaseCreateOffline(t *testing.T) {
 	for _, p := range mf.Packages {
 		pkgs[p.Name] = p.Dependencies
 	}
-	if _, ok := pkgs["golang-1-linux"]; !ok || len(pkgs) != 2 {
-		t.Errorf("release packages = %v; want golang-1-linux and credhub-perf", pkgs)
+	for _, want := range []string{"golang-1-linux", "credhub-perf", "python3", "headroom-plot"} {
+		if _, ok := pkgs[want]; !ok {
+			t.Errorf("release packages = %v; want %s among them", pkgs, want)
+		}
 	}
 	if deps := pkgs["credhub-perf"]; len(deps) != 1 || deps[0] != "golang-1-linux" {
 		t.Errorf("credhub-perf package dependencies = %v; want [golang-1-linux]", deps)
 	}
-	hasAll(t, "release tarball", entries, "jobs/credhub-perf.tgz", "packages/golang-1-linux.tgz", "packages/credhub-perf.tgz")
+	if deps := pkgs["python3"]; len(deps) != 0 {
+		t.Errorf("python3 package dependencies = %v; want none (it compiles against the stemcell)", deps)
+	}
+	if deps := pkgs["headroom-plot"]; len(deps) != 1 || deps[0] != "python3" {
+		t.Errorf("headroom-plot package dependencies = %v; want [python3]", deps)
+	}
+	hasAll(t, "release tarball", entries, "jobs/credhub-perf.tgz", "packages/golang-1-linux.tgz", "packages/credhub-perf.tgz",
+		"packages/python3.tgz", "packages/headroom-plot.tgz")
+	checkPythonPackages(t, rel.tarball, entries["jobs/credhub-perf.tgz"])
 
 	job, err := tgzEntries(strings.NewReader(string(entries["jobs/credhub-perf.tgz"])), all)
 	if err != nil {
