@@ -839,6 +839,12 @@ func checkReport(t *testing.T, logDir string, runs map[string]string, stdout str
 	if !strings.Contains(stdout, "credhub-perf errand: report of 3 run directories in /var/vcap/sys/log/credhub-perf/report-0") {
 		t.Errorf("the errand output does not announce the report:\n%s", indent(stdout, "  "))
 	}
+	// REHEARSAL_KEEP_REPORT=DIR keeps a copy of the VM's report to look at.
+	if keep := os.Getenv("REHEARSAL_KEEP_REPORT"); keep != "" {
+		if out, err := exec.Command("cp", "-a", report, keep).CombinedOutput(); err != nil {
+			t.Errorf("keeping the report: %v: %s", err, out)
+		}
+	}
 	pngs, _ := filepath.Glob(filepath.Join(report, "headroom-*.png"))
 	if len(pngs) == 0 {
 		b, _ := os.ReadFile(filepath.Join(report, "headroom-plot.log"))
@@ -856,6 +862,9 @@ func checkReport(t *testing.T, logDir string, runs map[string]string, stdout str
 	// The run directories at a path other than the VM's, as after
 	// --download-logs.
 	laptop := filepath.Join(t.TempDir(), "downloads")
+	if err := os.MkdirAll(laptop, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	var names []string
 	for _, run := range runs {
 		names = append(names, filepath.Base(run))
