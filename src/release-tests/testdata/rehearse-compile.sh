@@ -53,6 +53,8 @@ compile_cached() {
   if [ -n "$cached" ]; then
     mkdir -p "$PACKAGE_CACHE"
     tar -czf "$cached.tmp.$$" -C "/var/vcap/data/packages/$name/$version" . && mv "$cached.tmp.$$" "$cached"
+    # Keep the three newest builds of the package (branches in CI differ).
+    ls -t "$PACKAGE_CACHE/$name"-*.tgz | tail -n +4 | xargs -r rm -f
   fi
 }
 
