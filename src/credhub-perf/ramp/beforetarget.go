@@ -29,7 +29,7 @@ func (r *runner) checkBeforeTarget(ctx context.Context) error {
 		if err := cleanupDatabase(r.c).Check(cctx); err != nil {
 			return &SetupError{fmt.Errorf("cleanup.database: %w", err)}
 		}
-		r.log.Printf("cleanup database %q on %s: CredHub's schema, nothing else references its credential tables", r.c.Cleanup.Database.Name, r.c.Cleanup.Database.Host)
+		r.log.Printf("cleanup database %q on %s: CredHub's schema, user %q holds the privileges the cleanup needs, nothing else references its credential tables", r.c.Cleanup.Database.Name, r.c.Cleanup.Database.Host, r.c.Cleanup.Database.User)
 	}
 	return nil
 }
