@@ -40,6 +40,9 @@ type Options struct {
 	Log      io.Writer // log lines and the live progress line
 	TTY      bool      // Log is a terminal: draw a live progress line
 	Version  string
+	// ConfigFile is the --config file, if any, named in the recovery
+	// command printed when credentials are left behind.
+	ConfigFile string
 	// Clock is the time source of the run's schedule: step slots, warm-up
 	// windows, the rendezvous and every wait between testers, and the
 	// Start and Latency of each request; nil is the system clock. Tests
@@ -620,7 +623,7 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 			meta.CleanupStatus = "failed"
 			meta.CleanupError = err.Error()
 			r.log.Printf("error: cleanup (%s) failed: %v", c.Cleanup.Mode, err)
-			r.log.Printf("the results in %s are complete; remove the run's credentials under %s by hand", dir, n.Prefix())
+			r.log.Printf("the results in %s are complete; credentials are left under %s: remove them with: %s", dir, n.Prefix(), r.recoveryCommand(dir))
 		default:
 			meta.CleanupStatus = "ok"
 			r.log.Printf("cleanup (%s): removed %d credentials in %s", c.Cleanup.Mode, res.Deleted, res.Elapsed.Round(time.Millisecond))
@@ -699,6 +702,31 @@ func interruptedOr(ctx context.Context, err error) error {
 		return errors.New("interrupted by a signal (bosh cancel-task or SIGTERM)")
 	}
 	return err
+}
+
+// recoveryCommand is the command that removes what this run left in
+// CredHub (and records it in the run directories given), printed wherever a
+// failure leaves credentials behind.
+func (r *runner) recoveryCommand(dirs ...string) string {
+	args := []string{"credhub-perf", "cleanup"}
+	if r.o.ConfigFile != "" {
+		args = append(args, "--config", shellQuote(r.o.ConfigFile))
+	} else {
+		args = append(args, "--target.url", shellQuote(r.c.Target.URL), "(and the run's other target.* / uaa.* flags)")
+	}
+	args = append(args, "--run-id", r.runID)
+	for _, d := range dirs {
+		args = append(args, shellQuote(d))
+	}
+	return strings.Join(args, " ")
+}
+
+// shellQuote leaves a word a shell reads as it is alone and quotes others.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@%+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // dirLabel is the label as it appears in a run directory name.
