@@ -260,11 +260,20 @@ func (r *runner) setup(ctx context.Context) error {
 	if rendezvous {
 		probe = rendezvousName(c.Tester.Rendezvous)
 	}
-	if _, err := api.FindPath(pctx, probe); err != nil {
+	inUse, err := api.FindPath(pctx, probe)
+	if err != nil {
 		if credhub.IsAuth(err) {
 			return &SetupError{fmt.Errorf("authentication check: %w", err)}
 		}
 		return &SetupError{fmt.Errorf("target %s does not answer the CredHub API: %w", c.Target.URL, err)}
+	}
+	if !rendezvous && r.tester0() && len(inUse) > 0 {
+		// Another run (or one that never cleaned up) has this run id: the
+		// two would mix their set credentials and this run's cleanup would
+		// delete the other's. Tester 0 only: other testers of a run
+		// sharing tester.run_id may find tester 0's seed already there.
+		r.log.Printf("warning: run id %s is already in use: %d credentials under /credhub-perf/%s/ (another run, or one not cleaned up); this run's cleanup will delete them too. Use a fresh --run-id, or remove them first with: %s",
+			r.runID, len(inUse), r.runID, r.recoveryCommand())
 	}
 	if err := r.preflight(pctx); err != nil {
 		return err
