@@ -619,6 +619,11 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 			writeMeta()
 			sum.Finish()
 			_ = writeSummary()
+			// Said before the cleanup: a second interrupt or the errand's
+			// kill may cut it short, and then nothing more is printed.
+			if c.Cleanup.Mode != "none" {
+				r.log.Printf("cleaning up; if this is cut short, remove what is left with: %s", r.recoveryCommand(dir))
+			}
 		}
 		cctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 		res, err := r.cleanup(cctx, n)

@@ -51,6 +51,9 @@ func TestSIGHUPCleansUpLikeSIGTERM(t *testing.T) {
 	if err != nil || meta.Status != "interrupted" || meta.CleanupStatus != "ok" {
 		t.Fatalf("meta %+v (%v)\n%s", meta, err, r.stderr)
 	}
+	if want := "if this is cut short, remove what is left with: credhub-perf cleanup --config " + cfg + " --run-id sighup " + dir; !strings.Contains(r.stderr, want) {
+		t.Fatalf("no recovery command %q in\n%s", want, r.stderr)
+	}
 	if left, err := api.FindPath(context.Background(), "/credhub-perf/sighup"); err != nil || len(left) != 0 {
 		t.Fatalf("%d credentials left after SIGHUP (%v)", len(left), err)
 	}
