@@ -161,7 +161,7 @@ func (d Database) truncatePostgres(ctx context.Context) (int64, error) {
 	defer conn.Close(context.Background())
 	// The same check as before seeding: the schema could have changed
 	// during the run.
-	if err := checkPostgres(ctx, conn); err != nil {
+	if err := checkPostgres(ctx, conn, d.User); err != nil {
 		return 0, err
 	}
 
@@ -213,7 +213,7 @@ func (d Database) truncateMySQL(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	defer db.Close()
-	if err := checkMySQL(ctx, db); err != nil {
+	if err := checkMySQL(ctx, db, d.User); err != nil {
 		return 0, err
 	}
 

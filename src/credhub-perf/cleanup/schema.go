@@ -3,9 +3,11 @@ package cleanup
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -71,7 +73,8 @@ func effect(rule string) string {
 
 // Check connects to the database and verifies, without changing anything,
 // that a cleanup could run safely: the credentials work, the schema is
-// CredHub's, and no foreign key from a table that is not CredHub's reaches
+// CredHub's, the user holds every privilege the cleanup's statements need,
+// and no foreign key from a table that is not CredHub's reaches
 // the tables the cleanup would empty. A run calls it before seeding, so a
 // wrong password or the wrong database is found before any load.
 func (d Database) Check(ctx context.Context) error {
@@ -80,13 +83,13 @@ func (d Database) Check(ctx context.Context) error {
 	case "postgres":
 		var conn *pgx.Conn
 		if conn, err = d.connectPostgres(ctx); err == nil {
-			err = checkPostgres(ctx, conn)
+			err = checkPostgres(ctx, conn, d.User)
 			conn.Close(context.Background())
 		}
 	case "mysql":
 		var db *sql.DB
 		if db, err = d.openMySQL(); err == nil {
-			err = checkMySQL(ctx, db)
+			err = checkMySQL(ctx, db, d.User)
 			db.Close()
 		}
 	default:
@@ -155,8 +158,8 @@ func foreignKeys(rows rowSet, ruleName func(string) string) ([]foreignKey, error
 // pgRules spells pg_constraint.confdeltype's codes.
 var pgRules = map[string]string{"a": "NO ACTION", "r": "RESTRICT", "c": "CASCADE", "n": "SET NULL", "d": "SET DEFAULT"}
 
-func checkPostgres(ctx context.Context, conn *pgx.Conn) error {
-	return checkSchema(func(q string) (rowSet, func(), error) {
+func checkPostgres(ctx context.Context, conn *pgx.Conn, user string) error {
+	fks, err := checkSchema(func(q string) (rowSet, func(), error) {
 		rows, err := conn.Query(ctx, q)
 		if err != nil {
 			return nil, nil, err
@@ -174,10 +177,14 @@ SELECT con.conname, cn.nspname, c.relname, p.relname, con.confdeltype::text,
   JOIN pg_class p ON p.oid = con.confrelid
  WHERE con.contype = 'f' AND p.relnamespace = current_schema()::regnamespace`,
 		func(code string) string { return pgRules[code] })
+	if err != nil {
+		return err
+	}
+	return checkPostgresPrivileges(ctx, conn, user, fks)
 }
 
-func checkMySQL(ctx context.Context, db *sql.DB) error {
-	return checkSchema(func(q string) (rowSet, func(), error) {
+func checkMySQL(ctx context.Context, db *sql.DB, user string) error {
+	_, err := checkSchema(func(q string) (rowSet, func(), error) {
 		rows, err := db.QueryContext(ctx, q)
 		if err != nil {
 			return nil, nil, err
@@ -191,31 +198,117 @@ func checkMySQL(ctx context.Context, db *sql.DB) error {
   FROM information_schema.referential_constraints
  WHERE unique_constraint_schema = DATABASE()`,
 		func(rule string) string { return rule })
+	if err != nil {
+		return err
+	}
+	return checkMySQLPrivileges(ctx, db, user)
 }
 
 // checkSchema checks CredHub's tables and the foreign keys into them on
 // either driver: query runs a listing and returns what closes it.
-func checkSchema(query func(string) (rowSet, func(), error), tablesSQL, foreignKeysSQL string, ruleName func(string) string) error {
+func checkSchema(query func(string) (rowSet, func(), error), tablesSQL, foreignKeysSQL string, ruleName func(string) string) ([]foreignKey, error) {
 	rows, done, err := query(tablesSQL)
 	if err != nil {
-		return fmt.Errorf("listing tables: %w", err)
+		return nil, fmt.Errorf("listing tables: %w", err)
 	}
 	have, err := tableNames(rows)
 	done()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := checkTables(have); err != nil {
-		return err
+		return nil, err
 	}
 	rows, done, err = query(foreignKeysSQL)
 	if err != nil {
-		return fmt.Errorf("listing foreign keys: %w", err)
+		return nil, fmt.Errorf("listing foreign keys: %w", err)
 	}
 	fks, err := foreignKeys(rows, ruleName)
 	done()
 	if err != nil {
+		return nil, err
+	}
+	return fks, checkForeignKeys(fks)
+}
+
+// truncated lists the tables PostgreSQL's TRUNCATE credential,
+// encrypted_value CASCADE empties: those two and, transitively, every table
+// with a foreign key into one already listed. Each needs the TRUNCATE
+// privilege, or the whole statement fails after the run.
+func truncated(fks []foreignKey) []string {
+	set := map[string]bool{"credential": true, "encrypted_value": true}
+	list := []string{"credential", "encrypted_value"}
+	for grew := true; grew; {
+		grew = false
+		for _, fk := range fks {
+			child := strings.ToLower(fk.Child)
+			if set[strings.ToLower(fk.Parent)] && !set[child] {
+				set[child] = true
+				list = append(list, child)
+				grew = true
+			}
+		}
+	}
+	return list
+}
+
+// ErrPrivilege is returned (wrapped) when the database user could read the
+// schema but could not run the cleanup's own statements.
+var ErrPrivilege = errors.New("missing privilege")
+
+// checkPostgresPrivileges asks the catalog, for exactly the statements
+// Truncate runs (SELECT count(*) FROM credential; TRUNCATE credential,
+// encrypted_value CASCADE), whether the connected user holds each privilege
+// they need, directly or through a role. Doing the TRUNCATE itself in a
+// rolled-back transaction would take an exclusive lock on a live CredHub's
+// tables; the catalog answers the same question without one.
+func checkPostgresPrivileges(ctx context.Context, conn *pgx.Conn, user string, fks []foreignKey) error {
+	need := [][2]string{{"credential", "SELECT"}}
+	for _, t := range truncated(fks) {
+		need = append(need, [2]string{t, "TRUNCATE"})
+	}
+	var missing []string
+	for _, n := range need {
+		var ok bool
+		err := conn.QueryRow(ctx, `SELECT has_table_privilege(format('%I.%I', current_schema(), $1::text), $2)`, n[0], n[1]).Scan(&ok)
+		if err != nil {
+			return fmt.Errorf("checking %s on %s: %w", n[1], n[0], err)
+		}
+		if !ok {
+			missing = append(missing, n[1]+" on "+n[0])
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w: user %q lacks %s, which the database cleanup needs; refusing before seeding (GRANT those to %s, or use cleanup.mode api)",
+			ErrPrivilege, user, strings.Join(missing, ", "), user)
+	}
+	return nil
+}
+
+// checkMySQLPrivileges runs the cleanup's own statements, each limited to
+// no rows, inside a transaction that is rolled back: MySQL checks the
+// privileges of a statement before it looks at a row, so a user who could
+// not delete is refused here, with MySQL's own message naming the command,
+// and nothing is changed or locked.
+func checkMySQLPrivileges(ctx context.Context, db *sql.DB, user string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
 		return err
 	}
-	return checkForeignKeys(fks)
+	defer tx.Rollback() //nolint:errcheck // nothing to keep
+	for _, st := range []struct{ priv, sql string }{
+		{"SELECT on credential", "SELECT count(*) FROM credential LIMIT 0"},
+		{"DELETE on credential", "DELETE FROM credential LIMIT 0"},
+		{"DELETE on encrypted_value", "DELETE FROM encrypted_value LIMIT 0"},
+	} {
+		if _, err := tx.ExecContext(ctx, st.sql); err != nil {
+			var me *mysql.MySQLError
+			if errors.As(err, &me) && (me.Number == 1142 || me.Number == 1143 || me.Number == 1044) {
+				return fmt.Errorf("%w: user %q lacks %s, which the database cleanup needs (%v); refusing before seeding (GRANT it to %s, or use cleanup.mode api)",
+					ErrPrivilege, user, st.priv, err, user)
+			}
+			return fmt.Errorf("trying the cleanup's %s in a rolled-back transaction: %w", strings.Fields(st.sql)[0], err)
+		}
+	}
+	return nil
 }

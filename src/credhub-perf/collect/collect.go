@@ -96,12 +96,18 @@ func extract(out, tgz string, dirs map[string]bool, origin map[string]string, re
 			return fmt.Errorf("%s: entry %q points outside the tarball; refusing it", tgz, hdr.Name)
 		}
 		name = path.Clean(name)
-		if hdr.Typeflag != tar.TypeReg {
-			continue // directories are implied; links are never followed
-		}
 		parts := strings.Split(name, "/")
 		if parts[0] != "credhub-perf" {
 			continue
+		}
+		if hdr.Typeflag == tar.TypeSymlink || hdr.Typeflag == tar.TypeLink {
+			if err := checkLink(tgz, name, hdr, rep); err != nil {
+				return err
+			}
+			continue
+		}
+		if hdr.Typeflag != tar.TypeReg {
+			continue // directories are implied
 		}
 		var dest string
 		switch {
@@ -122,6 +128,25 @@ func extract(out, tgz string, dirs map[string]bool, origin map[string]string, re
 			rep.Logs = append(rep.Logs, filepath.Join(out, dest))
 		}
 	}
+}
+
+// checkLink judges a link entry under credhub-perf/. Links are never
+// followed or created (the job writes regular files only), but one that
+// points outside the tarball's credhub-perf/ directory, where the output
+// directory's contents come from, is a hostile or damaged tarball: refused.
+// Others are skipped with a warning, so a file that is missing from a run
+// directory for that reason is not a mystery.
+func checkLink(tgz, name string, hdr *tar.Header, rep *Report) error {
+	kind, target := "symbolic link", path.Join(path.Dir(name), hdr.Linkname)
+	if hdr.Typeflag == tar.TypeLink {
+		kind, target = "hard link", hdr.Linkname // relative to the tarball's root
+	}
+	target = path.Clean(strings.TrimPrefix(target, "./"))
+	if path.IsAbs(hdr.Linkname) || !strings.HasPrefix(target, "credhub-perf/") {
+		return fmt.Errorf("%s: entry %q is a %s to %q, outside the output directory; refusing the tarball (collect takes regular files only: re-download it with bosh run-errand --download-logs)", tgz, hdr.Name, kind, hdr.Linkname)
+	}
+	rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: skipped entry %q, a %s to %q (collect takes regular files only)", tgz, hdr.Name, kind, hdr.Linkname))
+	return nil
 }
 
 // writeOnce writes one entry; the same name from two tarballs must have

@@ -17,6 +17,7 @@ import (
 type entry struct {
 	name, body string
 	typ        byte
+	link       string // a link's target; "" = /etc/passwd
 }
 
 func tgz(t *testing.T, dir, name string, entries ...entry) string {
@@ -30,8 +31,11 @@ func tgz(t *testing.T, dir, name string, entries ...entry) string {
 			typ = tar.TypeReg
 		}
 		h := &tar.Header{Name: e.name, Typeflag: typ, Mode: 0o644, Size: int64(len(e.body))}
-		if typ == tar.TypeSymlink {
-			h.Linkname, h.Size = "/etc/passwd", 0
+		if typ == tar.TypeSymlink || typ == tar.TypeLink {
+			h.Linkname, h.Size = e.link, 0
+			if h.Linkname == "" {
+				h.Linkname = "/etc/passwd"
+			}
 		}
 		if err := tw.WriteHeader(h); err != nil {
 			t.Fatal(err)
@@ -149,7 +153,13 @@ func TestHostileTarballs(t *testing.T) {
 		{"only other files", "no credhub-perf run directory", tgz(t, in, "other.tgz",
 			entry{name: "./credhub-perf/notes.txt", body: "x"},
 			entry{name: run + "evil.sh", body: "x"},
-			entry{name: "./credhub-perf/20261124T230000Z-get/link.csv", typ: tar.TypeSymlink})},
+			entry{name: "./credhub-perf/20261124T230000Z-get/link.csv", typ: tar.TypeSymlink, link: "results.csv"})},
+		{"symlink to an absolute path", `entry "./credhub-perf/20261124T230000Z-get/results.csv" is a symbolic link to "/etc/passwd", outside the output directory`,
+			tgz(t, in, "symabs.tgz", entry{name: "./credhub-perf/20261124T230000Z-get/results.csv", typ: tar.TypeSymlink})},
+		{"symlink climbing out", `is a symbolic link to "../../../etc/shadow", outside the output directory`,
+			tgz(t, in, "symup.tgz", entry{name: run + "meta.json", typ: tar.TypeSymlink, link: "../../../etc/shadow"})},
+		{"hard link outside", `is a hard link to "etc/passwd", outside the output directory`,
+			tgz(t, in, "hard.tgz", entry{name: run + "results.csv", body: rows("2026-11-24T23:00:00Z")}, entry{name: run + "results-1.csv", typ: tar.TypeLink, link: "etc/passwd"})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := t.TempDir()
@@ -159,6 +169,18 @@ func TestHostileTarballs(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a link inside is skipped and said", func(t *testing.T) {
+		a := tgz(t, in, "inside.tgz", entry{name: run + "results.csv", body: rows("2026-11-24T23:00:00Z")},
+			entry{name: run + "results-1.csv", typ: tar.TypeLink, link: strings.TrimPrefix(run, "./") + "results.csv"})
+		out := t.TempDir()
+		rep, err := Tarballs(out, []string{a}, slo)
+		if err != nil || len(rep.Warnings) == 0 || !strings.Contains(strings.Join(rep.Warnings, "\n"), `skipped entry "`+run+`results-1.csv", a hard link`) {
+			t.Fatalf("err %v, report %+v", err, rep)
+		}
+		if _, err := os.Lstat(filepath.Join(out, "20261124T230000Z-get-2-instances", "results-1.csv")); !os.IsNotExist(err) {
+			t.Fatalf("the link's name was created (%v)", err)
+		}
+	})
 	t.Run("two runs with one name", func(t *testing.T) {
 		a := tgz(t, in, "a.tgz", entry{name: run + "results.csv", body: rows("2026-11-24T23:00:00Z")})
 		b := tgz(t, in, "b.tgz", entry{name: run + "results.csv", body: rows("2026-11-24T23:00:01Z")})

@@ -73,6 +73,15 @@ type Property struct {
 // mixWeight bounds a mix weight: the draw sums the three in an int.
 var mixWeight = between(0, 1000000, "must be a weight from 0 to 1000000, got {v}")
 
+// noUserinfo refuses a URL with a user name or password before its host
+// (https://user:password@host): printed in errors and recorded in
+// meta.json, it would leak. It is the first rule after nonempty and its
+// message never shows the value, so no later message prints it either.
+func noUserinfo(how string) Rule {
+	return Rule{Check: "not_pattern", Pattern: `\A([A-Za-z][A-Za-z0-9+.-]*:)?(//)?[^/?#@]*@`,
+		Msg: "holds a user name or password (user:password@ before the host), which would be printed and recorded: remove it; " + how}
+}
+
 // Keys lists every configuration key in documentation order.
 var Keys = []Key{
 	{
@@ -80,6 +89,7 @@ var Keys = []Key{
 		Help: "CredHub base URL, e.g. `https://credhub.service.cf.internal:8844`.",
 		Rules: []Rule{
 			{Check: "nonempty", Msg: "is required (e.g. https://credhub.service.cf.internal:8844)"},
+			noUserinfo("the target authenticates with {k:target.client_cert_file} or {k:uaa.url}"),
 			{Check: "pattern", Pattern: `\A(?i:https?)://[^/?#]+`, Msg: "{v} is not an http(s) URL with a host"},
 		},
 		BOSH: &Property{Name: "credhub.url", Via: ViaTemplate, Default: nil,
@@ -131,6 +141,7 @@ var Keys = []Key{
 		Name: "uaa.url", Type: "string", Default: `""`,
 		Help: "UAA base URL. When set, requests carry a bearer token from the client_credentials grant (refreshed before it expires) instead of relying on a client certificate.",
 		Rules: []Rule{
+			noUserinfo("the client authenticates with {k:uaa.client_id} and {k:uaa.client_secret}"),
 			when(Rule{Check: "pattern", Pattern: `\A(?i:https?)://[^/?#]+`, Msg: "{v} is not an http(s) URL with a host"}, Cond{Key: "uaa.url", Op: "nonempty"}),
 			// The secret would cross the network in clear text.
 			when(Rule{Check: "not_pattern", Pattern: `\A(?i:http)://`, Msg: "{v} is plain http: the client secret would cross the network unencrypted; use https, or set {k:uaa.allow_plaintext_secret}: true to accept that (tests only)"},

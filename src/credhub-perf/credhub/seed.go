@@ -190,19 +190,34 @@ func VerifySeed(ctx context.Context, c *Client, n Names, count int) error {
 // vanish meanwhile (404) are not errors.
 func DeleteAll(ctx context.Context, c *Client, n Names, parallel int) (int, error) {
 	var total int
-	// A find answer can be large; repeat until nothing is left, so a find
-	// that a server caps still ends with an empty prefix.
+	// A delete that fails (after the client's own retries) does not stop
+	// the others: against a target failing many requests, stopping at the
+	// first error left most of the run behind. The failed ones are found
+	// again and retried in the next round; only rounds that delete nothing
+	// at all, several in a row, end the cleanup with an error. A find
+	// answer can also be capped, so rounds repeat until the prefix is empty.
+	const maxStalled = 3
+	stalled := 0
+	var lastErr error
 	for round := 0; round < 100; round++ {
+		if ctx.Err() != nil {
+			return total, ctx.Err()
+		}
 		names, err := c.FindPath(ctx, n.Prefix())
 		if err != nil {
-			return total, fmt.Errorf("finding the run's credentials under %s: %w", n.Prefix(), err)
+			lastErr = fmt.Errorf("finding the run's credentials under %s: %w", n.Prefix(), err)
+			if stalled++; stalled >= maxStalled || ctx.Err() != nil {
+				return total, lastErr
+			}
+			continue
 		}
 		if len(names) == 0 {
 			return total, nil
 		}
 		ch := make(chan string)
 		var mu sync.Mutex
-		var firstErr error
+		var roundErr error
+		failed, deleted := 0, 0
 		var wg sync.WaitGroup
 		for w := 0; w < parallel; w++ {
 			wg.Add(1)
@@ -211,32 +226,47 @@ func DeleteAll(ctx context.Context, c *Client, n Names, parallel int) (int, erro
 				for name := range ch {
 					err := c.Delete(ctx, name)
 					mu.Lock()
-					if err == nil {
+					switch {
+					case err == nil:
 						total++
-					} else if !IsNotFound(err) && firstErr == nil {
-						firstErr = fmt.Errorf("deleting %s: %w", name, err)
+						deleted++
+					case IsNotFound(err):
+						// Gone meanwhile (the next find will not list it),
+						// or hidden by an ACL (it will: not progress).
+					default:
+						failed++
+						if roundErr == nil {
+							roundErr = fmt.Errorf("deleting %s: %w", name, err)
+						}
 					}
 					mu.Unlock()
 				}
 			}()
 		}
 		for _, name := range names {
-			mu.Lock()
-			stop := firstErr != nil
-			mu.Unlock()
-			if stop || ctx.Err() != nil {
+			if ctx.Err() != nil {
 				break
 			}
 			ch <- name
 		}
 		close(ch)
 		wg.Wait()
-		if firstErr != nil {
-			return total, firstErr
-		}
 		if ctx.Err() != nil {
 			return total, ctx.Err()
 		}
+		if roundErr != nil {
+			lastErr = fmt.Errorf("%d of %d deletes failed, e.g. %w", failed, len(names), roundErr)
+		} else if deleted == 0 {
+			lastErr = fmt.Errorf("the target lists them but answers 404 to deleting them (no delete permission?)")
+		}
+		if deleted > 0 {
+			stalled = 0
+		} else if stalled++; stalled >= maxStalled {
+			return total, fmt.Errorf("%d credentials under %s could not be deleted in %d rounds: %w", len(names), n.Prefix(), maxStalled, lastErr)
+		}
+	}
+	if lastErr != nil {
+		return total, fmt.Errorf("credentials under %s still there after 100 rounds of deletes: %w", n.Prefix(), lastErr)
 	}
 	return total, fmt.Errorf("credentials under %s keep appearing after 100 rounds of deletes", n.Prefix())
 }

@@ -269,17 +269,35 @@ func (e *Engine) HTTPClient() (name, note string) {
 	}
 }
 
+// redactUserinfo hides a user name and password before the host
+// (https://user:pw@host), so no message repeats them.
+func redactUserinfo(raw string) string {
+	pre, rest := "", raw
+	if k := strings.Index(raw, "://"); k >= 0 {
+		pre, rest = raw[:k+3], raw[k+3:]
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
+		return pre + "REDACTED@" + rest[at+1:]
+	}
+	return raw
+}
+
 func (e *Engine) parseURL(raw string) error {
+	shown := redactUserinfo(raw) // the URL as messages may print it
 	if raw == "" {
 		return errors.New("no URL given: pass an http:// or https:// URL")
 	}
 	scheme, rest, ok := strings.Cut(raw, "://")
 	if !ok {
-		return fmt.Errorf("URL %q has no scheme: use http://HOST/... or https://HOST/...", raw)
+		return fmt.Errorf("URL %q has no scheme: use http://HOST/... or https://HOST/...", shown)
 	}
 	scheme = strings.ToLower(scheme)
 	if scheme != "http" && scheme != "https" {
-		return fmt.Errorf("URL %q: unsupported scheme %q, use http or https", raw, scheme)
+		return fmt.Errorf("URL %q: unsupported scheme %q, use http or https", shown, scheme)
 	}
 	end := strings.IndexAny(rest, "/?#")
 	if end < 0 {
@@ -287,17 +305,17 @@ func (e *Engine) parseURL(raw string) error {
 	}
 	host := rest[:end]
 	if strings.Contains(host, "{{") {
-		return fmt.Errorf("URL %q: templates may only appear in the path and query, not the host", raw)
+		return fmt.Errorf("URL %q: templates may only appear in the path and query, not the host", shown)
 	}
 	if strings.Contains(host, "@") {
-		return fmt.Errorf("URL %q: credentials in the URL are not supported; use -a or a header", raw)
+		return fmt.Errorf("URL %q: credentials in the URL are not supported; use -a or a header", shown)
 	}
 	u, err := url.Parse(scheme + "://" + host + "/")
 	if err != nil {
-		return fmt.Errorf("bad URL %q: %w", raw, err)
+		return fmt.Errorf("bad URL %q: %w", shown, err)
 	}
 	if u.Hostname() == "" {
-		return fmt.Errorf("URL %q has no host", raw)
+		return fmt.Errorf("URL %q has no host", shown)
 	}
 	e.scheme, e.host, e.hostname = scheme, u.Host, u.Hostname()
 	e.port = u.Port()

@@ -20,6 +20,9 @@ func (r *runner) checkBeforeTarget(ctx context.Context) error {
 	if err := checkWritable(r.c.OutputDir); err != nil {
 		return &SetupError{err}
 	}
+	if err := checkFreeSpace(r.c.OutputDir); err != nil {
+		return &SetupError{err}
+	}
 	if modes := insecureModes(r.c); len(modes) > 0 {
 		r.log.Printf("warning: insecure mode %s (recorded in meta.json's insecure); use it against test systems only", strings.Join(modes, ", "))
 	}
@@ -29,7 +32,7 @@ func (r *runner) checkBeforeTarget(ctx context.Context) error {
 		if err := cleanupDatabase(r.c).Check(cctx); err != nil {
 			return &SetupError{fmt.Errorf("cleanup.database: %w", err)}
 		}
-		r.log.Printf("cleanup database %q on %s: CredHub's schema, nothing else references its credential tables", r.c.Cleanup.Database.Name, r.c.Cleanup.Database.Host)
+		r.log.Printf("cleanup database %q on %s: CredHub's schema, user %q holds the privileges the cleanup needs, nothing else references its credential tables", r.c.Cleanup.Database.Name, r.c.Cleanup.Database.Host, r.c.Cleanup.Database.User)
 	}
 	return nil
 }
@@ -47,6 +50,24 @@ func checkWritable(dir string) error {
 	name := f.Name()
 	f.Close()
 	return os.Remove(name)
+}
+
+// MinFreeBytes is the free space output_dir must have before a run sends
+// load: a full disk would take the whole ramp's load and record none of it.
+// 64 MiB holds about 300,000 rows, more than most ramps write, and is far
+// below what any working disk has.
+const MinFreeBytes = 64 << 20
+
+// freeSpace reports the space left in a directory's filesystem; tests
+// replace it to play a full disk.
+var freeSpace = diskFree
+
+func checkFreeSpace(dir string) error {
+	free, ok := freeSpace(dir)
+	if !ok || free >= MinFreeBytes {
+		return nil
+	}
+	return fmt.Errorf("output_dir %q has %.1f MiB free, under the %d MiB a run needs to record its results: free some space or choose another directory with --output_dir", dir, float64(free)/(1<<20), MinFreeBytes>>20)
 }
 
 // insecureModes lists the configuration keys in force that weaken

@@ -41,11 +41,10 @@ func (r *runner) preflight(ctx context.Context) error {
 	// Once written, the credential goes also when the read fails or the
 	// run is interrupted: this is all a tester other than 0 writes before
 	// the rendezvous, and nothing may stay behind.
+	stays := fmt.Sprintf(" (the pre-flight credential stays: delete it with `credhub delete -n %s`)", name)
 	drop := func() string {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), failurePublishTimeout)
-		defer cancel()
-		if derr := r.api.Delete(dctx, name); derr != nil && !credhub.IsNotFound(derr) {
-			return " (the pre-flight credential stays: delete it by hand)"
+		if derr := r.deletePreflight(ctx, name); derr != nil && !credhub.IsNotFound(derr) {
+			return stays
 		}
 		return ""
 	}
@@ -58,15 +57,29 @@ func (r *runner) preflight(ctx context.Context) error {
 		}
 		return &SetupError{fmt.Errorf("pre-flight: reading %s back%s: %w", name, drop(), err)}
 	}
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), failurePublishTimeout)
-	defer cancel()
-	if err := r.api.Delete(dctx, name); err != nil {
+	if err := r.deletePreflight(ctx, name); err != nil {
 		if isDenied(err) || credhub.IsNotFound(err) {
-			return &SetupError{fmt.Errorf("pre-flight: wrote and read %s but could not delete it: %s lacks delete permission, which the cleanup needs; %s (the pre-flight credential stays: delete it by hand): %w", name, actor, grant, err)}
+			return &SetupError{fmt.Errorf("pre-flight: wrote and read %s but could not delete it: %s lacks delete permission, which the cleanup needs; %s%s: %w", name, actor, grant, stays, err)}
 		}
-		return &SetupError{fmt.Errorf("pre-flight: deleting %s: %w", name, err)}
+		return &SetupError{fmt.Errorf("pre-flight: deleting %s%s: %w", name, stays, err)}
 	}
 	return nil
+}
+
+// deletePreflight deletes the pre-flight credential, trying the whole
+// (itself retried) call a few times: a target failing many requests must
+// not keep it. Refusals (401, 403, 404) are final.
+func (r *runner) deletePreflight(ctx context.Context, name string) error {
+	var err error
+	for try := 0; try < 3; try++ {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), failurePublishTimeout)
+		err = r.api.Delete(dctx, name)
+		cancel()
+		if err == nil || isDenied(err) || credhub.IsNotFound(err) {
+			return err
+		}
+	}
+	return err
 }
 
 func isDenied(err error) bool {

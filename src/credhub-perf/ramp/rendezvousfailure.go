@@ -330,7 +330,7 @@ func (r *runner) cleanupOwnWrites() {
 		mine := strings.ToLower(n.SetPrefix(r.c.Tester.Index))
 		names, err := r.api.FindPath(ctx, n.Prefix()+"/set")
 		if err != nil {
-			r.log.Printf("warning: could not list what this tester wrote under %s/set (delete names starting %s by hand): %v", n.Prefix(), n.SetPrefix(r.c.Tester.Index), err)
+			r.log.Printf("warning: could not list what this tester wrote under %s/set: %v; once every tester has stopped, remove the run's credentials with: %s", n.Prefix(), err, r.recoveryCommand())
 			continue
 		}
 		deleted := 0
@@ -339,7 +339,7 @@ func (r *runner) cleanupOwnWrites() {
 				continue
 			}
 			if err := r.api.Delete(ctx, name); err != nil && !credhub.IsNotFound(err) {
-				r.log.Printf("warning: could not delete %s, which this tester wrote (delete names starting %s by hand): %v", name, n.SetPrefix(r.c.Tester.Index), err)
+				r.log.Printf("warning: could not delete %s, which this tester wrote: %v; once every tester has stopped, remove the run's credentials with: %s", name, err, r.recoveryCommand())
 				break
 			}
 			deleted++

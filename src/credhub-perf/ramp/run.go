@@ -40,6 +40,9 @@ type Options struct {
 	Log      io.Writer // log lines and the live progress line
 	TTY      bool      // Log is a terminal: draw a live progress line
 	Version  string
+	// ConfigFile is the --config file, if any, named in the recovery
+	// command printed when credentials are left behind.
+	ConfigFile string
 	// Clock is the time source of the run's schedule: step slots, warm-up
 	// windows, the rendezvous and every wait between testers, and the
 	// Start and Latency of each request; nil is the system clock. Tests
@@ -257,11 +260,20 @@ func (r *runner) setup(ctx context.Context) error {
 	if rendezvous {
 		probe = rendezvousName(c.Tester.Rendezvous)
 	}
-	if _, err := api.FindPath(pctx, probe); err != nil {
+	inUse, err := api.FindPath(pctx, probe)
+	if err != nil {
 		if credhub.IsAuth(err) {
 			return &SetupError{fmt.Errorf("authentication check: %w", err)}
 		}
 		return &SetupError{fmt.Errorf("target %s does not answer the CredHub API: %w", c.Target.URL, err)}
+	}
+	if !rendezvous && r.tester0() && len(inUse) > 0 {
+		// Another run (or one that never cleaned up) has this run id: the
+		// two would mix their set credentials and this run's cleanup would
+		// delete the other's. Tester 0 only: other testers of a run
+		// sharing tester.run_id may find tester 0's seed already there.
+		r.log.Printf("warning: run id %s is already in use: %d credentials under /credhub-perf/%s/ (another run, or one not cleaned up); this run's cleanup will delete them too. Use a fresh --run-id, or remove them first with: %s",
+			r.runID, len(inUse), r.runID, r.recoveryCommand())
 	}
 	if err := r.preflight(pctx); err != nil {
 		return err
@@ -607,6 +619,11 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 			writeMeta()
 			sum.Finish()
 			_ = writeSummary()
+			// Said before the cleanup: a second interrupt or the errand's
+			// kill may cut it short, and then nothing more is printed.
+			if c.Cleanup.Mode != "none" {
+				r.log.Printf("cleaning up; if this is cut short, remove what is left with: %s", r.recoveryCommand(dir))
+			}
 		}
 		cctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 		res, err := r.cleanup(cctx, n)
@@ -620,7 +637,7 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 			meta.CleanupStatus = "failed"
 			meta.CleanupError = err.Error()
 			r.log.Printf("error: cleanup (%s) failed: %v", c.Cleanup.Mode, err)
-			r.log.Printf("the results in %s are complete; remove the run's credentials under %s by hand", dir, n.Prefix())
+			r.log.Printf("the results in %s are complete; credentials are left under %s: remove them with: %s", dir, n.Prefix(), r.recoveryCommand(dir))
 		default:
 			meta.CleanupStatus = "ok"
 			r.log.Printf("cleanup (%s): removed %d credentials in %s", c.Cleanup.Mode, res.Deleted, res.Elapsed.Round(time.Millisecond))
@@ -699,6 +716,31 @@ func interruptedOr(ctx context.Context, err error) error {
 		return errors.New("interrupted by a signal (bosh cancel-task or SIGTERM)")
 	}
 	return err
+}
+
+// recoveryCommand is the command that removes what this run left in
+// CredHub (and records it in the run directories given), printed wherever a
+// failure leaves credentials behind.
+func (r *runner) recoveryCommand(dirs ...string) string {
+	args := []string{"credhub-perf", "cleanup"}
+	if r.o.ConfigFile != "" {
+		args = append(args, "--config", shellQuote(r.o.ConfigFile))
+	} else {
+		args = append(args, "--target.url", shellQuote(r.c.Target.URL), "(and the run's other target.* / uaa.* flags)")
+	}
+	args = append(args, "--run-id", r.runID)
+	for _, d := range dirs {
+		args = append(args, shellQuote(d))
+	}
+	return strings.Join(args, " ")
+}
+
+// shellQuote leaves a word a shell reads as it is alone and quotes others.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@%+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // dirLabel is the label as it appears in a run directory name.

@@ -103,7 +103,10 @@ func ReadCSV(path string, fn func(*Row) error) (ReadInfo, error) {
 // swallowing the rest of the file into one field. Quotes are allowed only
 // around the last (error) field. A last line without a line end is a run
 // killed mid-write: it is skipped with a warning whatever it holds; any
-// other bad line stops the read with "NAME:LINE: what is wrong".
+// other bad line stops the read with "NAME:LINE: what is wrong". In our
+// format the header appears once and each step's rows are contiguous: a
+// repeated header or a step that reappears is refused, since the figures of
+// a reordered or concatenated file would be silently wrong.
 func ReadCSVFrom(r io.Reader, name string, fn func(*Row) error) (ReadInfo, error) {
 	var info ReadInfo
 	br := bufio.NewReaderSize(r, 256<<10)
@@ -115,6 +118,7 @@ func ReadCSVFrom(r io.Reader, name string, fn func(*Row) error) (ReadInfo, error
 	var firstStart time.Time
 	segment := -1
 	lastKey := ""
+	var stepLine map[string]int // step key -> line of its first row
 	lineNo := 0
 	for {
 		line, err := br.ReadSlice('\n')
@@ -161,6 +165,11 @@ func ReadCSVFrom(r io.Reader, name string, fn func(*Row) error) (ReadInfo, error
 				_, info.HasStatus = cols["status"]
 			} else if string(text) != headerLine {
 				return info, fmt.Errorf("%s:%d: a second, different header: split the file or convert it to one format", name, lineNo)
+			} else if info.Format == FormatOurs {
+				// credhub-perf writes its header once: a second one means
+				// two files were joined, and their steps would be read as
+				// one run's.
+				return info, fmt.Errorf("%s:%d: the header repeats (two results files concatenated?): summarise each file on its own, or split it at that line", name, lineNo)
 			}
 			if info.Format != FormatOurs {
 				segment++ // hey-fork files repeat the header once per step
@@ -184,6 +193,18 @@ func ReadCSVFrom(r io.Reader, name string, fn func(*Row) error) (ReadInfo, error
 		if info.Format == FormatOurs {
 			key := string(fields[cols["concurrency"]]) + "/" + string(fields[cols["rate"]])
 			if key != lastKey {
+				// A step's rows are contiguous as written; a step that comes
+				// back after another began means the rows were reordered
+				// (a sorted or concatenated file) and every step figure
+				// taken from them would be wrong.
+				if first, ok := stepLine[key]; ok {
+					return info, fmt.Errorf("%s:%d: rows of the step at concurrency %s, rate %s appear again after another step (first at line %d): the rows are out of order (a sorted or concatenated file?); use the file as credhub-perf wrote it, each step's rows together in run order",
+						name, lineNo, fields[cols["concurrency"]], fields[cols["rate"]], first)
+				}
+				if stepLine == nil {
+					stepLine = map[string]int{}
+				}
+				stepLine[key] = lineNo
 				segment++
 				lastKey = key
 			}

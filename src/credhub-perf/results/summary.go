@@ -668,12 +668,19 @@ func (s *Summary) WriteTable(w io.Writer) {
 }
 
 // writeFileAtomic replaces path so a reader never sees half a file.
+// On any failure (a full disk included) the temporary file is removed, so
+// a run directory never keeps one.
 func writeFileAtomic(path string, data []byte) error {
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		os.Remove(tmp)
 		return err
 	}
-	return os.Rename(tmp, path)
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 // requestTypes lists the request types of a mix run's steps, sorted; none

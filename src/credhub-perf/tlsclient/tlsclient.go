@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/credhub-perf/credhub-perf/rsasign"
 )
@@ -145,6 +146,10 @@ func loadKeyPair(certFile, keyFile string) (tls.Certificate, error) {
 	if !hasPEMBlock(keyPEM, func(t string) bool { return strings.HasSuffix(t, "PRIVATE KEY") }) {
 		return tls.Certificate{}, fmt.Errorf("client key %s contains no PEM private key", keyFile)
 	}
+	if encryptedKey(keyPEM) {
+		// Go's parser would only say it cannot parse the key.
+		return tls.Certificate{}, fmt.Errorf("client key %s is an encrypted key (passphrase-protected), which cannot be used unattended: decrypt it (openssl pkey -in KEY -out PLAIN-KEY) and pass the decrypted key", keyFile)
+	}
 	cert, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
 		if strings.Contains(err.Error(), "does not match") {
@@ -157,7 +162,32 @@ func loadKeyPair(certFile, keyFile string) (tls.Certificate, error) {
 		return tls.Certificate{}, fmt.Errorf("parsing client certificate %s: %w", certFile, err)
 	}
 	cert.Leaf = leaf
+	// CredHub's handshake failure would only say "bad certificate".
+	now := time.Now()
+	const day = "2006-01-02 15:04:05 MST"
+	switch {
+	case now.After(leaf.NotAfter):
+		return tls.Certificate{}, fmt.Errorf("client certificate %s expired at %s (valid from %s): renew it", certFile, leaf.NotAfter.UTC().Format(day), leaf.NotBefore.UTC().Format(day))
+	case now.Before(leaf.NotBefore):
+		return tls.Certificate{}, fmt.Errorf("client certificate %s is not yet valid: valid from %s (now %s); check this machine's clock or wait", certFile, leaf.NotBefore.UTC().Format(day), now.UTC().Format(day))
+	}
 	return cert, nil
+}
+
+// encryptedKey tells whether the file's private key is passphrase
+// protected: PKCS#8 "ENCRYPTED PRIVATE KEY", or a legacy PEM block with
+// Proc-Type: 4,ENCRYPTED.
+func encryptedKey(data []byte) bool {
+	for {
+		var b *pem.Block
+		b, data = pem.Decode(data)
+		if b == nil {
+			return false
+		}
+		if b.Type == "ENCRYPTED PRIVATE KEY" || strings.Contains(b.Headers["Proc-Type"], "ENCRYPTED") {
+			return true
+		}
+	}
 }
 
 func hasPEMBlock(data []byte, want func(string) bool) bool {

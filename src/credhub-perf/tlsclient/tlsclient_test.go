@@ -5,6 +5,7 @@ import (
 	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net"
@@ -203,11 +204,26 @@ func TestBadFiles(t *testing.T) {
 	if err := os.WriteFile(junk, []byte("-----BEGIN CERTIFICATE-----\nnot base64 !!\n-----END CERTIFICATE-----\n\x00\xff"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	expired, expiredKey := f.ca.Issue(t, testpki.Spec{CommonName: "old", NotBefore: time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(-time.Hour)}).Write(t, dir, "expired")
+	future, futureKey := f.ca.Issue(t, testpki.Spec{CommonName: "new", NotBefore: time.Now().Add(time.Hour), NotAfter: time.Now().Add(48 * time.Hour)}).Write(t, dir, "future")
+	// Both spellings of a passphrase-protected key: PKCS#8 and legacy PEM.
+	pkcs8Enc := filepath.Join(dir, "pkcs8-encrypted.key")
+	legacyEnc := filepath.Join(dir, "legacy-encrypted.key")
+	if err := os.WriteFile(pkcs8Enc, pem.EncodeToMemory(&pem.Block{Type: "ENCRYPTED PRIVATE KEY", Bytes: []byte("0123456789abcdef")}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(legacyEnc, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Headers: map[string]string{"Proc-Type": "4,ENCRYPTED", "DEK-Info": "AES-256-CBC,00112233445566778899AABBCCDDEEFF"}, Bytes: []byte("0123456789abcdef")}), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		o    Options
 		want string
 	}{
+		{"expired cert", Options{CertFile: expired, KeyFile: expiredKey}, "client certificate " + expired + " expired at "},
+		{"not yet valid cert", Options{CertFile: future, KeyFile: futureKey}, "client certificate " + future + " is not yet valid: valid from "},
+		{"PKCS#8 encrypted key", Options{CertFile: f.rsaCert, KeyFile: pkcs8Enc}, "is an encrypted key (passphrase-protected)"},
+		{"legacy encrypted key", Options{CertFile: f.rsaCert, KeyFile: legacyEnc}, "is an encrypted key (passphrase-protected)"},
 		{"cert without key", Options{CertFile: f.rsaCert}, "without its key"},
 		{"key without cert", Options{KeyFile: f.rsaKey}, "without its certificate"},
 		{"missing cert", Options{CertFile: "/nonexistent.crt", KeyFile: f.rsaKey}, "reading client certificate"},

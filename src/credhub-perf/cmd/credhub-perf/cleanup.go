@@ -35,7 +35,7 @@ func cleanupCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	return ramp.Cleanup(ctx, ramp.CleanupOptions{Config: cfg, RunDirs: fs.Args(), Stdout: stdout, Log: stderr})
 }

@@ -258,6 +258,73 @@ func TestDatabaseSafetyBeforeSeeding(t *testing.T) {
 			if r.code != 0 || !strings.Contains(r.stderr, "nothing else references its credential tables") {
 				t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
+
+			// A user who can read the schema but not run the cleanup's
+			// statements is refused before seeding, the privilege named.
+			readerEnv := map[string]string{}
+			for k, v := range env {
+				readerEnv[k] = v
+			}
+			readerEnv["DB_USER"], readerEnv["DB_PASSWORD"] = "perf_reader", "reader-secret-pw"
+			var grantSelect, grantMore []string
+			wantMissing := "DELETE on credential"
+			if env["DB_TYPE"] == "postgres" {
+				grantSelect = []string{"CREATE ROLE perf_reader LOGIN PASSWORD 'reader-secret-pw'", "GRANT SELECT ON ALL TABLES IN SCHEMA public TO perf_reader"}
+				// TRUNCATE ... CASCADE also needs TRUNCATE on the tables it
+				// reaches through foreign keys, so two grants are not enough.
+				grantMore = []string{"GRANT TRUNCATE ON credential, encrypted_value TO perf_reader"}
+				wantMissing = "TRUNCATE on credential"
+			} else {
+				for _, host := range []string{"localhost", "127.0.0.1"} {
+					grantSelect = append(grantSelect, "CREATE USER 'perf_reader'@'"+host+"' IDENTIFIED BY 'reader-secret-pw'",
+						"GRANT SELECT ON "+env["DB_NAME"]+".* TO 'perf_reader'@'"+host+"'")
+					grantMore = append(grantMore, "GRANT DELETE ON "+env["DB_NAME"]+".credential TO 'perf_reader'@'"+host+"'")
+				}
+			}
+			for _, q := range grantSelect {
+				if err := exec(q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			creds := count("credential")
+			cfg = dbCleanupConfig(t, s.URL, readerEnv, readerEnv["DB_PASSWORD"])
+			r = perf(t, "run", "--config", cfg)
+			refusedAtSetup(t, r, cfg, api, "lacks", wantMissing, "perf_reader", "cleanup.mode api")
+			if strings.Contains(r.stderr, "reader-secret-pw") {
+				t.Fatal("the database password reached the log")
+			}
+			if count("credential") != creds {
+				t.Fatal("the privilege check changed the database")
+			}
+			for _, q := range grantMore {
+				if err := exec(q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			port, _ := strconv.Atoi(env["DB_PORT"])
+			reader := cleanup.Database{Type: env["DB_TYPE"], Host: env["DB_HOST"], Port: port, User: "perf_reader", Password: "reader-secret-pw", Name: env["DB_NAME"]}
+			err := reader.Check(context.Background())
+			wantNext := "DELETE on encrypted_value"
+			if env["DB_TYPE"] == "postgres" {
+				wantNext = "TRUNCATE on credential_version"
+			}
+			if !errors.Is(err, cleanup.ErrPrivilege) || !strings.Contains(err.Error(), wantNext) || strings.Contains(err.Error(), "TRUNCATE on credential,") {
+				t.Fatalf("want the remaining privilege %q named, got %v", wantNext, err)
+			}
+			if env["DB_TYPE"] == "postgres" {
+				err = exec("GRANT TRUNCATE ON ALL TABLES IN SCHEMA public TO perf_reader")
+			} else {
+				err = exec("GRANT DELETE ON " + env["DB_NAME"] + ".* TO 'perf_reader'@'localhost', 'perf_reader'@'127.0.0.1'")
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := reader.Check(context.Background()); err != nil {
+				t.Fatalf("a user with the cleanup's privileges was refused: %v", err)
+			}
+			if count("credential") != creds {
+				t.Fatal("the privilege check changed the database")
+			}
 		})
 	}
 }

@@ -121,7 +121,9 @@ func runCmd(args []string, capacity bool, stdout, stderr io.Writer) int {
 	// stderr is gone (an errand's tee killed by `bosh cancel-task`), a
 	// write fails instead of killing the process before its cleanup.
 	signal.Ignore(syscall.SIGPIPE)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGHUP too: a dropped ssh session must stop the run and clean up,
+	// not kill it with its credentials left behind.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	go func() {
 		// After the first signal the run stops and cleans up; restoring the
@@ -131,7 +133,7 @@ func runCmd(args []string, capacity bool, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "credhub-perf: interrupted: stopping the ramp and cleaning up (a second interrupt abandons the cleanup)")
 	}()
 	return ramp.Execute(ctx, ramp.Options{
-		Config: cfg, Capacity: capacity, Stdout: stdout, Log: stderr,
+		Config: cfg, Capacity: capacity, Stdout: stdout, Log: stderr, ConfigFile: *configFile,
 		TTY: !*quiet && isTerminal(stderr), Version: version,
 	})
 }

@@ -480,6 +480,10 @@ func TestTargetKilledMidRamp(t *testing.T) {
 		!strings.Contains(r.stderr, "cleanup (api) failed") || len(meta.Steps) >= 20 {
 		t.Fatalf("rows %d, meta %+v\n%s", rows, meta, r.stderr)
 	}
+	// The credentials left are named with the command that removes them.
+	if want := "remove them with: credhub-perf cleanup --config " + cfg + " --run-id " + meta.RunID + " " + dir; !strings.Contains(r.stderr, want) {
+		t.Fatalf("no recovery command %q in\n%s", want, r.stderr)
+	}
 }
 
 func TestSIGINTMidRamp(t *testing.T) {

@@ -22,10 +22,19 @@ func TestSummaryOfDamagedCSV(t *testing.T) {
 		"nan":    strings.Replace(good, "0.001000", "nan", 1),
 		"1e309":  strings.Replace(good, "0.001000", "1e309", 1),
 		"1e300":  strings.Replace(good, "0.001000", "1e300", 1),
+		// a concatenated file: the header again, then more rows
+		"header repeated": results.CSVHeader + "\n",
+		// step 2's row between step 1's: a sorted or concatenated file
+		// once gave a capacity taken from reordered rows
+		"steps interleaved": strings.Replace(good, ",200,0.000001,1,", ",200,0.000001,2,", 1),
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			p := filepath.Join(dir, "results.csv")
+			want := ":4: "
+			if name == "steps interleaved" {
+				want = ":5: " // the step 1 row after it is what is out of order
+			}
 			if err := os.WriteFile(p, []byte(results.CSVHeader+"\n"+good+good+bad+good), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -33,8 +42,8 @@ func TestSummaryOfDamagedCSV(t *testing.T) {
 				var out, errb bytes.Buffer
 				code := Main([]string{"summary", arg}, &out, &errb)
 				msg := strings.TrimSuffix(errb.String(), "\n")
-				if code != 2 || strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "credhub-perf summary: "+p+":4: ") {
-					t.Fatalf("summary %s: exit %d, stderr %q; want exit 2 and one line naming %s:4", arg, code, errb.String(), p)
+				if code != 2 || strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "credhub-perf summary: "+p+want) {
+					t.Fatalf("summary %s: exit %d, stderr %q; want exit 2 and one line naming %s%s", arg, code, errb.String(), p, want)
 				}
 			}
 			if _, err := os.Stat(filepath.Join(dir, "summary.json")); !os.IsNotExist(err) {
