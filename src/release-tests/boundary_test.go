@@ -147,7 +147,7 @@ var patternSamples = map[string][]string{
 	"label":                 {`""`, strings.Repeat("x", 64), strings.Repeat("x", 65), "a/b", `"a\\b"`, `"tab\there"`, `"del\x7f"`, "2 instances", "ünï"},
 	"tester.start_at":       {`""`, `"2026-01-02T15:04:05Z"`, `"2026-01-02T15:04:05.5+01:00"`, `"2026-02-29T00:00:00Z"`, `"2028-02-29T00:00:00Z"`, `"2026-13-01T00:00:00Z"`, `"2026-01-02T24:00:00Z"`, `"2026-01-02 15:04:05Z"`, "tomorrow"},
 	"tester.rendezvous":     {"auto", `"off"`, "perf.eu-1", strings.Repeat("r", 100), strings.Repeat("r", 101), "-x", "a/b", `""`},
-	"warmup.run":            {"auto", "AUTO", "0", "90s", "1.5", "-5s", "-1", "soon", `""`},
+	"warmup.run":            {"auto", "AUTO", "0", "90s", "1.5", "-5s", "-1", "soon", `""`, "24h", "86400.5", "1000000h"},
 	"scenarios":             {"[get]", "[get, set, interpolate, custom]", "[]", "[get, get]", "[delete]", "[GET]"},
 	"cleanup.mode":          {"api", "none", "database", "truncate", "API", `""`},
 	"cleanup.database.type": {"postgres", "postgresql", "mysql", "mariadb", "oracle", `""`},
@@ -377,6 +377,11 @@ var presenceChecked = map[string]bool{`credhub.url: ""`: true}
 // accepts what they refuse.
 var errandOnly = []*regexp.Regexp{
 	regexp.MustCompile(`^tester\.scenario_gap: \S+ is too short with several testers and scenarios`),
+	// The ramp's size and the start time's horizon: several keys
+	// together, and the time the run starts.
+	regexp.MustCompile(`^steps\.step: makes \d+ steps from \d+ to \d+; a ramp has at most 10000`),
+	regexp.MustCompile(`^steps\.duration: \d+ steps of \S+ \(plus \S+ warm-up each\) take \S+; a ramp takes at most 168h`),
+	regexp.MustCompile(`^tester\.start_at: \S+ is more than 7 days \(168h\) ahead`),
 }
 
 // goConfig is the rendered config as credhub-perf reads it on the tester:

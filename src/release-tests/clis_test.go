@@ -276,7 +276,7 @@ credhub:
     url: https://uaa.service.cf.internal:8443
     client_id: credhub_perf
     client_secret: '`+strings.ReplaceAll(secret, "'", "''")+`'
-    ca_cert: UAA-CA
+    ca_cert: `+yamlBlock(fakeCA("UAA CA"), "      ")+`
 `, instanceSpec{})
 		if err != nil {
 			t.Fatal(err)
@@ -295,8 +295,9 @@ credhub:
 		if !strings.Contains(env, "cat "+jobDir+"/config/ca.crt "+jobDir+"/config/uaa-ca.crt 2>") {
 			t.Errorf("the CA is not the job's ca.crt and uaa-ca.crt:\n%s", env)
 		}
-		if strings.Contains(readRendered(t, dir, "bin/run"), "credhub_perf") {
-			t.Error("bin/run names the UAA client")
+		// bin/run names the client (the actor to grant), never its secret.
+		if strings.Contains(readRendered(t, dir, "bin/run"), secret) {
+			t.Error("bin/run holds the UAA client's secret")
 		}
 	})
 

@@ -203,7 +203,8 @@ func TestReleaseCreateOffline(t *testing.T) {
 	all := func(string) bool { return true }
 	entries := tgzFile(t, rel.tarball, func(n string) bool {
 		return n == "release.MF" || strings.HasPrefix(n, "jobs/") || n == "packages/credhub-perf.tgz" ||
-			n == "packages/bosh-cli.tgz" || n == "packages/credhub-cli.tgz"
+			n == "packages/bosh-cli.tgz" || n == "packages/credhub-cli.tgz" ||
+			n == "packages/python3.tgz" || n == "packages/headroom-plot.tgz"
 	})
 
 	var mf struct {
@@ -227,7 +228,7 @@ func TestReleaseCreateOffline(t *testing.T) {
 	for _, p := range mf.Packages {
 		pkgs[p.Name] = p.Dependencies
 	}
-	wantPkgs := []string{"golang-1-linux", "credhub-perf", "bosh-cli", "credhub-cli", "scaling-study"}
+	wantPkgs := []string{"golang-1-linux", "credhub-perf", "bosh-cli", "credhub-cli", "scaling-study", "python3", "headroom-plot"}
 	for _, name := range wantPkgs {
 		if _, ok := pkgs[name]; !ok {
 			t.Errorf("release packages = %v; want %v", pkgs, wantPkgs)
@@ -239,7 +240,15 @@ func TestReleaseCreateOffline(t *testing.T) {
 	if deps := pkgs["credhub-perf"]; len(deps) != 1 || deps[0] != "golang-1-linux" {
 		t.Errorf("credhub-perf package dependencies = %v; want [golang-1-linux]", deps)
 	}
-	hasAll(t, "release tarball", entries, "jobs/credhub-perf.tgz", "packages/golang-1-linux.tgz", "packages/credhub-perf.tgz")
+	if deps := pkgs["python3"]; len(deps) != 0 {
+		t.Errorf("python3 package dependencies = %v; want none (it compiles against the stemcell)", deps)
+	}
+	if deps := pkgs["headroom-plot"]; len(deps) != 1 || deps[0] != "python3" {
+		t.Errorf("headroom-plot package dependencies = %v; want [python3]", deps)
+	}
+	hasAll(t, "release tarball", entries, "jobs/credhub-perf.tgz", "packages/golang-1-linux.tgz", "packages/credhub-perf.tgz",
+		"packages/python3.tgz", "packages/headroom-plot.tgz")
+	checkPythonPackages(t, rel.tarball, entries["jobs/credhub-perf.tgz"])
 
 	job, err := tgzEntries(strings.NewReader(string(entries["jobs/credhub-perf.tgz"])), all)
 	if err != nil {

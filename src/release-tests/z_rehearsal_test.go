@@ -18,6 +18,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -321,7 +323,7 @@ func TestZErrandRehearsal(t *testing.T) {
 		return n == "release.MF" || strings.HasPrefix(n, "packages/") || strings.HasPrefix(n, "jobs/")
 	})
 	versions := releasePackageVersions(t, entries["release.MF"])
-	for _, name := range []string{"golang-1-linux", "credhub-perf", "bosh-cli", "credhub-cli"} {
+	for _, name := range []string{"golang-1-linux", "credhub-perf", "bosh-cli", "credhub-cli", "python3", "headroom-plot"} {
 		p := filepath.Join(r.work, "release", "packages", name+".tgz")
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -342,10 +344,17 @@ func TestZErrandRehearsal(t *testing.T) {
 
 	r.unshare(t, "rehearse-compile.sh", []string{
 		"GOLANG_VERSION=" + versions["golang-1-linux"], "CREDHUB_PERF_VERSION=" + versions["credhub-perf"],
-		"BOSH_CLI_VERSION=" + versions["bosh-cli"], "CREDHUB_CLI_VERSION=" + versions["credhub-cli"]})
+		"BOSH_CLI_VERSION=" + versions["bosh-cli"], "CREDHUB_CLI_VERSION=" + versions["credhub-cli"],
+		"PYTHON3_VERSION=" + versions["python3"], "HEADROOM_PLOT_VERSION=" + versions["headroom-plot"],
+		"PACKAGE_CACHE=" + compiledPackageCache(t)})
 	if gv, _ := os.ReadFile(filepath.Join(r.work, "go-version")); !strings.Contains(string(gv), "go version go1.") {
 		t.Errorf("golang-1-linux package: go version printed %q", gv)
 	}
+	if pc, _ := os.ReadFile(filepath.Join(r.work, "python3-check")); !strings.HasPrefix(string(pc), "3.13.5 OpenSSL") {
+		t.Errorf(`python3 package: python3 -c "import ssl, zlib, bz2" printed %q`, pc)
+	}
+	times, _ := os.ReadFile(filepath.Join(r.work, "compile-times"))
+	t.Logf("compile seconds per package (cached: from the compiled-package cache):\n%s", indent(string(times), "  "))
 	perfBin := filepath.Join(r.work, "vcap", "data", "packages", "credhub-perf", versions["credhub-perf"], "bin")
 	for _, b := range []string{"credhub-perf", "hey"} {
 		if _, err := os.Stat(filepath.Join(perfBin, b)); err != nil {
@@ -383,7 +392,13 @@ func TestZErrandRehearsal(t *testing.T) {
 	}
 
 	t.Run("one tester", func(t *testing.T) {
-		dir := r.renderTester(t, "solo", r.errandProps("rehearsal", []interface{}{"get", "set", "interpolate"}, nil), 0)
+		props := r.errandProps("rehearsal", []interface{}{"get", "set", "interpolate"}, nil)
+		// Every step counts as capacity even on a busy machine (no
+		// tester-bound verdicts) and is long enough for bootstrap
+		// intervals, so the report's figures below are numbers to compare.
+		props["saturation"] = map[string]interface{}{"max_tester_cpu": 1, "max_host_cpu": 1, "max_steal": 1}
+		props["steps"].(map[string]interface{})["duration"] = "2s"
+		dir := r.renderTester(t, "solo", props, 0)
 		r.unshare(t, "rehearse-run.sh", nil, dir)
 		res := checkExit(t, dir)
 		// ACLs on: the actor the errand names is the one granted.
@@ -451,7 +466,27 @@ func TestZErrandRehearsal(t *testing.T) {
 			}
 		}
 		checkCleanedUp(t)
+		checkReport(t, filepath.Join(dir, "log", "credhub-perf"), runs, res.stdout)
 		t.Logf("errand stdout:\n%s", indent(res.stdout, "  "))
+	})
+
+	t.Run("plotting fails", func(t *testing.T) {
+		// A plotter that cannot run (here: not executable) costs the report
+		// only: one warning line, and the errand exits as the run did.
+		dir := r.renderTester(t, "noplot", r.errandProps("noplot", []interface{}{"get"}, nil), 0)
+		if err := os.WriteFile(filepath.Join(dir, "break-plotter"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r.unshare(t, "rehearse-run.sh", nil, dir)
+		res := checkExit(t, dir)
+		if !strings.Contains(res.stdout, "credhub-perf errand: warning: headroom-plot failed (exit 126)") ||
+			!strings.Contains(res.stdout, "exit status 0") {
+			t.Errorf("a broken plotter is not one warning with the run's exit status:\n%s", indent(res.stdout, "  "))
+		}
+		if runs := runDirs(t, filepath.Join(dir, "log", "credhub-perf"), "noplot"); len(runs) != 1 {
+			t.Errorf("run directories %v; want the get run", runs)
+		}
+		checkCleanedUp(t)
 	})
 
 	t.Run("cancel", func(t *testing.T) {
@@ -609,6 +644,12 @@ func TestZErrandRehearsal(t *testing.T) {
 			t.Errorf("tester 0 does not report deleting the rendezvous credential:\n%s", indent(res[0].stderr, "  "))
 		}
 		checkCleanedUp(t) // the rendezvous credential included
+		for i, dir := range dirs {
+			md, err := os.ReadFile(filepath.Join(dir, "log", "credhub-perf", fmt.Sprintf("report-%d", i), "report.md"))
+			if want := fmt.Sprintf("Tester %d of 2: this tester's share of the load only", i); err != nil || !strings.Contains(string(md), want) {
+				t.Errorf("tester %d's report does not say %q (%v):\n%s", i, want, err, indent(string(md), "  "))
+			}
+		}
 		collectRecipe(t, r.work, perfBin, dirs)
 	})
 
@@ -810,5 +851,114 @@ func collectRecipe(t *testing.T, work, perfBin string, testers []string) {
 	}
 	if _, err := os.Stat(filepath.Join(recipe, "report", "report.html")); err != nil {
 		t.Errorf("headroom-plot wrote no report: %v", err)
+	}
+}
+
+// compiledPackageCache is where the rehearsal keeps compiled python3 and
+// headroom-plot packages between runs (CPython takes minutes to compile):
+// outside the repository, under ${CREDHUB_PERF_CACHE:-~/.cache/credhub-perf}.
+func compiledPackageCache(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("CREDHUB_PERF_CACHE")
+	if base == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			t.Logf("no cache directory (%v): compiling every package", err)
+			return ""
+		}
+		base = filepath.Join(cache, "credhub-perf")
+	}
+	return filepath.Join(base, "compiled-packages")
+}
+
+// checkReport checks the errand's report on the VM (report-0 in the log
+// directory): headroom plots and capacity.json, whose figures equal what
+// the workstation's headroom-plot (the repository's .venv) writes from the
+// same run directories at another path with the same SLO.
+func checkReport(t *testing.T, logDir string, runs map[string]string, stdout string) {
+	t.Helper()
+	report := filepath.Join(logDir, "report-0")
+	if !strings.Contains(stdout, "credhub-perf errand: report of 3 run directories in /var/vcap/sys/log/credhub-perf/report-0") {
+		t.Errorf("the errand output does not announce the report:\n%s", indent(stdout, "  "))
+	}
+	// REHEARSAL_KEEP_REPORT=DIR keeps a copy of the VM's report to look at.
+	if keep := os.Getenv("REHEARSAL_KEEP_REPORT"); keep != "" {
+		if out, err := exec.Command("cp", "-a", report, keep).CombinedOutput(); err != nil {
+			t.Errorf("keeping the report: %v: %s", err, out)
+		}
+	}
+	pngs, _ := filepath.Glob(filepath.Join(report, "headroom-*.png"))
+	if len(pngs) == 0 {
+		b, _ := os.ReadFile(filepath.Join(report, "headroom-plot.log"))
+		t.Fatalf("no headroom plot PNG in %s; headroom-plot.log:\n%s", report, indent(string(b), "  "))
+	}
+	for _, f := range []string{"report.html", "report.md", "capacity.json", "latency-over-time-get-rehearsal.png"} {
+		if fi, err := os.Stat(filepath.Join(report, f)); err != nil || fi.Size() == 0 {
+			t.Errorf("report: %s: %v", f, err)
+		}
+	}
+	plot, err := exec.LookPath(filepath.Join(repoRoot(t), ".venv", "bin", "headroom-plot"))
+	if err != nil {
+		t.Fatalf("the workstation's headroom-plot (make venv): %v", err)
+	}
+	// The run directories at a path other than the VM's, as after
+	// --download-logs.
+	laptop := filepath.Join(t.TempDir(), "downloads")
+	if err := os.MkdirAll(laptop, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, run := range runs {
+		names = append(names, filepath.Base(run))
+	}
+	sort.Strings(names) // the order bin/run passes them in
+	var dirs []string
+	for _, name := range names {
+		d := filepath.Join(laptop, name)
+		if out, err := exec.Command("cp", "-a", filepath.Join(logDir, name), d).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		dirs = append(dirs, d)
+	}
+	out := filepath.Join(laptop, "report")
+	args := append(dirs, "--out", out, "--slo-percentile", "95", "--slo-ms", "100", "--quiet")
+	if b, err := exec.Command(plot, args...).CombinedOutput(); err != nil {
+		t.Fatalf("workstation headroom-plot: %v\n%s", err, b)
+	}
+	var vm, ws interface{}
+	for _, c := range []struct {
+		path string
+		v    *interface{}
+	}{{filepath.Join(report, "capacity.json"), &vm}, {filepath.Join(out, "capacity.json"), &ws}} {
+		b, err := os.ReadFile(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, c.v); err != nil {
+			t.Fatalf("%s: %v", c.path, err)
+		}
+	}
+	if !reflect.DeepEqual(vm, ws) {
+		a, _ := json.MarshalIndent(vm, "", " ")
+		b, _ := json.MarshalIndent(ws, "", " ")
+		t.Errorf("capacity.json on the VM differs from the workstation's:\nVM:\n%s\nworkstation:\n%s", a, b)
+	}
+	// The comparison means something only with figures in it: the get
+	// run's capacity and its bootstrap interval (seeded by the run's id).
+	var cap struct {
+		Scenarios map[string]struct {
+			Capacity []struct {
+				CapacityRPS *float64   `json:"capacity_rps"`
+				Interval    []*float64 `json:"interval"`
+			} `json:"capacity"`
+		} `json:"scenarios"`
+	}
+	b, _ := os.ReadFile(filepath.Join(report, "capacity.json"))
+	if err := json.Unmarshal(b, &cap); err != nil {
+		t.Fatal(err)
+	}
+	get := cap.Scenarios["get"].Capacity
+	if len(get) != 1 || get[0].CapacityRPS == nil || len(get[0].Interval) != 2 || get[0].Interval[0] == nil {
+		t.Errorf("the VM's capacity.json has no get capacity with an interval to compare:\n%s", b)
 	}
 }

@@ -168,6 +168,9 @@ func (r Rule) MarshalJSON() ([]byte, error) {
 	if r.Msg2 != "" {
 		m["msg2"] = r.Msg2
 	}
+	if r.Msg3 != "" {
+		m["msg3"] = r.Msg3
+	}
 	return json.Marshal(m)
 }
 

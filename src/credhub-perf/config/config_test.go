@@ -197,7 +197,7 @@ func TestValidateEachBadValueOneLine(t *testing.T) {
 		{"tester.rendezvous", func(c *Config) {
 			c.severalTesters()
 			c.Tester.Rendezvous = "both"
-			c.Tester.StartAt = "2030-01-02T15:04:05Z"
+			c.Tester.StartAt = soon()
 		}},
 		{"tester.start_at", func(c *Config) { c.severalTesters(); c.Tester.Rendezvous = "" }},
 		{"tester.start_delay", func(c *Config) { c.Tester.StartDelay = Duration(-time.Second) }},
@@ -206,7 +206,7 @@ func TestValidateEachBadValueOneLine(t *testing.T) {
 		{"tester.scenario_gap", func(c *Config) {
 			// Two testers, two scenarios: a 5 s gap cannot hold the 12 s wait
 			// for in-flight requests that a 30 s timeout implies.
-			c.Tester = TesterConfig{Index: 0, Count: 2, StartAt: "2030-01-02T15:04:05Z", ScenarioGap: Duration(5 * time.Second)}
+			c.Tester = TesterConfig{Index: 0, Count: 2, StartAt: soon(), ScenarioGap: Duration(5 * time.Second)}
 			c.Steps.Requests, c.Steps.Duration = 0, Duration(time.Second)
 			c.Scenarios = []string{"get", "set"}
 			c.Target.Timeout = Duration(30 * time.Second)
@@ -315,3 +315,6 @@ func TestDemoConfigLoads(t *testing.T) {
 		t.Fatalf("%v", errs)
 	}
 }
+
+// soon is a tester.start_at within its 7-day limit.
+func soon() string { return time.Now().Add(time.Hour).UTC().Format(time.RFC3339) }

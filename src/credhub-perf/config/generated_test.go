@@ -7,7 +7,7 @@ import (
 )
 
 // The BOSH job's generated parts: the spec's properties and the rule table
-// config.yml.erb embeds. -update rewrites them; otherwise they must be
+// config.yml.erb embeds; and docs/configuration.md's table of upper bounds. -update rewrites them; otherwise they must be
 // what Keys makes.
 func TestGeneratedJobFiles(t *testing.T) {
 	for _, g := range []struct {
@@ -15,6 +15,7 @@ func TestGeneratedJobFiles(t *testing.T) {
 	}{
 		{"../../../jobs/credhub-perf/spec", SpecBegin, SpecEnd, SpecProperties()},
 		{"../../../jobs/credhub-perf/templates/config/config.yml.erb", RulesBegin, RulesEnd, ERBRuleTable()},
+		{docPath, "<!-- BEGIN GENERATED LIMITS TABLE (go test ./config -update) -->\n", "<!-- END GENERATED LIMITS TABLE -->", LimitsTable()},
 	} {
 		data, err := os.ReadFile(g.path)
 		if err != nil {

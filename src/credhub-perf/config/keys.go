@@ -117,7 +117,7 @@ var Keys = []Key{
 	{
 		Name: "target.timeout", Type: "duration", Default: "30s",
 		Help:  "Per-request timeout; a request that takes longer is recorded as a failure.",
-		Rules: []Rule{above(0, "must be > 0, got {v}")},
+		Rules: []Rule{above(0, "must be > 0, got {v}"), durationAtMost(MaxRequestTime, "a request slower than that is a failure anyway; e.g. 30s")},
 		BOSH: &Property{Name: "credhub.timeout", Default: "30s",
 			Description: "Per-request timeout (Go duration); a slower request is recorded as a failure."},
 		field: func(c *Config) any { return &c.Target.Timeout },
@@ -245,7 +245,7 @@ var Keys = []Key{
 	{
 		Name: "steps.min_concurrency", Type: "int", Default: "1",
 		Help:  "Concurrency (workers) of the first closed-loop step.",
-		Rules: []Rule{when(atLeast(1, "must be >= 1, got {v}"), Cond{Key: "steps.rates", Op: "empty"})},
+		Rules: []Rule{when(atLeast(1, "must be >= 1, got {v}"), Cond{Key: "steps.rates", Op: "empty"}), atMost(MaxConcurrency, "must be at most 100000 workers per tester (for more load add testers, tester.count), got {v}")},
 		BOSH: &Property{Name: "steps.min_concurrency", Default: 1,
 			Description: "Concurrency (workers per tester) of the first step."},
 		field: func(c *Config) any { return &c.Steps.MinConcurrency },
@@ -256,6 +256,7 @@ var Keys = []Key{
 		Rules: []Rule{
 			when(Rule{Check: "ge_key", Key: "steps.min_concurrency", Msg: "must be >= {k:steps.min_concurrency} ({other}), got {v}"}, Cond{Key: "steps.rates", Op: "empty"}),
 			when(atLeast(1, "must be >= 1 (the worker cap of open-loop steps), got {v}"), Cond{Key: "steps.rates", Op: "nonempty"}),
+			atMost(MaxConcurrency, "must be at most 100000 workers per tester (for more load add testers, tester.count), got {v}"),
 		},
 		BOSH: &Property{Name: "steps.max_concurrency", Default: 50,
 			Description: "Concurrency of the last step; also the in-flight cap of open-loop (steps.rates) steps."},
@@ -264,7 +265,7 @@ var Keys = []Key{
 	{
 		Name: "steps.step", Type: "int", Default: "1",
 		Help:  "Concurrency increment between steps (the last step is always `max_concurrency`).",
-		Rules: []Rule{when(atLeast(1, "must be >= 1, got {v}"), Cond{Key: "steps.rates", Op: "empty"})},
+		Rules: []Rule{when(atLeast(1, "must be >= 1, got {v}"), Cond{Key: "steps.rates", Op: "empty"}), atMost(MaxConcurrency, "must be at most 100000 (steps.max_concurrency's own limit), got {v}")},
 		BOSH: &Property{Name: "steps.step", Default: 5,
 			Description: "Concurrency increment between steps (the last step is always steps.max_concurrency)."},
 		field: func(c *Config) any { return &c.Steps.Step },
@@ -276,6 +277,7 @@ var Keys = []Key{
 			when(atLeast(1, "must be >= 1 when {k:steps.duration} is 0, got {v}"), Cond{Key: "steps.duration", Op: "eq", Value: "0s"}, Cond{Key: "steps.rates", Op: "empty"}),
 			when(Rule{Check: "ge_key", Key: "steps.max_concurrency", Msg: "must be >= {k:steps.max_concurrency} ({other}) so every worker sends, got {v}"},
 				Cond{Key: "steps.duration", Op: "eq", Value: "0s"}, Cond{Key: "steps.rates", Op: "empty"}, Cond{Key: "steps.max_concurrency", Op: "gt", Value: "0"}),
+			atMost(MaxRequests, "must be at most 100000000 per step (for long steps set steps.duration instead), got {v}"),
 		},
 		BOSH: &Property{Name: "steps.requests", Default: 1000,
 			Description: "Measured requests per step per tester, used when steps.duration is \"0\"."},
@@ -288,6 +290,7 @@ var Keys = []Key{
 			atLeast(0, "must be >= 0, got {v}"),
 			when(above(0, "is required (> 0) with {k:steps.rates} (open-loop steps are timed)"), Cond{Key: "steps.rates", Op: "nonempty"}),
 			when(above(0, "is required (> 0) with several testers: they start each step at the same wall-clock time"), Cond{Key: "tester.count", Op: "gt", Value: "1"}),
+			durationAtMost(MaxStepTime, "a step of a day is the most that makes sense; e.g. 30s or 5m"),
 		},
 		BOSH: &Property{Name: "steps.duration", Default: "30s",
 			Description: "Measured time per step (Go duration). \"0\" switches to a fixed number of requests per step (steps.requests). Several testers need a duration."},
@@ -296,7 +299,7 @@ var Keys = []Key{
 	{
 		Name: "steps.warmup", Type: "duration", Default: "0",
 		Help:  "Warm-up at the start of every step: requests are sent at the step's load but not written to the CSV and not counted.",
-		Rules: []Rule{atLeast(0, "must be >= 0, got {v}")},
+		Rules: []Rule{atLeast(0, "must be >= 0, got {v}"), durationAtMost(MaxStepTime, "e.g. 5s")},
 		BOSH: &Property{Name: "steps.warmup", Default: "5s",
 			Description: "Warm-up at the start of every step (sent, not recorded)."},
 		field: func(c *Config) any { return &c.Steps.Warmup },
@@ -306,6 +309,7 @@ var Keys = []Key{
 		Help: "Open-loop mode: one step per target rate (requests/s, total for this tester), increasing; replaces the concurrency ramp. Flag form: comma-separated.",
 		Rules: []Rule{
 			{Check: "range", Items: true, Min: num(0), MinExcl: true, Msg: "rate #{i} must be > 0 requests/s, got {v}"},
+			{Check: "range", Items: true, Max: num(MaxRate), Msg: "rate #{i} must be at most 1000000 requests/s per tester (for more load add testers, tester.count), got {v}"},
 			// Steps are told apart by their rate in the CSV.
 			{Check: "increasing", Items: true, Msg: "rates must increase: rate #{i} ({v}) is not above rate #{prev_i} ({prev})"},
 		},
@@ -316,7 +320,7 @@ var Keys = []Key{
 	{
 		Name: "warmup.run", Type: "string", Default: "auto",
 		Help:  "Run warm-up before each scenario's first measured step: load sent but not recorded (counted in meta.json `warmup`; what it writes is cleaned up with the run). `auto`: until throughput and p50 of consecutive 5 s windows agree within 5 % (or within their noise) three times in a row, at most `warmup.max`; a duration: that long; `0`: off. With several testers every tester warms up for the whole duration (`auto`: `warmup.max`), so they stay in step.",
-		Rules: []Rule{{Check: "auto_or_duration", Msg: "{v} is not auto, 0 (off) or a duration like 90s", Msg2: "must not be negative, got {raw}"}},
+		Rules: []Rule{{Check: "auto_or_duration", Max: num(float64(MaxStepTime)), Msg: "{v} is not auto, 0 (off) or a duration like 90s", Msg2: "must not be negative, got {raw}", Msg3: "must be at most 24h (or auto), got {raw}"}},
 		BOSH: &Property{Name: "warmup.run", Default: "auto",
 			Description: "Run warm-up before each scenario's first measured step: load sent but not recorded, so a CredHub that was just deployed (a JVM still compiling) is measured warm. \"auto\" loads until throughput and p50 of consecutive 5 s windows agree within 5 % (or within the noise measured from each window's own latencies) three times in a row, at most warmup.max; with several testers every tester loads for the whole warmup.max so they stay in step. A duration loads that long; \"0\" is off."},
 		field: func(c *Config) any { return &c.Warmup.Run },
@@ -324,7 +328,7 @@ var Keys = []Key{
 	{
 		Name: "warmup.concurrency", Type: "int", Default: "0",
 		Help:  "Concurrency of the run warm-up; 0 = half the ramp's largest concurrency (at least 1). Open-loop ramps warm up at half their largest rate instead.",
-		Rules: []Rule{atLeast(0, "must be >= 0 (0 = half the largest step's concurrency), got {v}")},
+		Rules: []Rule{atLeast(0, "must be >= 0 (0 = half the largest step's concurrency), got {v}"), atMost(MaxConcurrency, "must be at most 100000 workers per tester (for more load add testers, tester.count), got {v}")},
 		BOSH: &Property{Name: "warmup.concurrency", Default: 0,
 			Description: "Concurrency of the run warm-up; 0 = half of steps.max_concurrency (at least 1)."},
 		field: func(c *Config) any { return &c.Warmup.Concurrency },
@@ -332,7 +336,7 @@ var Keys = []Key{
 	{
 		Name: "warmup.max", Type: "duration", Default: "3m0s",
 		Help:  "Longest `auto` warm-up; a target not steady by then gets a warning in the summary, and the first steps' `steady` flags tell whether it mattered.",
-		Rules: []Rule{when(above(0, "must be > 0 with {k:warmup.run} auto, got {v}"), Cond{Key: "warmup.run", Op: "eqfold", Value: "auto"})},
+		Rules: []Rule{when(above(0, "must be > 0 with {k:warmup.run} auto, got {v}"), Cond{Key: "warmup.run", Op: "eqfold", Value: "auto"}), durationAtMost(MaxStepTime, "e.g. 3m")},
 		BOSH: &Property{Name: "warmup.max", Default: "3m",
 			Description: "Longest auto warm-up; a CredHub not steady by then gets a warning in the summary and the errand output."},
 		field: func(c *Config) any { return &c.Warmup.Max },
@@ -441,7 +445,7 @@ var Keys = []Key{
 	{
 		Name: "slo.latency", Type: "duration", Default: "100ms",
 		Help:  "Latency bound of the SLO.",
-		Rules: []Rule{above(0, "must be > 0, got {v}")},
+		Rules: []Rule{above(0, "must be > 0, got {v}"), durationAtMost(MaxRequestTime, "e.g. 100ms")},
 		BOSH: &Property{Name: "slo.latency", Default: "100ms",
 			Description: "Latency bound of the SLO (Go duration)."},
 		field: func(c *Config) any { return &c.SLO.Latency },
@@ -449,7 +453,7 @@ var Keys = []Key{
 	{
 		Name: "slo.latency_get", Type: "duration", Default: "0",
 		Help:  "Latency bound of the SLO for the `get` requests of a `mix` run; 0 = `slo.latency`. A mix step counts as capacity only when every type meets its own bound (at `slo.percentile`) and the step as a whole meets `slo.latency`.",
-		Rules: []Rule{atLeast(0, "must be >= 0 (0 = slo.latency), got {v}")},
+		Rules: []Rule{atLeast(0, "must be >= 0 (0 = slo.latency), got {v}"), durationAtMost(MaxRequestTime, "e.g. 100ms")},
 		BOSH: &Property{Name: "slo.latency_get", Default: "0",
 			Description: "Latency bound of the SLO (Go duration) for the get requests of a mix run; 0 means slo.latency. A mix step is within the SLO only when every request type meets its own bound."},
 		field: func(c *Config) any { return &c.SLO.LatencyGet },
@@ -457,7 +461,7 @@ var Keys = []Key{
 	{
 		Name: "slo.latency_set", Type: "duration", Default: "0",
 		Help:  "Latency bound of the SLO for the `set` requests of a `mix` run; 0 = `slo.latency`. A mix step counts as capacity only when every type meets its own bound (at `slo.percentile`) and the step as a whole meets `slo.latency`.",
-		Rules: []Rule{atLeast(0, "must be >= 0 (0 = slo.latency), got {v}")},
+		Rules: []Rule{atLeast(0, "must be >= 0 (0 = slo.latency), got {v}"), durationAtMost(MaxRequestTime, "e.g. 100ms")},
 		BOSH: &Property{Name: "slo.latency_set", Default: "0",
 			Description: "Latency bound of the SLO (Go duration) for the set requests of a mix run; 0 means slo.latency. A mix step is within the SLO only when every request type meets its own bound."},
 		field: func(c *Config) any { return &c.SLO.LatencySet },
@@ -465,7 +469,7 @@ var Keys = []Key{
 	{
 		Name: "slo.latency_interpolate", Type: "duration", Default: "0",
 		Help:  "Latency bound of the SLO for the `interpolate` requests of a `mix` run; 0 = `slo.latency`. A mix step counts as capacity only when every type meets its own bound (at `slo.percentile`) and the step as a whole meets `slo.latency`.",
-		Rules: []Rule{atLeast(0, "must be >= 0 (0 = slo.latency), got {v}")},
+		Rules: []Rule{atLeast(0, "must be >= 0 (0 = slo.latency), got {v}"), durationAtMost(MaxRequestTime, "e.g. 100ms")},
 		BOSH: &Property{Name: "slo.latency_interpolate", Default: "0",
 			Description: "Latency bound of the SLO (Go duration) for the interpolate requests of a mix run; 0 means slo.latency. A mix step is within the SLO only when every request type meets its own bound."},
 		field: func(c *Config) any { return &c.SLO.LatencyInterpolate },
@@ -489,7 +493,7 @@ var Keys = []Key{
 	{
 		Name: "abort.max_latency", Type: "duration", Default: "5s",
 		Help:  "Stop ramping when a step's `abort.percentile` latency is above this for `abort.consecutive_steps` steps; 0 = never.",
-		Rules: []Rule{atLeast(0, "must be >= 0, got {v}")},
+		Rules: []Rule{atLeast(0, "must be >= 0, got {v}"), durationAtMost(MaxRequestTime, "e.g. 5s; 0 = never")},
 		BOSH: &Property{Name: "abort.max_latency", Default: "5s",
 			Description: "Stop ramping when a step's abort.percentile latency stays above this for abort.consecutive_steps steps (Go duration); \"0\" = never."},
 		field: func(c *Config) any { return &c.Abort.MaxLatency },
@@ -505,7 +509,7 @@ var Keys = []Key{
 	{
 		Name: "abort.consecutive_steps", Type: "int", Default: "2",
 		Help:  "How many consecutive steps over a bound stop the ramp.",
-		Rules: []Rule{atLeast(1, "must be >= 1, got {v}")},
+		Rules: []Rule{atLeast(1, "must be >= 1, got {v}"), atMost(MaxSteps, "must be at most 10000 (a ramp's most steps), got {v}")},
 		BOSH: &Property{Name: "abort.consecutive_steps", Default: 2,
 			Description: "How many consecutive steps over a bound stop the ramp."},
 		field: func(c *Config) any { return &c.Abort.ConsecutiveSteps },
@@ -519,7 +523,7 @@ var Keys = []Key{
 	{
 		Name: "capacity.resolution", Type: "number", Default: "0",
 		Help:  "`capacity`: stop bisecting when the bracket is this narrow (workers, or req/s with `steps.rates`); 0 = `steps.step`, or 2 % of the rate.",
-		Rules: []Rule{atLeast(0, "must be >= 0, got {v}")},
+		Rules: []Rule{atLeast(0, "must be >= 0, got {v}"), atMost(MaxRate, "must be at most 1000000 (workers or requests/s), got {v}")},
 		field: func(c *Config) any { return &c.Capacity.Resolution },
 	},
 	{
@@ -533,7 +537,7 @@ var Keys = []Key{
 	{
 		Name: "instances", Type: "int", Default: "0",
 		Help:  "Number of CredHub instances under test, recorded in meta.json (0 = unknown, written as null).",
-		Rules: []Rule{atLeast(0, "must be >= 0 (0 = unknown), got {v}")},
+		Rules: []Rule{atLeast(0, "must be >= 0 (0 = unknown), got {v}"), atMost(MaxInstances, "must be at most 10000, got {v}")},
 		BOSH: &Property{Name: "credhub.instances", Default: 0,
 			Description: "Number of CredHub instances under test, recorded in meta.json so headroom-plot can overlay a scaling study (0 = unknown)."},
 		field: func(c *Config) any { return &c.Instances },
@@ -552,9 +556,9 @@ var Keys = []Key{
 	{
 		Name: "tester.count", Type: "int", Default: "1", Alias: "testers",
 		Help:  "Number of testers running the same plan in lockstep.",
-		Rules: []Rule{atLeast(1, "must be >= 1, got {v}")},
+		Rules: []Rule{atLeast(1, "must be >= 1, got {v}"), atMost(MaxTesters, "must be at most 1000 testers, got {v}")},
 		BOSH: &Property{Name: "tester.count", Default: 0, Via: ViaDerived, Type: "int",
-			Rules:       []Rule{atLeast(0, "must be >= 0 (0 = the errand's instance count), got {v}")},
+			Rules:       []Rule{atLeast(0, "must be >= 0 (0 = the errand's instance count), got {v}"), atMost(MaxTesters, "must be at most 1000 testers, got {v}")},
 			Description: "Number of tester instances running together; 0 takes the errand's instance count from its own credhub-perf-tester link, else 1. Set it to the errand's `instances` when that link is not available."},
 		field: func(c *Config) any { return &c.Tester.Count },
 	},
@@ -578,16 +582,16 @@ var Keys = []Key{
 	{
 		Name: "tester.start_delay", Type: "duration", Default: "30s",
 		Help:  "With `tester.rendezvous`: how long after tester 0 is ready step 0 starts; long enough for every tester to start and for tester 0 to seed.",
-		Rules: []Rule{atLeast(0, "must be >= 0, got {v}")},
+		Rules: []Rule{atLeast(0, "must be >= 0, got {v}"), durationAtMost(MaxStepTime, "e.g. 30s")},
 		BOSH: &Property{Name: "tester.start_delay", Default: 30, Via: ViaDerived, Type: "int",
-			Rules:       []Rule{atLeast(0, "must be a whole number of seconds >= 0, got {v}")},
+			Rules:       []Rule{atLeast(0, "must be a whole number of seconds >= 0, got {v}"), atMost(MaxStepTime.Seconds(), "must be at most 86400 seconds (24h), got {v}")},
 			Description: "Several testers: time (seconds) between tester 0 being ready and step 0, long enough for every tester VM to start and for tester 0 to seed (with tester.rendezvous off: least time between the errand starting and step 0)."},
 		field: func(c *Config) any { return &c.Tester.StartDelay },
 	},
 	{
 		Name: "tester.rendezvous_timeout", Type: "duration", Default: "10m0s",
 		Help:  "With `tester.rendezvous`: how long testers other than 0 wait for tester 0's value before giving up (exit status 2, nothing sent); also how long past its scheduled start they wait for tester 0 to publish a later scenario's start (exit status 1). A bound for a tester 0 that never answers (VM gone, killed): a tester 0 that fails or is cancelled reports it in the rendezvous credential, and the others stop on their next poll.",
-		Rules: []Rule{when(above(0, "must be > 0 with {k:tester.rendezvous}, got {v}"), Cond{Key: "tester.rendezvous", Op: "nonempty"})},
+		Rules: []Rule{when(above(0, "must be > 0 with {k:tester.rendezvous}, got {v}"), Cond{Key: "tester.rendezvous", Op: "nonempty"}), durationAtMost(MaxStepTime, "e.g. 10m")},
 		BOSH: &Property{Name: "tester.rendezvous_timeout", Via: ViaTemplate, Default: "10m",
 			// The template writes it for several testers only, whose
 			// rendezvous bin/run passes as a flag (the key's condition
@@ -599,7 +603,7 @@ var Keys = []Key{
 	{
 		Name: "tester.scenario_gap", Type: "duration", Default: "1m0s",
 		Help:  "Several testers: least pause between one scenario's last step and the next scenario's first, for tester 0's cleanup and seeding (it first waits 2 s + target.timeout, at most 10 s, for the others' requests in flight; the gap must exceed that by 1 s). When the cleanup and seeding take longer, the next scenario starts later: tester 0 publishes its start (at least 2 s ahead) as the credential `/credhub-perf/<run id>/<scenario>/control/start`, which the others wait for; meta.json's `scenario_start_at` records it.",
-		Rules: []Rule{atLeast(0, "must be >= 0, got {v}")},
+		Rules: []Rule{atLeast(0, "must be >= 0, got {v}"), durationAtMost(MaxStepTime, "e.g. 1m")},
 		BOSH: &Property{Name: "tester.scenario_gap", Via: ViaTemplate, Default: "1m",
 			Description: "Several testers: least pause between one scenario's last step and the next scenario's first (Go duration), for tester 0's cleanup and seeding. Tester 0 first waits 2s plus the request timeout (at most 10s) for the others' requests in flight, so the gap must exceed that by at least 1s. When cleanup and seeding take longer, the next scenario starts later: tester 0 publishes its start through CredHub and the others wait for it (at most tester.rendezvous_timeout)."},
 		field: func(c *Config) any { return &c.Tester.ScenarioGap },
@@ -662,7 +666,7 @@ var BOSHOnly = []Property{
 	{Name: "cleanup.database.ca_cert", After: "cleanup.database.tls", Default: "",
 		Description: "PEM CA certificate for the database server; empty means the system roots."},
 	{Name: "tester.sync_interval", After: "tester.scenario_gap", Default: 60, Type: "int",
-		Rules:       []Rule{atLeast(1, "must be a whole number of seconds >= 1, got {v}")},
+		Rules:       []Rule{atLeast(1, "must be a whole number of seconds >= 1, got {v}"), atMost(MaxStepTime.Seconds(), "must be at most 86400 seconds (24h), got {v}")},
 		Description: "Several testers with tester.rendezvous off: the start time is rounded up to a multiple of this many seconds, so testers that start a few seconds apart usually pick the same time."},
 }
 

@@ -14,18 +14,38 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
+// MaxConfigBytes caps a configuration file: a complete one is a few KB,
+// so anything near this is a wrong path (a device, a log, a tarball).
+const MaxConfigBytes = 1 << 20
+
+// maxConfigNodes caps the values a document holds once its YAML aliases
+// are expanded: every key of Keys, lists included, is a few hundred; an
+// alias bomb (a few lines that expand to millions) is refused before the
+// decoder expands it.
+const maxConfigNodes = 10000
+
 // LoadFile overlays the YAML (or JSON) file on c. Unknown keys are
 // errors so that a typo never silently falls back to a default.
 func LoadFile(c *Config, path string) error {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("config file: %w", err)
+	}
+	defer f.Close()
+	// Read at most one byte past the cap: /dev/zero or a FIFO that never
+	// ends must not be read to its end.
+	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
+	if err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
 	}
 	return LoadBytes(c, data, path)
 }
 
 // LoadBytes is LoadFile on bytes already read.
 func LoadBytes(c *Config, data []byte, name string) error {
+	if len(data) > MaxConfigBytes {
+		return fmt.Errorf("config file %s: larger than %d KiB; a configuration is a small YAML file: check the path given to --config", name, MaxConfigBytes>>10)
+	}
 	lines, err := checkConfigShape(data)
 	if err != nil {
 		return fmt.Errorf("config file %s: %w", name, err)
@@ -40,9 +60,66 @@ func LoadBytes(c *Config, data []byte, name string) error {
 		if errors.As(err, &te) {
 			return fmt.Errorf("config file %s: %s", name, strings.Join(nameKeys(te.Errors, lines), "; "))
 		}
-		return fmt.Errorf("config file %s: %w", name, err)
+		return fmt.Errorf("config file %s: %s", name, oneLine(err.Error()))
 	}
 	return nil
+}
+
+// oneLine joins a multi-line parser message.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// parseOneDocument parses data as YAML nodes and refuses a second
+// document (the decoder would read the first and silently ignore the
+// rest) and aliases that expand beyond maxConfigNodes. It returns nil,
+// nil on a syntax error, which the decoder then reports with its line.
+func parseOneDocument(data []byte) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		return nil, nil
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		return nil, fmt.Errorf("holds more than one YAML document, and a later one does not parse: %s; keep a single document (no second `---`)", oneLine(err.Error()))
+	default:
+		line := next.Line
+		if len(next.Content) > 0 {
+			line = next.Content[0].Line
+		}
+		return nil, fmt.Errorf("holds more than one YAML document (a second one holds line %d); keep a single document: remove the second `---` and merge its keys into the first", line)
+	}
+	if n, recursive := expandedSize(&doc, map[*yaml.Node]int{}); recursive {
+		return nil, fmt.Errorf("a YAML alias refers to the value that contains it; write the value out instead of the alias")
+	} else if n > maxConfigNodes {
+		return nil, fmt.Errorf("its YAML aliases expand to more than %d values (an alias bomb?); write the values out instead of using anchors and aliases", maxConfigNodes)
+	}
+	return &doc, nil
+}
+
+// expandedSize counts the nodes of n with every alias expanded, without
+// expanding them (each node is counted once and its size reused), and
+// saturates just above maxConfigNodes so deep bombs cannot overflow.
+func expandedSize(n *yaml.Node, memo map[*yaml.Node]int) (int, bool) {
+	if v, ok := memo[n]; ok {
+		return v, v < 0
+	}
+	memo[n] = -1 // in progress: reaching it again is a cycle
+	size := 1
+	kids := n.Content
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		size, kids = 0, []*yaml.Node{n.Alias}
+	}
+	for _, k := range kids {
+		v, rec := expandedSize(k, memo)
+		if rec {
+			return 0, true
+		}
+		size = min(size+v, maxConfigNodes+1)
+	}
+	memo[n] = size
+	return size, false
 }
 
 // checkConfigShape walks a configuration document before it is decoded and
@@ -53,8 +130,11 @@ func LoadBytes(c *Config, data []byte, name string) error {
 // line belongs to, so the decoder's own type errors can name the key.
 func checkConfigShape(data []byte) (map[int]string, error) {
 	lines := map[int]string{}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
+	doc, err := parseOneDocument(data)
+	if err != nil {
+		return lines, err
+	}
+	if doc == nil || len(doc.Content) == 0 {
 		return lines, nil // the decoder reports syntax errors; empty is all defaults
 	}
 	root := derefNode(doc.Content[0])
@@ -64,10 +144,14 @@ func checkConfigShape(data []byte) (map[int]string, error) {
 		}
 		return lines, fmt.Errorf("the document must be a mapping of keys (e.g. `steps: {duration: 30s}`), got %s", kindName(root))
 	}
-	return lines, walkConfig(root, "", lines)
+	var unknown error
+	if err := walkConfig(root, "", lines, &unknown); err != nil {
+		return lines, err
+	}
+	return lines, unknown
 }
 
-func walkConfig(m *yaml.Node, prefix string, lines map[int]string) error {
+func walkConfig(m *yaml.Node, prefix string, lines map[int]string, unknown *error) error {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		keyNode, val := m.Content[i], derefNode(m.Content[i+1])
 		path := prefix + keyNode.Value
@@ -75,12 +159,20 @@ func walkConfig(m *yaml.Node, prefix string, lines map[int]string) error {
 		markLines(val, path, lines)
 		k := keyByName(path)
 		if k == nil {
+			if !isSection(path) {
+				// Refused here rather than by the decoder, to name the key
+				// meant; after the walk, so a wrong shape is named first.
+				if *unknown == nil {
+					*unknown = fmt.Errorf("%s: unknown key (line %d)%s", path, keyNode.Line, didYouMean(path, knownPaths()))
+				}
+				continue
+			}
 			if val.Kind == yaml.MappingNode {
-				if err := walkConfig(val, path+".", lines); err != nil {
+				if err := walkConfig(val, path+".", lines, unknown); err != nil {
 					return err
 				}
 			}
-			continue // an unknown key: the decoder names it
+			continue // a section of the wrong shape: the decoder names it
 		}
 		if val.Kind == yaml.ScalarNode && val.Tag == "!!null" {
 			continue // no value keeps the default
@@ -110,6 +202,16 @@ func walkConfig(m *yaml.Node, prefix string, lines map[int]string) error {
 		}
 	}
 	return nil
+}
+
+// isSection is true for a path that holds keys (steps, cleanup.database).
+func isSection(path string) bool {
+	for _, k := range Keys {
+		if strings.HasPrefix(k.Name, path+".") {
+			return true
+		}
+	}
+	return false
 }
 
 // markLines attributes every line of a value to its key (inner keys

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -75,6 +76,45 @@ func TestConfigRightTypesStillRead(t *testing.T) {
 	}
 }
 
+// A file that is not a small YAML document is refused in one line naming
+// the problem and the fix, without expanding or reading what it holds.
+func TestConfigReaderRefusesHostileDocuments(t *testing.T) {
+	bomb := func(depth int, indent string) string {
+		var b strings.Builder
+		b.WriteString(indent + "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n")
+		for i := 1; i < depth; i++ {
+			p := fmt.Sprintf("*a%d", i-1)
+			fmt.Fprintf(&b, "%sa%d: &a%d [%s]\n", indent, i, i, strings.TrimSuffix(strings.Repeat(p+", ", 9), ", "))
+		}
+		return b.String()
+	}
+	for _, tc := range []struct{ name, doc, want string }{
+		{"too large", "label: x\n" + strings.Repeat("#\n", MaxConfigBytes/2), "larger than 1024 KiB; a configuration is a small YAML file"},
+		{"alias bomb under unknown keys", bomb(9, ""), "YAML aliases expand to more than 10000 values"},
+		{"alias bomb under a section", "steps:\n" + bomb(9, "  "), "YAML aliases expand to more than 10000 values"},
+		{"alias bomb as a key's value", bomb(30, "") + "scenarios: *a29\n", "YAML aliases expand to more than 10000 values"},
+		{"two documents", "label: a\n---\nlabel: b\n", "holds more than one YAML document (a second one holds line 3)"},
+		{"a broken second document", "label: a\n---\n[\n", "holds more than one YAML document, and a later one does not parse"},
+		{"misspelt key", "steps:\n  max_concurency: 5\n", "steps.max_concurency: unknown key (line 2); did you mean steps.max_concurrency?"},
+		{"misspelt section", "stpes: {duration: 1s}\n", "stpes: unknown key (line 1); did you mean steps?"},
+	} {
+		c := Default()
+		err := LoadBytes(&c, []byte(tc.doc), "c.yml")
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: got %v, want one line containing %q", tc.name, err, tc.want)
+		}
+	}
+	// Aliases that expand to a few values are still read.
+	c := Default()
+	if err := LoadBytes(&c, []byte("steps: {rates: &r [10, 20]}\nsaturation: {max_host_cpu: &h 1, max_tester_cpu: *h}\n"), "c.yml"); err != nil || c.Saturation.MaxTesterCPU != 1 {
+		t.Fatalf("small aliases: %v, %+v", err, c.Saturation)
+	}
+	// A leading `---` and a trailing `...` are one document.
+	if err := LoadBytes(&c, []byte("---\nlabel: a\n...\n"), "c.yml"); err != nil || c.Label != "a" {
+		t.Fatalf("one marked document: %v", err)
+	}
+}
+
 // Hostile documents: an error or a configuration, never a panic.
 func FuzzLoadBytes(f *testing.F) {
 	for _, s := range []string{
@@ -82,6 +122,8 @@ func FuzzLoadBytes(f *testing.F) {
 		"a: &a [*a]", "steps: {duration: !!binary AAAA}", "? [a]\n: b\n", "steps: {duration: 1e309}",
 		"target: {url: \"\\xff\"}", "---\n---\n", "scenarios: [get, *x]", "label: !!int 5",
 		"slo: {max_error_rate: .nan}", "steps: {rates: [1, -0.0, 1e308], duration: 1e-9}", "warmup: {run: \"-0\"}",
+		"a: &a [x, x, x]\nb: &b [*a, *a, *a]\nsteps: {rates: *b}", "label: a\n---\nlabel: b\n", "steps: {max_concurency: 5}",
+		"steps: {duration: 2540400h, warmup: 1e9, max_concurrency: 1000000, rates: [1e12]}", "tester: {start_at: \"9999-01-01T00:00:00Z\"}",
 	} {
 		f.Add([]byte(s))
 	}

@@ -34,8 +34,10 @@ type Rule struct {
 	//   increasing       a list item is above the one before it
 	//   unique           a list item does not repeat an earlier one
 	//   rfc3339          v is an RFC 3339 time (time.RFC3339)
-	//   auto_or_duration v is "auto" (any case) or a duration >= 0; Msg
-	//                    when it is neither, Msg2 when it is negative
+	//   auto_or_duration v is "auto" (any case) or a duration >= 0 (and
+	//                    <= Max, in nanoseconds, when set); Msg when it
+	//                    is neither, Msg2 when it is negative, Msg3 when
+	//                    it is above Max
 	Check   string
 	Min     *float64
 	Max     *float64
@@ -54,6 +56,7 @@ type Rule struct {
 	When  []Cond
 	Msg   string
 	Msg2  string
+	Msg3  string
 }
 
 // Cond makes a rule apply only when another key's value (the default when
@@ -349,6 +352,8 @@ func checkOne(r Rule, v any, get lookup, extra map[string]string) (string, bool)
 			return message(r.Msg, vals), true
 		case d < 0:
 			return message(r.Msg2, vals), true
+		case r.Max != nil && float64(d) > *r.Max:
+			return message(r.Msg3, vals), true
 		}
 	default:
 		panic("config: unknown rule " + r.Check)

@@ -31,13 +31,23 @@ func (c *Config) Validate(capacity bool) []error {
 	ruleErr := map[string]bool{}
 	for i := range Keys {
 		k := &Keys[i]
-		for _, msg := range checkRules(k.Rules, deref(k.field(c)), c.lookup) {
+		// A comparison with a key already refused would blame this one for
+		// the other's value (steps.requests "must be >= 1000000" when
+		// steps.max_concurrency 1000000 is the typo): the other's error
+		// says enough.
+		rules := make([]Rule, 0, len(k.Rules))
+		for _, r := range k.Rules {
+			if r.Check != "ge_key" || !ruleErr[r.Key] {
+				rules = append(rules, r)
+			}
+		}
+		for _, msg := range checkRules(rules, deref(k.field(c)), c.lookup) {
 			errs = append(errs, fmt.Errorf("%s: %s", k.Name, msg))
 			ruleErr[k.Name] = true
 		}
 	}
 	for _, section := range []func(c *Config, ruleErr map[string]bool, bad func(key, format string, a ...any)){
-		validateTarget, validateUAA, validateCleanup, validateTester,
+		validateTarget, validateUAA, validateCleanup, validateTester, validateRamp,
 	} {
 		section(c, ruleErr, bad)
 	}
@@ -137,4 +147,47 @@ func CleanupWait(timeout time.Duration) time.Duration {
 // up and seed before the next scenario's first step.
 func MinScenarioGap(timeout time.Duration) time.Duration {
 	return CleanupWait(timeout) + time.Second
+}
+
+// StepCount is how many measured steps the ramp has (0 when the keys that
+// make it are out of range).
+func (c *Config) StepCount() int {
+	s := c.Steps
+	if len(s.Rates) > 0 {
+		return len(s.Rates)
+	}
+	if s.MinConcurrency < 1 || s.Step < 1 || s.MaxConcurrency < s.MinConcurrency {
+		return 0
+	}
+	return (s.MaxConcurrency-s.MinConcurrency+s.Step-1)/s.Step + 1
+}
+
+// validateRamp bounds what no single key bounds: the number of steps, the
+// length of a timed ramp, and how far ahead tester.start_at lies (the
+// rule table cannot: it depends on the time the run starts).
+func validateRamp(c *Config, ruleErr map[string]bool, bad func(key, format string, a ...any)) {
+	for _, k := range []string{"steps.min_concurrency", "steps.max_concurrency", "steps.step", "steps.rates", "steps.duration", "steps.warmup"} {
+		if ruleErr[k] {
+			return
+		}
+	}
+	n := c.StepCount()
+	if n > MaxSteps {
+		bad("steps.step", "makes %d steps from %d to %d; a ramp has at most %d: raise steps.step or narrow the range", n, c.Steps.MinConcurrency, c.Steps.MaxConcurrency, MaxSteps)
+		return
+	}
+	if c.Steps.Duration > 0 {
+		if total := time.Duration(n) * (c.Steps.Warmup.D() + c.Steps.Duration.D()); total > MaxRunTime {
+			bad("steps.duration", "%d steps of %s (plus %s warm-up each) take %s; a ramp takes at most %s: shorten steps.duration or steps.warmup, or use fewer steps",
+				n, c.Steps.Duration, c.Steps.Warmup, total.Round(time.Minute), shortDuration(MaxRunTime))
+		}
+	}
+	if c.Tester.StartAt != "" && !ruleErr["tester.start_at"] {
+		if t, err := time.Parse(time.RFC3339, c.Tester.StartAt); err == nil {
+			if time.Until(t) > MaxStartAhead {
+				bad("tester.start_at", "%s is more than 7 days (%s) ahead: give a nearer time, or leave it empty to start now",
+					c.Tester.StartAt, shortDuration(MaxStartAhead))
+			}
+		}
+	}
 }

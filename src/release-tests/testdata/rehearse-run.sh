@@ -6,7 +6,8 @@
 # status and output. Packages come from $WORK/vcap (rehearse-compile.sh).
 # A number in DIR/launch-delay starts that tester so many seconds late, as
 # errand VMs created one after another do. A line in DIR/cancel-on cancels
-# the errand as `bosh cancel-task` does once its stderr shows that line.
+# the errand as `bosh cancel-task` does once its stderr shows that line. A
+# file DIR/break-plotter makes headroom-plot unrunnable on that VM.
 source "$(dirname "$0")/rehearse-common.sh"
 
 for dir in "$@"; do
@@ -16,6 +17,10 @@ for dir in "$@"; do
     dir=$1 bare_path=$2
     mount --bind "$dir/log" /var/vcap/sys/log
     mount --bind "$dir/rendered" /var/vcap/jobs/credhub-perf
+    # DIR/break-plotter: this VM'"'"'s headroom-plot cannot be executed.
+    if [ -f "$dir/break-plotter" ]; then
+      mount --bind /dev/null /var/vcap/packages/headroom-plot/bin/headroom-plot
+    fi
     if [ -f "$dir/launch-delay" ]; then sleep "$(cat "$dir/launch-delay")"; fi
     rc=0
     if [ -f "$dir/cancel-on" ]; then

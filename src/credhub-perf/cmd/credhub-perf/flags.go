@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/credhub-perf/credhub-perf/config"
 )
@@ -25,6 +26,14 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) int {
 		fs.PrintDefaults()
 		return 0
 	}
-	fmt.Fprintf(stderr, "%s: %v ('%s -h' lists the flags)\n", fs.Name(), err, fs.Name())
+	hint := ""
+	if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		if c := config.Closest(strings.TrimLeft(name, "-"), names); c != "" {
+			hint = "; did you mean --" + c + "?"
+		}
+	}
+	fmt.Fprintf(stderr, "%s: %v%s ('%s -h' lists the flags)\n", fs.Name(), err, hint, fs.Name())
 	return 2
 }

@@ -155,8 +155,9 @@ func summaryCmd(args []string, merge bool, stdout, stderr io.Writer) int {
 		return 2
 	}
 	var d config.Duration
-	if err := d.UnmarshalText([]byte(*lat)); err != nil || d <= 0 || *pct <= 0 || *pct > 100 {
-		fmt.Fprintf(stderr, "credhub-perf %s: bad SLO (--slo.percentile %g, --slo.latency %q)\n", name, *pct, *lat)
+	// Written so that NaN fails every test: it compares false.
+	if err := d.UnmarshalText([]byte(*lat)); err != nil || !(d > 0 && d.D() <= config.MaxRequestTime) || !(*pct > 0 && *pct <= 100) || !(*maxErr >= 0 && *maxErr <= 1) {
+		fmt.Fprintf(stderr, "credhub-perf %s: bad SLO (--slo.percentile %g, --slo.latency %q, --slo.max_error_rate %g): give a percentile above 0 and at most 100, a latency above 0 and at most 1h, an error rate from 0 to 1\n", name, *pct, *lat, *maxErr)
 		return 2
 	}
 	slo := results.SLO{Percentile: *pct, LatencyS: d.D().Seconds(), MaxErrorRate: *maxErr}

@@ -435,7 +435,7 @@ cleanup: {mode: wipe}`)
 	// A check only credhub-perf makes (a BOSH deploy cannot: docs/design.md,
 	// "Checked when the errand starts") is one line too, before any load.
 	good := writeConfig(t, "https://127.0.0.1:1", "steps: {duration: 1s}\nscenarios: [get, set]")
-	r = perf(t, "run", "--config", good, "--testers", "2", "--start-at", "2030-01-02T15:04:05Z", "--tester.scenario_gap", "5s")
+	r = perf(t, "run", "--config", good, "--testers", "2", "--start-at", time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "--tester.scenario_gap", "5s")
 	if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); r.code != 2 || len(lines) != 1 || !strings.Contains(r.stderr, "config: tester.scenario_gap: 5s is too short") {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}

@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	perfconfig "github.com/credhub-perf/credhub-perf/config"
 	"github.com/credhub-perf/credhub-perf/cpuload"
 	"github.com/credhub-perf/credhub-perf/load"
 	"github.com/credhub-perf/credhub-perf/results"
@@ -115,6 +116,31 @@ type usageError struct{ msg string }
 
 func (u usageError) Error() string { return u.msg }
 
+// maxCPUs bounds -cpus (GOMAXPROCS): far above any machine hey runs on.
+const maxCPUs = 4096
+
+// maxBodyBytes caps -D: a request body for CredHub is a few KB (its own
+// limit is about 64 KiB); /dev/zero or a wrong path must not be read whole.
+const maxBodyBytes = 16 << 20
+
+// readCapped reads a file of at most max bytes, and refuses a larger one
+// after reading one byte more.
+func readCapped(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s is larger than %d MiB; give the file holding the request body", path, max>>20)
+	}
+	return b, nil
+}
+
 func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
 
 // config is everything parsed from the command line.
@@ -176,9 +202,26 @@ func parse(args []string, getenv func(string) string) (*config, error) {
 	if fs.NArg() > 1 {
 		return nil, usagef("unexpected arguments after the URL: %q (options go before the URL)", fs.Args()[1:])
 	}
+	// The upper bounds are credhub-perf's (perfconfig.Max*): beyond them a
+	// value is a typo that would hang or exhaust memory (a million workers
+	// is 2.8 GB of goroutines before the first request).
 	switch {
 	case *c <= 0:
 		return nil, usagef("-c cannot be smaller than 1 (got %d)", *c)
+	case *c > perfconfig.MaxConcurrency:
+		return nil, usagef("-c must be at most %d workers (got %d): run several hey processes or machines for more", perfconfig.MaxConcurrency, *c)
+	case *n > perfconfig.MaxRequests:
+		return nil, usagef("-n must be at most %d requests (got %d): use -z for a long run", perfconfig.MaxRequests, *n)
+	case *z > perfconfig.MaxStepTime:
+		return nil, usagef("-z must be at most 24h (got %s)", *z)
+	case *q > perfconfig.MaxRate:
+		return nil, usagef("-q must be at most %d requests/s per worker (got %v)", perfconfig.MaxRate, *q)
+	case *rate > perfconfig.MaxRate:
+		return nil, usagef("-rate must be at most %d requests/s (got %v): run several hey processes or machines for more", perfconfig.MaxRate, *rate)
+	case *t > int(perfconfig.MaxRequestTime/time.Second):
+		return nil, usagef("-t must be at most %d seconds (got %d; 0 means no timeout)", int(perfconfig.MaxRequestTime/time.Second), *t)
+	case *cpus > maxCPUs:
+		return nil, usagef("-cpus must be at most %d (got %d)", maxCPUs, *cpus)
 	case *z < 0:
 		return nil, usagef("-z cannot be negative (got %s)", *z)
 	case *z == 0 && *n <= 0:
@@ -237,7 +280,7 @@ func parse(args []string, getenv func(string) string) (*config, error) {
 
 	bodyText := *body
 	if *bodyFile != "" {
-		b, err := os.ReadFile(*bodyFile)
+		b, err := readCapped(*bodyFile, maxBodyBytes)
 		if err != nil {
 			return nil, usagef("-D: %v", err)
 		}

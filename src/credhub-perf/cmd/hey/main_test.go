@@ -63,6 +63,16 @@ func TestUsageErrors(t *testing.T) {
 		{map[string]string{"X509_USER_CERT": "/nonexistent/cert.pem", "X509_USER_KEY": p.ClientKey}, []string{srv.URL}, "reading client certificate"},
 		{nil, append(append([]string{}, tls...), "-D", "/nonexistent/body", srv.URL), "-D:"},
 		{nil, append(append([]string{}, tls...), srv.URL, "extra"), "unexpected arguments"},
+		// Upper bounds: each refused before a worker starts (a million
+		// workers took 2.8 GB before any request).
+		{nil, []string{"-c", "1000000", "-n", "1000000", srv.URL}, "-c must be at most 100000 workers"},
+		{nil, []string{"-n", "1000000000", srv.URL}, "-n must be at most 100000000"},
+		{nil, []string{"-z", "2540400h", srv.URL}, "-z must be at most 24h"},
+		{nil, []string{"-rate", "1e12", "-z", "1s", srv.URL}, "-rate must be at most 1000000"},
+		{nil, []string{"-q", "1e12", srv.URL}, "-q must be at most 1000000"},
+		{nil, []string{"-t", "999999999", srv.URL}, "-t must be at most 3600"},
+		{nil, []string{"-cpus", "1000000", srv.URL}, "-cpus must be at most 4096"},
+		{nil, append(append([]string{}, tls...), "-D", "/dev/zero", srv.URL), "-D: /dev/zero is larger than 16 MiB"},
 	}
 	for _, c := range cases {
 		code, out, errs := heyRun(t, c.env, c.args...)

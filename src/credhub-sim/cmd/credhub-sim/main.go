@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -55,6 +56,11 @@ func main() {
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)
 	}
+	var ue usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(os.Stderr, "credhub-sim: %v\n", err)
+		os.Exit(2)
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "credhub-sim: error: %v\n", err)
 		os.Exit(1)
@@ -90,8 +96,8 @@ func certs(args []string, stdout io.Writer) error {
 	if o.Dir == "" {
 		return errors.New("--out DIR is required: credhub-sim certs --out DIR")
 	}
-	if o.Validity <= 0 {
-		return fmt.Errorf("--validity %v must be positive, e.g. --validity 8760h", o.Validity)
+	if o.Validity <= 0 || o.Validity > maxValidity {
+		return usageError{fmt.Errorf("--validity %v must be positive and at most %v (100 years), e.g. --validity 8760h", o.Validity, maxValidity)}
 	}
 	o.ServerHosts = hosts
 	res, err := certgen.Write(o)
@@ -103,6 +109,62 @@ func certs(args []string, stdout io.Writer) error {
 	}
 	if res.ClientOU != "" {
 		fmt.Fprintf(stdout, "client identity (OU): %s (actor mtls-%s)\n", res.ClientOU, res.ClientOU)
+	}
+	return nil
+}
+
+// usageError is a flag out of range: exit status 2, nothing started.
+type usageError struct{ error }
+
+// maxValidity bounds certs --validity: 100 years, well inside what a
+// time.Duration and an X.509 date hold.
+const maxValidity = 100 * 365 * 24 * time.Hour
+
+// checkServeFlags refuses, before anything is opened or listened on, a
+// number that is not finite or lies outside what the model can mean: NaN
+// passes every comparison, and a huge duration or worker count would hang
+// the simulator instead of modelling CredHub.
+func checkServeFlags(o serveOptions) error {
+	bad := func(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+	finite := func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+	dur := func(name string, d, max time.Duration, eg string) error {
+		switch {
+		case d < 0:
+			return bad("-%s %v must not be negative, e.g. -%s %s", name, d, name, eg)
+		case d > max:
+			return bad("-%s %v must be at most %v, e.g. -%s %s", name, d, max, name, eg)
+		}
+		return nil
+	}
+	switch {
+	case !finite(o.errorRate) || o.errorRate < 0 || o.errorRate > 1:
+		return bad("-error-rate %v must be a fraction from 0 to 1, e.g. -error-rate 0.05", o.errorRate)
+	case !finite(o.warmupFactor) || o.warmupFactor < 0 || o.warmupFactor > 1000:
+		return bad("-warmup-factor %v must be a number from 0 to 1000 (0 or 1 = no warm-up), e.g. -warmup-factor 5", o.warmupFactor)
+	case o.errorStatus < 100 || o.errorStatus > 599:
+		return bad("-error-status %d is not an HTTP status (100 to 599), e.g. -error-status 503", o.errorStatus)
+	case o.workers < 0 || o.workers > 100000:
+		return bad("-workers %d must be from 0 (unlimited) to 100000", o.workers)
+	case o.cores > 1024:
+		return bad("-cores %d must be at most 1024", o.cores)
+	}
+	for _, d := range []struct {
+		name    string
+		v, max  time.Duration
+		example string
+	}{
+		{"service-time", o.serviceTime, time.Hour, "5ms"},
+		{"write-service-time", o.writeServiceTime, time.Hour, "10ms"},
+		{"added-latency", o.addedLatency, time.Hour, "50ms"},
+		{"warmup-time", o.warmupTime, 24 * time.Hour, "2m"},
+		{"token-ttl", o.tokenTTL, 30 * 24 * time.Hour, "12h"},
+	} {
+		if err := dur(d.name, d.v, d.max, d.example); err != nil {
+			return err
+		}
+	}
+	if o.tokenClockSkew > 24*time.Hour {
+		return bad("-token-clock-skew %v must be at most 24h (0 = none), e.g. -token-clock-skew 60s", o.tokenClockSkew)
 	}
 	return nil
 }
@@ -160,6 +222,9 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q; flags go before it, see credhub-sim serve -h", fs.Arg(0))
+	}
+	if err := checkServeFlags(o); err != nil {
+		return err
 	}
 	if o.encryptionPassword == "" {
 		o.encryptionPassword = os.Getenv("CREDHUB_SIM_ENCRYPTION_PASSWORD")

@@ -3,10 +3,12 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -468,4 +470,68 @@ func TestServeHTTP2Flag(t *testing.T) {
 			t.Errorf("serve %v negotiated %q, want %q", tc.flags, got, tc.want)
 		}
 	}
+}
+
+// Hostile flags: NaN, infinities and values far out of range end in one
+// line and exit status 2 before anything listens, each within 10 s and
+// 500 MB (the test enforces both: a context deadline and prlimit --data).
+func TestServeHostileFlags(t *testing.T) {
+	dir := certsDir(t)
+	base := []string{"serve", "-listen", "127.0.0.1:0", "-cert-dir", dir, "-encryption-password", goodPassword}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-error-rate", "NaN"}, "-error-rate NaN must be a fraction from 0 to 1"},
+		{[]string{"-error-rate", "+Inf"}, "-error-rate +Inf must be a fraction"},
+		{[]string{"-error-rate", "-0.5"}, "-error-rate -0.5 must be a fraction"},
+		{[]string{"-error-rate", "1e300"}, "-error-rate 1e+300 must be a fraction"},
+		{[]string{"-warmup-factor", "NaN", "-warmup-time", "1s"}, "-warmup-factor NaN must be a number from 0 to 1000"},
+		{[]string{"-warmup-factor", "-Inf"}, "-warmup-factor -Inf must be"},
+		{[]string{"-error-status", "99999"}, "-error-status 99999 is not an HTTP status"},
+		{[]string{"-workers", "1000000000"}, "-workers 1000000000 must be from 0 (unlimited) to 100000"},
+		{[]string{"-workers", "-1"}, "-workers -1 must be from 0"},
+		{[]string{"-workers", "1", "-cores", "1000000"}, "-cores 1000000 must be at most 1024"},
+		{[]string{"-service-time", "2540400h"}, "-service-time 2540400h0m0s must be at most 1h0m0s"},
+		{[]string{"-added-latency", "-1s"}, "-added-latency -1s must not be negative"},
+		{[]string{"-warmup-time", "1000000h"}, "-warmup-time 1000000h0m0s must be at most 24h0m0s"},
+		{[]string{"-token-ttl", "2000000h"}, "-token-ttl 2000000h0m0s must be at most 720h0m0s"},
+		{[]string{"-token-clock-skew", "2000000h"}, "-token-clock-skew 2000000h0m0s must be at most 24h"},
+	} {
+		args := append(append([]string{}, base...), tc.args...)
+		code, stderr := runBounded(t, args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("serve %v: exit %d, stderr %q; want exit 2 and one line containing %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	code, stderr := runBounded(t, "certs", "-out", t.TempDir(), "-validity", "2540400h")
+	if code != 2 || !strings.Contains(stderr, "--validity 2540400h0m0s must be positive and at most") {
+		t.Errorf("certs -validity 2540400h: exit %d, %q", code, stderr)
+	}
+}
+
+// runBounded runs the binary under a 10 s deadline and a 500 MB limit on
+// its writable memory (prlimit --data, when the machine has it) and
+// returns its exit status and stderr. RLIMIT_DATA, not --as: the Go
+// runtime reserves far more address space than it ever uses.
+func runBounded(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	name, full := binary, args
+	if p, err := exec.LookPath("prlimit"); err == nil {
+		name, full = p, append([]string{"--data=500000000", "--", binary}, args...)
+	}
+	cmd := exec.CommandContext(ctx, name, full...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%v: still running after 10 s", args)
+	}
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return cmd.ProcessState.ExitCode(), stderr.String()
 }

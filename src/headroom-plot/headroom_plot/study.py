@@ -54,14 +54,34 @@ def _key(r: Run):
     return (r.scenario, r.instances if r.instances is not None else "label:" + r.label)
 
 
+def run_identity(run: Run) -> str:
+    """What seeds a run's bootstrap: the run's own identity, never where it lies on disk, so the same run
+    directories analysed on the tester VM and on a workstation give byte-identical intervals. meta.json's
+    run_id with the scenario and the tester (several testers share a run_id); without a run_id, the run
+    directory's name (for a bare CSV: its directory's name and its own)."""
+    meta = run.meta if isinstance(run.meta, dict) else {}
+    rid = meta.get("run_id")
+    if isinstance(rid, str) and rid:
+        return "|".join(str(x) for x in (rid, meta.get("scenario"), meta.get("tester"), meta.get("testers")))
+    path = os.path.normpath(run.path)
+    if os.path.isdir(path):
+        return os.path.basename(path)
+    return os.path.basename(os.path.dirname(os.path.abspath(path))) + "/" + os.path.basename(path)
+
+
+def run_seed(run: Run) -> int:
+    return zlib.crc32(run_identity(run).encode("utf-8", "surrogateescape"))
+
+
 def run_replicates(run: Run, opts: Options, reps: int) -> tuple[np.ndarray, np.ndarray]:
-    """The run's capacity and knee replicates (seeded by its path, so a report is reproducible)."""
+    """The run's capacity and knee replicates (seeded by the run's identity, so a report is reproducible
+    wherever the run directories are)."""
     if reps <= 0 or not len(run.latency):
         return np.empty(0), np.empty(0)
     cap, knee = bootstrap.run_replicates(
         run.latency, run.offset, run.error, run.step, opts.slo_percentile, opts.slo_s, opts.max_error_rate,
         width=opts.window_s, knee_elasticity=opts.knee_elasticity, reps=reps,
-        knee_reps=min(reps, bootstrap.KNEE_REPLICATES), seed=zlib.crc32(os.fsencode(os.path.abspath(run.path))),
+        knee_reps=min(reps, bootstrap.KNEE_REPLICATES), seed=run_seed(run),
         usable=usable_steps(run))
     if run.by_request:
         # The replicates judge the step's own percentile, not each type's against its bound: for a mix

@@ -220,8 +220,10 @@ def test_flags_whose_steps_do_not_correspond_are_not_applied(tmp):
 
 
 # What summary.txt says (results/advice_test.go writes it): the report must say the same.
-ADVICE = json.load(open(os.path.join(os.path.dirname(__file__), "..", "..", "src", "credhub-perf", "results",
-                                     "testdata", "tester_bound_advice.json")))
+# The package lives in src/headroom-plot (top-level plotting/ is a symlink to
+# it), so credhub-perf is its sibling whichever path the tests run from.
+ADVICE = json.load(open(os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "credhub-perf",
+                                     "results", "testdata", "tester_bound_advice.json")))
 
 
 @pytest.mark.parametrize("case", ADVICE["advice"], ids=lambda c: c["reason"] or "no reason")

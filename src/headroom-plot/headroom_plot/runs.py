@@ -151,8 +151,16 @@ def resolve(arg: str) -> tuple[str, dict, list[str], dict | None]:
             raise InputError(f"{arg}: no results.csv or results-<tester>.csv in this directory; "
                              "pass a run directory written by credhub-perf, or the CSV file itself")
         meta_path = os.path.join(arg, "meta.json")
-        meta = _load_json(meta_path) if os.path.exists(meta_path) else {}
         sp = os.path.join(arg, "summary.json")
+        if not os.path.exists(meta_path):
+            # A tester other than 0 writes meta-<i>.json and summary-<i>.json (the errand's report on
+            # that tester's VM reads its run directory as it is): its own files stand in for tester 0's.
+            own = sorted(glob.glob(os.path.join(arg, "meta-*.json")))
+            if len(own) == 1 and re.fullmatch(r"meta-[0-9]+\.json", os.path.basename(own[0])):
+                meta_path = own[0]
+                if not os.path.exists(sp):
+                    sp = os.path.join(arg, "summary-" + os.path.basename(own[0])[len("meta-"):])
+        meta = _load_json(meta_path) if os.path.exists(meta_path) else {}
         summary = _load_json(sp) if os.path.exists(sp) else None
         return arg, meta, csvs, summary
     here = os.path.dirname(os.path.abspath(arg))
