@@ -36,7 +36,7 @@ type simTarget struct {
 	client *http.Client
 }
 
-func startCredHubSim(t *testing.T, work string) *simTarget {
+func startCredHubSim(t *testing.T, work string, extraFlags ...string) *simTarget {
 	t.Helper()
 	root := repoRoot(t)
 	bin := filepath.Join(work, "bin", "credhub-sim")
@@ -54,7 +54,7 @@ func startCredHubSim(t *testing.T, work string) *simTarget {
 	var logBuf bytes.Buffer
 	serve := exec.Command(bin, append([]string{"serve", "-listen", "127.0.0.1:0", "-cert-dir", certs,
 		"-db", "sqlite:" + filepath.Join(work, "sim.db"), "-addr-file", addrFile,
-		"-encryption-password", "rehearsal-encryption-password"}, simACLFlags(t)...)...)
+		"-encryption-password", "rehearsal-encryption-password"}, append(simACLFlags(t), extraFlags...)...)...)
 	serve.Stdout, serve.Stderr = &logBuf, &logBuf
 	if err := serve.Start(); err != nil {
 		t.Fatalf("starting credhub-sim: %v", err)
