@@ -63,6 +63,16 @@ def _on_signal(signum, _frame):
     raise Interrupted(signum)
 
 
+def _raise_if_stopped() -> None:
+    """Raise the Interrupted a stop signal's handler raised, if code we do not own swallowed it.
+
+    A handler runs wherever the main thread is; inside a C extension's module init (numpy's
+    Cython modules register their ABCs while `np.random` is first imported) the exception can
+    be cleared, and the program would go on as if no signal had come."""
+    if _received:
+        raise Interrupted(_received[0])
+
+
 def _set_stop_handlers(handler) -> None:
     for sig in STOP_SIGNALS:
         signal.signal(sig, handler)
@@ -158,7 +168,12 @@ def _render(jobs, more=None):
     serial = not hasattr(os, "fork") or os.environ.get("HEADROOM_PLOT_NO_FORK")
     if serial or not jobs or (more is None and len(jobs) < 2):
         value, later = more() if more is not None else (None, [])
-        return [(key, job()) for key, job in jobs + later], value
+        results = []
+        for key, job in jobs + later:
+            _raise_if_stopped()
+            results.append((key, job()))
+        _raise_if_stopped()
+        return results, value
     theirs, mine = (jobs[0::2], jobs[1::2]) if more is not None else (jobs[1::2], jobs[0::2])
     r, w = os.pipe()
     sys.stdout.flush()
@@ -184,6 +199,7 @@ def _render(jobs, more=None):
             out = []
             for _key, job in theirs:
                 out.append(job())
+                _raise_if_stopped()
             os.write(w, ("\n".join("\t".join(p) for p in out) + "\n").encode("utf-8", "surrogateescape"))
             code = 0
         except BaseException:
@@ -197,8 +213,12 @@ def _render(jobs, more=None):
         # already there) is raised here, where the child is stopped and reaped before we exit.
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         value, later = more() if more is not None else (None, [])
+        _raise_if_stopped()
         mine = mine + later
-        results = [(key, job()) for key, job in mine]
+        results = []
+        for key, job in mine:
+            results.append((key, job()))
+            _raise_if_stopped()
         with os.fdopen(r, encoding="utf-8", errors="surrogateescape") as f:
             data = f.read()
         _, status = os.waitpid(pid, 0)
@@ -261,7 +281,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parser().parse_args(argv)
         out_dir = args.out
-        return _main(args)
+        code = _main(args)
+        _raise_if_stopped()
+        return code
     except Interrupted as exc:
         return _stopped(exc.signum, out_dir, sweep)
     except OutputError as exc:

@@ -186,6 +186,30 @@ def test_signal_replaced_on_its_way_up_still_stops(tmp, capsys, monkeypatch):
     assert rc == 1 and "internal error: ImportError" in err, err
 
 
+@pytest.mark.parametrize("no_fork", ["1", ""])
+def test_signal_swallowed_by_code_we_do_not_own_still_stops(tmp, capsys, monkeypatch, no_fork):
+    """A SIGINT whose Interrupted a C extension clears (numpy's Cython modules do while
+    np.random is first imported, mid-bootstrap): the run still stops with 130 and one line,
+    instead of finishing as if no Ctrl-C had come."""
+    from headroom_plot import study
+    real = study.build
+
+    def swallowed(*a, **k):
+        try:
+            cli._on_signal(signal.SIGINT, None)
+        except cli.Interrupted:
+            pass
+        return real(*a, **k)
+
+    monkeypatch.setattr(study, "build", swallowed)
+    monkeypatch.setenv("HEADROOM_PLOT_NO_FORK", no_fork)
+    out = tmp / "out"
+    rc = cli.main([str(_run_dir(tmp, "a")), str(_run_dir(tmp, "b")), "--out", str(out), "--format", "png"])
+    err = capsys.readouterr().err
+    assert rc == 130 and err.count("\n") == 1 and "stopped by SIGINT" in err, err
+    assert _leftovers(out) == [] and not (out / "report.md").exists()
+
+
 def test_unwritable_out_is_refused_before_reading(tmp, capsys):
     if os.geteuid() == 0:
         pytest.skip("root writes anywhere")
