@@ -277,8 +277,10 @@ func (s *scenarioState) runStep(ctx context.Context, i, total int, st load.Step)
 	s.flush()
 	r.log.Finish()
 	var flags string
-	if snap.Requests > 0 && !step.Steady {
+	if snap.Requests > 0 && step.Drifted() {
 		flags += "; NOT STEADY (see the summary's warnings)"
+	} else if snap.Requests > 0 && step.Unjudged() {
+		flags += "; too short to judge steady"
 	}
 	if ms.TesterBound {
 		flags += "; TESTER-BOUND: " + ms.TesterBoundReason
@@ -489,10 +491,10 @@ func (s *scenarioState) capacity(ctx context.Context) error {
 		if err != nil {
 			return false, err
 		}
-		pass := last.MeetsSLO && last.Counts(s.sum.SLO)
+		pass := last.MeetsSLO && s.sum.CountsStep(last)
 		why := ""
 		if last.MeetsSLO && !pass {
-			why = " but does not count (not steady or tester-bound; see the warnings)"
+			why = " but does not count (not steady, not judged steady, or tester-bound; see the warnings)"
 		}
 		r.log.Printf("probe %d: %s %s the SLO (p%g %s, errors %.2f%%)%s", capRes.Probes, loadLabel(st), map[bool]string{true: "meets", false: "misses"}[last.MeetsSLO], c.SLO.Percentile, fmtMS(snap.Quantile(c.SLO.Percentile/100)), 100*last.ErrorRate, why)
 		if pass {

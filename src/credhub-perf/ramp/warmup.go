@@ -127,6 +127,7 @@ func (s *scenarioState) warmup(ctx context.Context) error {
 	base := r.warmupStep()
 	w := &results.Warmup{Mode: mode, Concurrency: base.Concurrency, Reason: "off (warmup.run: 0)"}
 	s.meta.Warmup = w
+	s.sum.Warmup = w
 	if mode == config.WarmupOff {
 		return nil
 	}

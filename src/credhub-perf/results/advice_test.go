@@ -51,13 +51,13 @@ func TestTesterBoundAdviceMatchesTestdata(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	step := func(conc int, u TesterUsage) SummaryStep {
 		return SummaryStep{Concurrency: conc, Tally: Tally{Requests: 1000}, Throughput: float64(100 * conc),
-			Latencies: Latencies{MeanS: 0.01, P95S: 0.02, SLOPercentileS: 0.02}, MeetsSLO: true, Steady: true, TesterUsage: u}
+			Latencies: Latencies{MeanS: 0.01, P95S: 0.02, SLOPercentileS: 0.02}, MeetsSLO: true, Steady: bp(true), TesterUsage: u}
 	}
 	host := func(conc int, h float64) SummaryStep {
 		return step(conc, TesterUsage{HostCPU: f(h), TesterBound: true, TesterBoundReason: fmt.Sprintf("host CPU %.0f %% busy on the tester's core(s)", 100*h)})
 	}
 	unsteady := step(5, TesterUsage{})
-	unsteady.Steady = false
+	unsteady.Steady = bp(false)
 	incomplete := step(6, TesterUsage{})
 	incomplete.Incomplete, incomplete.IncompleteReason = true, "tester 1 sent no load in it"
 	over := step(7, TesterUsage{})

@@ -174,7 +174,7 @@ func TestMergeAddsThroughput(t *testing.T) {
 func TestKneeAndMaxThroughputAtSLO(t *testing.T) {
 	s := &Summary{SLO: SLO{Percentile: 95, LatencyS: 0.100, MaxErrorRate: 0.01}}
 	add := func(conc int, tput, mean, p float64, errRate float64) {
-		st := SummaryStep{Concurrency: conc, Tally: Tally{Requests: 1000, ErrorRate: errRate}, Throughput: tput, Latencies: Latencies{MeanS: mean, SLOPercentileS: p}, Steady: true}
+		st := SummaryStep{Concurrency: conc, Tally: Tally{Requests: 1000, ErrorRate: errRate}, Throughput: tput, Latencies: Latencies{MeanS: mean, SLOPercentileS: p}, Steady: bp(true)}
 		st.MeetsSLO = errRate <= 0.01 && p <= 0.100
 		s.Steps = append(s.Steps, st)
 	}
@@ -199,8 +199,8 @@ func TestKneeAndMaxThroughputAtSLO(t *testing.T) {
 
 func TestOpenLoopLagWarning(t *testing.T) {
 	s := &Summary{SLO: SLO{Percentile: 95, LatencyS: 0.1, MaxErrorRate: 0.01}, Steps: []SummaryStep{
-		{Concurrency: 4, Rate: 100, Tally: Tally{Requests: 100}, Latencies: Latencies{MeanS: 0.010}, SchedLagMeanS: 0.0002, Steady: true},
-		{Concurrency: 4, Rate: 800, Tally: Tally{Requests: 800}, Latencies: Latencies{MeanS: 0.050}, SchedLagMeanS: 0.030, SchedLagMaxS: 0.090, Steady: true},
+		{Concurrency: 4, Rate: 100, Tally: Tally{Requests: 100}, Latencies: Latencies{MeanS: 0.010}, SchedLagMeanS: 0.0002, Steady: bp(true)},
+		{Concurrency: 4, Rate: 800, Tally: Tally{Requests: 800}, Latencies: Latencies{MeanS: 0.050}, SchedLagMeanS: 0.030, SchedLagMaxS: 0.090, Steady: bp(true)},
 	}}
 	s.Finish()
 	if len(s.StepWarnings) != 1 || !strings.Contains(s.StepWarnings[0], "rate 800/s") {

@@ -371,6 +371,12 @@ func SummarizeDir(dir string, defaultSLO SLO) (*Summary, error) {
 		if w := m.Warmup.Warning(); w != "" {
 			sum.Warnings = append(sum.Warnings, w)
 		}
+		if m.Tester == 0 && m.Warmup != nil {
+			sum.Warmup = m.Warmup
+		}
+	}
+	if sum.Warmup == nil && old != nil {
+		sum.Warmup = old.Warmup
 	}
 	several := len(files) > 1
 	for _, m := range metas {

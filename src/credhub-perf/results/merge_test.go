@@ -110,7 +110,7 @@ func TestMergeTesterStoppedMidStep(t *testing.T) {
 	if sum.MaxThroughputAtSLO == nil || math.Abs(*sum.MaxThroughputAtSLO-200/9.905) > 0.01 {
 		t.Fatalf("max throughput at SLO %v, want step 1's %.3f", sum.MaxThroughputAtSLO, 200/9.905)
 	}
-	if sum.KneeStep == nil || *sum.KneeStep == 2 {
+	if sum.KneeStep == nil || *sum.KneeStep == 3 {
 		t.Fatalf("knee on the incomplete step: %v", sum.KneeStep)
 	}
 	wantStop := "tester 0: failed: step 3: the VM went away; tester 1: tester 0 stopped"
@@ -118,7 +118,7 @@ func TestMergeTesterStoppedMidStep(t *testing.T) {
 		t.Fatalf("stopped_reason %q, want %q", sum.StoppedReason, wantStop)
 	}
 	txt, _ := os.ReadFile(filepath.Join(dir, "summary.txt"))
-	if !strings.Contains(string(txt), "incomplete") || !strings.Contains(string(txt), "step 2 (concurrency 6) is incomplete: tester 0 sent load") {
+	if !strings.Contains(string(txt), "incomplete") || !strings.Contains(string(txt), "step 3 (concurrency 6) is incomplete: tester 0 sent load") {
 		t.Fatalf("summary.txt does not flag the step:\n%s", txt)
 	}
 	var raw struct {

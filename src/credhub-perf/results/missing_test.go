@@ -241,7 +241,7 @@ func TestIncompleteRunSummaryText(t *testing.T) {
 		"INCOMPLETE RUN: " + why + "; every step is incomplete and the run gives no capacity\n",
 		"max throughput at SLO: unknown: incomplete run: " + why + "\n",
 		"knee: none (incomplete run)\n",
-		"warning: step 2 (concurrency 4) is incomplete: " + why + ";",
+		"warning: step 3 (concurrency 4) is incomplete: " + why + ";",
 	} {
 		if !strings.Contains(txt, want) {
 			t.Errorf("summary.txt lacks %q:\n%s", want, txt)
@@ -271,7 +271,7 @@ func TestIncompleteRunFinishDropsFigures(t *testing.T) {
 	s := &Summary{SLO: mergeSLO, Incomplete: true, IncompleteReason: "tester 1 of 2 left no results file: its load is in no figure"}
 	for i, c := range []int{1, 2} {
 		s.Steps = append(s.Steps, SummaryStep{Step: i, Concurrency: c, Tally: Tally{Requests: 100}, Throughput: float64(10 * c),
-			Latencies: Latencies{MeanS: 0.01, SLOPercentileS: 0.02}, MeetsSLO: true, Steady: true})
+			Latencies: Latencies{MeanS: 0.01, SLOPercentileS: 0.02}, MeetsSLO: true, Steady: bp(true)})
 	}
 	s.Finish()
 	if s.MaxThroughputAtSLO != nil || s.Knee != nil || s.NoCapacityReason() != "unknown: incomplete run: "+s.IncompleteReason {

@@ -241,7 +241,7 @@ func TestTypeStatsFiguresOwnBound(t *testing.T) {
 
 // mixStep is a steady step of a mix: the whole step's p95 and each type's.
 func mixStep(tput, p95 float64, types map[string]float64, slo SLO) SummaryStep {
-	st := SummaryStep{Tally: Tally{Requests: 1000}, Throughput: tput, Latencies: Latencies{MeanS: p95 / 2, SLOPercentileS: p95}, Steady: true, Concurrency: int(tput)}
+	st := SummaryStep{Tally: Tally{Requests: 1000}, Throughput: tput, Latencies: Latencies{MeanS: p95 / 2, SLOPercentileS: p95}, Steady: bp(true), Concurrency: int(tput)}
 	st.MeetsSLO = p95 <= slo.LatencyS
 	figs := map[string]RequestStep{}
 	for k, p := range types {

@@ -18,15 +18,15 @@ import (
 const (
 	SteadyBound = 0.10
 	SteadySigma = 4.0
-	// A step with fewer requests than steadyMinHalf in a half, or whose
-	// requests start within less than steadyMinSpan, is not judged
-	// (steady, judged false): the test takes requests as independent, and
+	// A step with fewer requests than SteadyMinHalf in a half, or whose
+	// requests start within less than SteadyMinSpanS, is not judged
+	// (judged false, summary.json `steady` null, NotJudged says which): the test takes requests as independent, and
 	// over a second or so they are not: one scheduling hiccup, or the
 	// queue of a saturated closed loop wandering, moves a half's
 	// throughput and median by 20 % (seen in 1.5 s demo steps) with no
 	// drift at all. Over longer halves that wandering averages out.
-	steadyMinHalf = 20
-	steadyMinSpan = 2.0 // seconds
+	SteadyMinHalf  = 20
+	SteadyMinSpanS = 2.0 // seconds
 	// steadyReservoir bounds the memory of one step: beyond it the pairs
 	// are a uniform sample (Vitter's algorithm R).
 	steadyReservoir = 1 << 16
@@ -46,9 +46,22 @@ type Stationarity struct {
 	P50Change        float64 `json:"p50_change"`
 	ThroughputDrift  bool    `json:"throughput_drift"`
 	P50Drift         bool    `json:"p50_drift"`
+	// NotJudged: why a step was not judged ("" when it was): too few
+	// requests, or requests that started within less than SteadyMinSpanS.
+	NotJudged string `json:"not_judged,omitempty"`
+	// StartSpanS: how long the step's requests kept starting (seconds),
+	// the span a step must reach to be judged.
+	StartSpanS float64 `json:"start_span_s"`
 }
 
-// Steady reports the verdict: no drift found (or too few requests to tell).
+// Not-judged reasons (Stationarity.NotJudged).
+const (
+	NotJudgedFewRequests = "too few requests"
+	NotJudgedShort       = "too short"
+)
+
+// Steady reports the verdict: no drift found (or too few requests to tell;
+// Judged says which).
 func (s Stationarity) Steady() bool { return !s.ThroughputDrift && !s.P50Drift }
 
 type startLatency struct{ start, latency float32 } // seconds
@@ -87,7 +100,8 @@ func (s *Steadiness) add(offset, latency time.Duration) {
 // Verdict compares the step's two halves.
 func (s *Steadiness) Verdict() Stationarity {
 	var v Stationarity
-	if len(s.samples) < 2*steadyMinHalf {
+	if len(s.samples) == 0 {
+		v.NotJudged = NotJudgedFewRequests
 		return v
 	}
 	lo, hi := float32(math.MaxFloat32), float32(-math.MaxFloat32)
@@ -95,7 +109,13 @@ func (s *Steadiness) Verdict() Stationarity {
 		lo, hi = min(lo, p.start), max(hi, p.start)
 	}
 	half := float64(hi-lo) / 2
-	if 2*half < steadyMinSpan {
+	v.StartSpanS = round3(2 * half)
+	if 2*half < SteadyMinSpanS {
+		v.NotJudged = NotJudgedShort
+		return v
+	}
+	if len(s.samples) < 2*SteadyMinHalf {
+		v.NotJudged = NotJudgedFewRequests
 		return v
 	}
 	mid := lo + float32(half)
@@ -108,7 +128,8 @@ func (s *Steadiness) Verdict() Stationarity {
 			b = append(b, float64(p.latency))
 		}
 	}
-	if len(a) < steadyMinHalf || len(b) < steadyMinHalf {
+	if len(a) < SteadyMinHalf || len(b) < SteadyMinHalf {
+		v.NotJudged = NotJudgedFewRequests
 		return v
 	}
 	v.Judged = true

@@ -119,7 +119,7 @@ func TestReservoirKeepsVerdict(t *testing.T) {
 func TestUnsteadyAndTesterBoundStepsAreNotCapacity(t *testing.T) {
 	s := &Summary{SLO: SLO{Percentile: 95, LatencyS: 0.100, MaxErrorRate: 0.01}}
 	add := func(conc int, tput, mean, p float64) *SummaryStep {
-		s.Steps = append(s.Steps, SummaryStep{Concurrency: conc, Tally: Tally{Requests: 1000}, Throughput: tput, Latencies: Latencies{MeanS: mean, SLOPercentileS: p}, MeetsSLO: p <= 0.1, Steady: true})
+		s.Steps = append(s.Steps, SummaryStep{Concurrency: conc, Tally: Tally{Requests: 1000}, Throughput: tput, Latencies: Latencies{MeanS: mean, SLOPercentileS: p}, MeetsSLO: p <= 0.1, Steady: bp(true)})
 		return &s.Steps[len(s.Steps)-1]
 	}
 	add(1, 100, 0.010, 0.012)
@@ -134,7 +134,7 @@ func TestUnsteadyAndTesterBoundStepsAreNotCapacity(t *testing.T) {
 		t.Fatalf("capacity %v, knee %v: the unsteady and the tester-bound step counted", *s.MaxThroughputAtSLO, *s.Knee)
 	}
 	got := strings.Join(s.StepWarnings, "\n")
-	for _, want := range []string{"step 2 (concurrency 4): not steady, p50 16.00 -> 12.00 ms (-25 %)", "tester CPU 93 % of 2 core(s) at step 3 (concurrency 8): add testers or use a bigger VM"} {
+	for _, want := range []string{"step 3 (concurrency 4): not steady, p50 16.00 -> 12.00 ms (-25 %)", "tester CPU 93 % of 2 core(s) at step 4 (concurrency 8): add testers or use a bigger VM"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("warnings lack %q:\n%s", want, got)
 		}
@@ -149,7 +149,7 @@ func TestHostBoundRunSaysWhyItHasNoCapacity(t *testing.T) {
 	for i, host := range []float64{0.97, 1.0, 0.99} {
 		h := host
 		s.Steps = append(s.Steps, SummaryStep{Concurrency: i + 1, Tally: Tally{Requests: 500}, Throughput: float64(100 * (i + 1)), Latencies: Latencies{MeanS: 0.01, SLOPercentileS: 0.02},
-			MeetsSLO: true, Steady: true, TesterUsage: TesterUsage{HostCPU: &h, TesterBound: true, TesterBoundReason: fmt.Sprintf("host CPU %.0f %% busy on the tester's core(s)", 100*h)}})
+			MeetsSLO: true, Steady: bp(true), TesterUsage: TesterUsage{HostCPU: &h, TesterBound: true, TesterBoundReason: fmt.Sprintf("host CPU %.0f %% busy on the tester's core(s)", 100*h)}})
 	}
 	s.Finish()
 	if s.MaxThroughputAtSLO != nil {
@@ -160,7 +160,7 @@ func TestHostBoundRunSaysWhyItHasNoCapacity(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"max throughput at SLO: unknown: 3 of 3 steps met the SLO but none counts: 3 tester-bound (host CPU 97-100 % busy): other work kept the tester's CPUs busy: run on a quiet machine",
-		"host CPU 100 % busy on the tester's core(s) at step 1 (concurrency 2): other work kept the tester's CPUs busy",
+		"host CPU 100 % busy on the tester's core(s) at step 2 (concurrency 2): other work kept the tester's CPUs busy",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
@@ -170,3 +170,5 @@ func TestHostBoundRunSaysWhyItHasNoCapacity(t *testing.T) {
 		t.Errorf("a busy host is not cured by a bigger tester, and steps did meet the SLO:\n%s", out)
 	}
 }
+
+func bp(b bool) *bool { return &b }

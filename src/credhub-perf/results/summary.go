@@ -45,9 +45,12 @@ type SummaryStep struct {
 	// Open loop: how late requests left versus their schedule.
 	SchedLagMeanS float64 `json:"sched_lag_mean_s"`
 	SchedLagMaxS  float64 `json:"sched_lag_max_s"`
-	// Steady: no drift between the step's halves (see Stationarity); a
-	// step that is not steady never counts as capacity.
-	Steady       bool          `json:"steady"`
+	// Steady: true when judged steady (no drift between the step's
+	// halves, see Stationarity), false when judged drifting, null when
+	// too short or too small to judge (Stationarity.NotJudged). A
+	// drifting step never counts as capacity; an unjudged one only after
+	// a run warm-up judged steady (Summary.CountsStep).
+	Steady       *bool         `json:"steady"`
 	Stationarity *Stationarity `json:"stationarity,omitempty"`
 	// ByRequest: a mixed run's figures per request type (get, set,
 	// interpolate); absent when the step held one type.
@@ -83,8 +86,18 @@ func (st *SummaryStep) order() stepKey {
 // Judge records the step's stationarity verdict.
 func (st *SummaryStep) Judge(v Stationarity) {
 	st.Stationarity = &v
-	st.Steady = v.Steady()
+	st.Steady = nil
+	if v.Judged {
+		b := v.Steady()
+		st.Steady = &b
+	}
 }
+
+// Drifted: judged not steady.
+func (st SummaryStep) Drifted() bool { return st.Steady != nil && !*st.Steady }
+
+// Unjudged: steadiness not judged (too short or too few requests).
+func (st SummaryStep) Unjudged() bool { return st.Steady == nil }
 
 // AddTester folds one tester's usage during the step into it: figures are
 // the worst tester's, and the step is tester-bound if any tester was.
@@ -182,11 +195,38 @@ func (st SummaryStep) sloRatio(slo SLO) float64 {
 	return r
 }
 
-// Counts says whether the step may count as capacity: within the error
-// bound, steady, not limited by the tester, and loaded by every tester
-// for its whole slot.
+// Counts says whether the step may count as capacity as far as the step
+// itself tells: within the error bound, not judged drifting, not limited
+// by the tester, and loaded by every tester for its whole slot. An
+// unjudged step also needs a run warm-up judged steady: Summary.CountsStep.
 func (st SummaryStep) Counts(slo SLO) bool {
-	return st.Requests > 0 && st.ErrorRate <= slo.MaxErrorRate && st.Steady && !st.TesterBound && !st.Incomplete
+	return st.Requests > 0 && st.ErrorRate <= slo.MaxErrorRate && !st.Drifted() && !st.TesterBound && !st.Incomplete
+}
+
+// WarmupSteady: the run warm-up was judged steady (warmup.run auto, three
+// agreeing windows). Only then do steps too short to judge count.
+func (s *Summary) WarmupSteady() bool {
+	return s.Warmup != nil && s.Warmup.Mode == "auto" && s.Warmup.Steady
+}
+
+// CountsStep says whether the step counts as capacity: Counts, and when
+// its steadiness could not be judged, a run warm-up judged steady.
+func (s *Summary) CountsStep(st SummaryStep) bool {
+	return st.Counts(s.SLO) && (!st.Unjudged() || s.WarmupSteady())
+}
+
+// warmupNote is why unjudged steps do not count: the warm-up's state.
+func (s *Summary) warmupNote() string {
+	switch {
+	case s.Warmup == nil:
+		return "no run warm-up recorded"
+	case s.Warmup.Mode == "off":
+		return "the run warm-up was off"
+	case s.Warmup.Mode == "fixed":
+		return "the fixed run warm-up was not judged steady"
+	default:
+		return "the run warm-up was not judged steady"
+	}
 }
 
 // label names the step's load for warnings.
@@ -220,7 +260,20 @@ type Summary struct {
 	// MaxThroughputAtSLO is the highest throughput meeting the SLO,
 	// interpolated linearly between a passing and the next failing step.
 	MaxThroughputAtSLO *float64 `json:"max_throughput_at_slo"`
-	SLO                SLO      `json:"slo"`
+	// CapacityIsLowerBound: some step at a higher load than the step the
+	// capacity comes from met the SLO but was not counted (tester-bound,
+	// drifting, not judged steady, incomplete), so the capacity is at
+	// least MaxThroughputAtSLO; LowerBoundReason says which steps and why.
+	CapacityIsLowerBound bool   `json:"capacity_is_lower_bound"`
+	LowerBoundReason     string `json:"lower_bound_reason,omitempty"`
+	// StepsNotJudged: how many steps were too short or too small to judge
+	// steady (`steady` null); NotJudgedReason says why and what to do.
+	StepsNotJudged  int    `json:"steps_not_judged"`
+	NotJudgedReason string `json:"not_judged_reason,omitempty"`
+	// Warmup: meta.json's run warm-up (tester 0's), when the run recorded
+	// one; its mode and verdict decide whether unjudged steps count.
+	Warmup *Warmup `json:"warmup,omitempty"`
+	SLO    SLO     `json:"slo"`
 	Requests           int64    `json:"requests"`
 	Errors             int64    `json:"errors"`
 	Testers            int      `json:"testers"`
@@ -272,14 +325,15 @@ func (s *Summary) Finish() {
 		}
 		return a.rate < b.rate
 	})
+	// Steps are numbered from 1, as every human-facing text counts them.
 	for i := range s.Steps {
-		s.Steps[i].Step = i
+		s.Steps[i].Step = i + 1
 	}
 	s.Requests, s.Errors = 0, 0
 	s.StepWarnings = nil
 	for i := range s.Steps {
 		st := &s.Steps[i]
-		if st.Requests > 0 && !st.Steady {
+		if st.Requests > 0 && st.Drifted() {
 			s.StepWarnings = append(s.StepWarnings, notSteadyWarning(*st))
 		}
 		st.TesterBoundAdvice = nil
@@ -303,7 +357,7 @@ func (s *Summary) Finish() {
 		st := &s.Steps[i]
 		s.Requests += st.Requests
 		s.Errors += st.Errors
-		if !st.Counts(s.SLO) || st.MeanS <= 0 {
+		if !s.CountsStep(*st) || st.MeanS <= 0 {
 			continue
 		}
 		if p := st.Throughput / st.MeanS; p > bestPower {
@@ -323,17 +377,20 @@ func (s *Summary) Finish() {
 	if mix {
 		lat, bound = func(st SummaryStep) float64 { return st.sloRatio(s.SLO) }, 1
 	}
-	best := math.Inf(-1)
+	best, bestStep := math.Inf(-1), -1
 	for i := range s.Steps {
 		st := s.Steps[i]
-		if !st.MeetsSLO || !st.Counts(s.SLO) {
+		if !st.MeetsSLO || !s.CountsStep(st) {
 			continue
+		}
+		if st.Throughput >= best {
+			bestStep = i
 		}
 		best = math.Max(best, st.Throughput)
 		if i+1 < len(s.Steps) {
 			nx := s.Steps[i+1]
 			a, b := lat(st), lat(nx)
-			if !nx.MeetsSLO && nx.Counts(s.SLO) &&
+			if !nx.MeetsSLO && s.CountsStep(nx) &&
 				nx.Throughput > st.Throughput && b > a && !math.IsInf(b, 1) {
 				f := (bound - a) / (b - a)
 				best = math.Max(best, st.Throughput+f*(nx.Throughput-st.Throughput))
@@ -344,11 +401,142 @@ func (s *Summary) Finish() {
 		b := round3(best)
 		s.MaxThroughputAtSLO = &b
 	}
+	s.StepsNotJudged, s.NotJudgedReason = s.notJudged()
+	s.CapacityIsLowerBound, s.LowerBoundReason = false, ""
+	if s.MaxThroughputAtSLO != nil && !s.Incomplete {
+		var above []SummaryStep
+		for _, st := range s.Steps[bestStep+1:] {
+			if st.Requests > 0 && st.MeetsSLO && !s.CountsStep(st) {
+				above = append(above, st)
+			}
+		}
+		if len(above) > 0 {
+			s.CapacityIsLowerBound = true
+			s.LowerBoundReason = s.leftOutReason(above, len(s.Steps), false)
+		}
+	}
 	if s.Incomplete {
 		// Every step is flagged already; this holds even for a step a
 		// hand-edited summary.json lists as complete.
 		s.Knee, s.KneeConcurrency, s.KneeRate, s.KneeStep, s.MaxThroughputAtSLO = nil, nil, nil, nil, nil
 	}
+}
+
+// notJudged counts the steps whose steadiness was not judged and says why
+// and what to do ("steps of 1.5 s are too short to judge ...").
+func (s *Summary) notJudged() (int, string) {
+	var n, short int
+	longest := 0.0
+	for _, st := range s.Steps {
+		if st.Requests == 0 || !st.Unjudged() {
+			continue
+		}
+		n++
+		if st.Stationarity != nil && st.Stationarity.NotJudged == NotJudgedShort {
+			short++
+			longest = math.Max(longest, st.DurationS)
+		}
+	}
+	if n == 0 {
+		return 0, ""
+	}
+	return n, NotJudgedText(n, len(s.Steps), short, longest)
+}
+
+// NotJudgedText says why n of total steps could not be judged steady, short
+// of them too short (the longest of those lasting longest s), the rest
+// with too few requests. headroom-plot's not_judged_text says the same.
+func NotJudgedText(n, total, short int, longest float64) string {
+	var why []string
+	if short > 0 {
+		why = append(why, fmt.Sprintf("steps of %.1f s are too short to judge (their requests must start over at least %g s): use steps.duration of %g s or more", longest, SteadyMinSpanS, SteadyMinSpanS+1))
+	}
+	if n > short {
+		why = append(why, fmt.Sprintf("%d had too few requests to judge (at least %d in each half)", n-short, SteadyMinHalf))
+	}
+	return fmt.Sprintf("%d of %d steps could not be judged steady: %s", n, total, strings.Join(why, "; "))
+}
+
+// leftOutReason says why steps that met the SLO were not counted:
+// "2 tester-bound (...): ...; 1 not judged steady (...)". long adds the
+// advice for drifting and incomplete steps (the no-capacity sentence).
+func (s *Summary) leftOutReason(steps []SummaryStep, total int, long bool) string {
+	var bound []SummaryStep
+	var unsteady, unjudged, incomplete int
+	for _, st := range steps {
+		switch {
+		case st.TesterBound:
+			bound = append(bound, st)
+		case st.Drifted():
+			unsteady++
+		case st.Incomplete:
+			incomplete++
+		case st.Unjudged():
+			unjudged++
+		}
+	}
+	var why []string
+	if len(bound) > 0 {
+		why = append(why, fmt.Sprintf("%d tester-bound (%s): %s", len(bound), boundKinds(bound), boundAdvice(bound)))
+	}
+	if unsteady > 0 {
+		w := fmt.Sprintf("%d not steady", unsteady)
+		if long {
+			w += ": the target was warming up or changing under the load (see warmup.run)"
+		}
+		why = append(why, w)
+	}
+	if incomplete > 0 {
+		w := fmt.Sprintf("%d incomplete", incomplete)
+		if long {
+			w += ": some tester did not load them for their whole slot (see the step warnings)"
+		}
+		why = append(why, w)
+	}
+	if unjudged > 0 {
+		why = append(why, fmt.Sprintf("%d too short to judge steady, and %s", unjudged, s.warmupNote()))
+	}
+	return strings.Join(why, "; ")
+}
+
+// CapacityText is the headline capacity: "812.3 req/s", or "at least
+// 812.3 req/s (steps up to 1020.0 req/s within the SLO were not counted:
+// 2 tester-bound ...)"; "" when there is no capacity.
+func (s *Summary) CapacityText() string {
+	if s.MaxThroughputAtSLO == nil {
+		return ""
+	}
+	if !s.CapacityIsLowerBound {
+		return fmt.Sprintf("%.1f req/s", *s.MaxThroughputAtSLO)
+	}
+	top := 0.0
+	for _, st := range s.Steps {
+		if st.Requests > 0 && st.MeetsSLO && !s.CountsStep(st) {
+			top = math.Max(top, st.Throughput)
+		}
+	}
+	return fmt.Sprintf("at least %.1f req/s (steps up to %.1f req/s within the SLO were not counted: %s)", *s.MaxThroughputAtSLO, top, s.LowerBoundReason)
+}
+
+// WarmupHeadline is the warm-up's line in the headline: off, or ended
+// before the target was steady; "" otherwise (or when none is recorded).
+func (s *Summary) WarmupHeadline() string {
+	return WarmupHeadline(s.Warmup)
+}
+
+// WarmupHeadline says a run warm-up that was off or not judged steady;
+// "" for a steady auto or a fixed warm-up, and for none recorded.
+// headroom-plot's warmup_headline says the same.
+func WarmupHeadline(w *Warmup) string {
+	switch {
+	case w == nil:
+		return ""
+	case w.Mode == "off":
+		return "warm-up off: the first steps may measure a cold JVM"
+	case w.Mode == "auto" && !w.Steady:
+		return fmt.Sprintf("warm-up not steady (%s): the first steps may measure a JVM still warming up", w.Reason)
+	}
+	return ""
 }
 
 // testerBoundKinds are the figures that make a step tester-bound (the
@@ -478,35 +666,17 @@ func (s *Summary) NoCapacityReason() string {
 	if s.MaxThroughputAtSLO != nil {
 		return ""
 	}
-	var met, unsteady, incomplete int
-	var bound []SummaryStep
+	var met []SummaryStep
 	for _, st := range s.Steps {
-		if !st.MeetsSLO || st.Counts(s.SLO) {
+		if !st.MeetsSLO || s.CountsStep(st) {
 			continue
 		}
-		met++
-		if st.TesterBound {
-			bound = append(bound, st)
-		} else if !st.Steady {
-			unsteady++
-		} else if st.Incomplete {
-			incomplete++
-		}
+		met = append(met, st)
 	}
-	if met == 0 {
+	if len(met) == 0 {
 		return ""
 	}
-	var why []string
-	if len(bound) > 0 {
-		why = append(why, fmt.Sprintf("%d tester-bound (%s): %s", len(bound), boundKinds(bound), boundAdvice(bound)))
-	}
-	if unsteady > 0 {
-		why = append(why, fmt.Sprintf("%d not steady: the target was warming up or changing under the load (see warmup.run)", unsteady))
-	}
-	if incomplete > 0 {
-		why = append(why, fmt.Sprintf("%d incomplete: some tester did not load them for their whole slot (see the step warnings)", incomplete))
-	}
-	return fmt.Sprintf("unknown: %d of %d steps met the SLO but none counts: %s", met, len(s.Steps), strings.Join(why, "; "))
+	return fmt.Sprintf("unknown: %d of %d steps met the SLO but none counts: %s", len(met), len(s.Steps), s.leftOutReason(met, len(s.Steps), true))
 }
 
 func notSteadyWarning(st SummaryStep) string {
@@ -580,8 +750,10 @@ func (s *Summary) WriteTable(w io.Writer) {
 			ok = "yes"
 		}
 		var flags []string
-		if st.Requests > 0 && !st.Steady {
+		if st.Requests > 0 && st.Drifted() {
 			flags = append(flags, "unsteady")
+		} else if st.Requests > 0 && st.Unjudged() {
+			flags = append(flags, "not-judged")
 		}
 		if st.TesterBound {
 			flags = append(flags, "tester-bound")
@@ -621,8 +793,11 @@ func (s *Summary) WriteTable(w io.Writer) {
 		}
 		fmt.Fprintf(w, "SLO per request type (p%g): %s; a step meets the SLO only when every type does\n", s.SLO.Percentile, strings.Join(b, ", "))
 	}
+	if h := s.WarmupHeadline(); h != "" {
+		fmt.Fprintln(w, h)
+	}
 	if s.MaxThroughputAtSLO != nil {
-		fmt.Fprintf(w, "max throughput at SLO: %.1f req/s\n", *s.MaxThroughputAtSLO)
+		fmt.Fprintf(w, "max throughput at SLO: %s\n", s.CapacityText())
 	} else if why := s.NoCapacityReason(); why != "" {
 		fmt.Fprintf(w, "max throughput at SLO: %s\n", why)
 	} else {
@@ -658,6 +833,13 @@ func (s *Summary) WriteTable(w io.Writer) {
 		if s.Capacity.Note != "" {
 			fmt.Fprintf(w, "capacity note: %s\n", s.Capacity.Note)
 		}
+	}
+	if s.NotJudgedReason != "" {
+		note := "they count as capacity only after a run warm-up judged steady"
+		if !s.WarmupSteady() {
+			note = "they are not counted as capacity: " + s.warmupNote()
+		}
+		fmt.Fprintf(w, "steadiness: %s; %s\n", s.NotJudgedReason, note)
 	}
 	if s.StoppedReason != "" {
 		fmt.Fprintf(w, "stopped: %s\n", s.StoppedReason)
