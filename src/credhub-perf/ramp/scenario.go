@@ -479,6 +479,7 @@ func (s *scenarioState) capacity(ctx context.Context) error {
 	capRes := &results.Capacity{}
 	s.sum.Capacity = capRes
 	passTput := map[float64]float64{}
+	firstLeftOut := false // the first probe met the SLO but did not count
 	probe := func(v float64) (bool, error) {
 		st := load.Step{Concurrency: int(v), Duration: c.Steps.Duration.D()}
 		if open {
@@ -493,6 +494,9 @@ func (s *scenarioState) capacity(ctx context.Context) error {
 		}
 		pass := last.MeetsSLO && s.sum.CountsStep(last)
 		why := ""
+		if last.MeetsSLO && !pass && v == first {
+			firstLeftOut = true
+		}
 		if last.MeetsSLO && !pass {
 			why = " but does not count (not steady, not judged steady, or tester-bound; see the warnings)"
 		}
@@ -552,6 +556,9 @@ func (s *scenarioState) capacity(ctx context.Context) error {
 		}
 	} else {
 		capRes.Note = fmt.Sprintf("even the first probe (%s) misses the SLO", loadLabelValue(open, first))
+		if firstLeftOut {
+			capRes.Note = fmt.Sprintf("the first probe (%s) met the SLO but does not count (not steady, not judged steady, or tester-bound; see the warnings)", loadLabelValue(open, first))
+		}
 	}
 	if capRes.Probes >= c.Capacity.MaxProbes && capRes.Note == "" {
 		capRes.Note = "stopped at capacity.max_probes; the answer is within the last bracket"

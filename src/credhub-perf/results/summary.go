@@ -449,7 +449,7 @@ func (s *Summary) notJudged() (int, string) {
 func NotJudgedText(n, total, short int, longest float64) string {
 	var why []string
 	if short > 0 {
-		why = append(why, fmt.Sprintf("steps of %.1f s are too short to judge (their requests must start over at least %g s): use steps.duration of %g s or more", longest, SteadyMinSpanS, SteadyMinSpanS+1))
+		why = append(why, fmt.Sprintf("steps of %.3g s are too short to judge (their requests must start over at least %g s): use steps.duration of %g s or more", longest, SteadyMinSpanS, SteadyMinSpanS+1))
 	}
 	if n > short {
 		why = append(why, fmt.Sprintf("%d had too few requests to judge (at least %d in each half)", n-short, SteadyMinHalf))
@@ -835,7 +835,7 @@ func (s *Summary) WriteTable(w io.Writer) {
 		}
 	}
 	if s.NotJudgedReason != "" {
-		note := "they count as capacity only after a run warm-up judged steady"
+		note := "they count as capacity: the run warm-up was judged steady"
 		if !s.WarmupSteady() {
 			note = "they are not counted as capacity: " + s.warmupNote()
 		}

@@ -14,6 +14,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 PERCENTILES = (50, 90, 95, 99)
+# A step is judged steady or drifting only when its requests start over at least STEADY_MIN_SPAN_S and
+# each half holds at least STEADY_MIN_HALF of them (results.SteadyMinSpanS, results.SteadyMinHalf in Go).
+STEADY_MIN_SPAN_S = 2.0
+STEADY_MIN_HALF = 20
 
 
 def percentiles(values: np.ndarray, qs) -> np.ndarray:
@@ -220,11 +224,22 @@ class Step:
     # summary.json's `incomplete`: some tester did not load the step for its whole slot (several testers).
     incomplete: bool | None = None
     incomplete_reason: str = ""
+    # Steadiness not judged (summary.json `steady` null, or by the rule of results.Steadiness when there is
+    # no verdict): "too short" (requests started within less than STEADY_MIN_SPAN_S) or "too few requests".
+    unjudged: str = ""
+    start_span_s: float = 0.0         # how long the step's requests kept starting
+    # Whether an unjudged step may count: only after a run warm-up judged steady (runs.load sets it).
+    counts_unjudged: bool = False
+
+    def usable(self) -> bool:
+        """May count as capacity apart from the error rate: not judged unsteady, not tester-bound, not
+        incomplete, and when too short to judge, after a run warm-up judged steady (docs/design.md)."""
+        return (self.steady is not False and self.tester_bound is not True and self.incomplete is not True
+                and (not self.unjudged or self.counts_unjudged))
 
     def counts(self, max_error_rate: float) -> bool:
-        """May count as capacity: within the error limit, not unsteady, not tester-bound, not incomplete."""
-        return (self.error_rate <= max_error_rate and self.steady is not False and self.tester_bound is not True
-                and self.incomplete is not True)
+        """May count as capacity: within the error limit and usable()."""
+        return self.error_rate <= max_error_rate and self.usable()
 
     @property
     def error_rate(self) -> float:
@@ -261,7 +276,34 @@ def step_stats(index: int, lat: np.ndarray, off: np.ndarray, err: np.ndarray, co
     return Step(index=index, concurrency=concurrency, rate=rate, requests=n, errors=int(err.sum()),
                 duration_s=dur, throughput=tput, mean_s=mean, p50_s=p[0], p90_s=p[1], p95_s=p[2], p99_s=p[3],
                 max_s=float(lat.max()), slo_s=p[4], t0=t0, t1=t1, in_flight=in_flight,
-                littles_residual=resid, sched_lag_p99_s=lag)
+                littles_residual=resid, sched_lag_p99_s=lag, start_span_s=float(off.max() - t0))
+
+
+def unjudged_by_rule(s: Step) -> str:
+    """Why a step without a verdict could not be judged steady ("" when it could), by results.Steadiness's
+    rule: its requests must start over at least STEADY_MIN_SPAN_S, at least 2 x STEADY_MIN_HALF of them."""
+    if s.start_span_s < STEADY_MIN_SPAN_S:
+        return "too short"
+    if s.requests < 2 * STEADY_MIN_HALF:
+        return "too few requests"
+    return ""
+
+
+def not_judged_text(steps: list[Step]) -> str:
+    """How many steps could not be judged steady, why and what to do (results.NotJudgedText in Go); ""
+    when every step was judged."""
+    un = [s for s in steps if s.unjudged and s.requests]
+    if not un:
+        return ""
+    short = [s for s in un if s.unjudged == "too short"]
+    why = []
+    if short:
+        why.append(f"steps of {max(s.duration_s for s in short):.3g} s are too short to judge (their requests "
+                   f"must start over at least {STEADY_MIN_SPAN_S:g} s): use steps.duration of "
+                   f"{STEADY_MIN_SPAN_S + 1:g} s or more")
+    if len(un) > len(short):
+        why.append(f"{len(un) - len(short)} had too few requests to judge (at least {STEADY_MIN_HALF} in each half)")
+    return f"{len(un)} of {len(steps)} steps could not be judged steady: " + "; ".join(why)
 
 
 # ---------------------------------------------------------------- knee
@@ -421,6 +463,10 @@ class CapacityRow:
     efficiency: float | None   # vs the smallest instance count measured
     labels: list[str] = field(default_factory=list)
     lower_bound: bool = False  # the SLO was never crossed: capacity is at least max_tput
+    # Some run's steps at a higher load met the SLO but were not counted (tester-bound, not steady, not
+    # judged steady, incomplete): capacity is at least max_tput; lower_bound_reason says why.
+    capacity_is_lower_bound: bool = False
+    lower_bound_reason: str = ""
     unusable: bool = False     # no run of the group had a step that counts: nothing known about the SLO
     why_none: str = ""         # why the group has no capacity though steps met the SLO (runs.no_capacity_reason)
     # 95 % intervals and the bootstrap replicates behind them (headroom_plot.study fills these in)
@@ -447,6 +493,12 @@ def capacity_table(rows: list[dict]) -> list[CapacityRow]:
                                knee=float(np.median(knees)) if knees else None, efficiency=None,
                                labels=[r["label"] for r in rs],
                                lower_bound=any(r.get("how") == "lower bound" for r in rs),
+                               capacity_is_lower_bound=any(r.get("lower_bound_reason") for r in rs if
+                                                           r["max_tput"] is not None),
+                               lower_bound_reason="; ".join(dict.fromkeys(
+                                   f"{r['label']}: {r['lower_bound_reason']}" if len(rs) > 1 else
+                                   r["lower_bound_reason"] for r in rs
+                                   if r.get("lower_bound_reason") and r["max_tput"] is not None)),
                                unusable=all(r.get("how") == "no usable step" for r in rs),
                                why_none="" if vals else "; ".join(dict.fromkeys(r["why"] for r in rs if r.get("why")))))
     out.sort(key=lambda c: (c.scenario, c.instances is None, c.instances or 0, c.group))

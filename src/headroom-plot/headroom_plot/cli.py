@@ -385,6 +385,7 @@ def _main(args) -> int:
 
     table = capacity_table([{"scenario": r.scenario, "instances": r.instances, "label": r.label,
                              "max_tput": r.max_tput, "how": r.max_tput_how, "why": r.no_capacity_why,
+                             "lower_bound_reason": r.lower_bound_reason if r.capacity_is_lower_bound else "",
                              "knee": r.knee.throughput if r.knee else None}
                             for r in runs])
     from . import study as studies

@@ -9,7 +9,7 @@ import os
 from . import output
 from .analysis import CapacityRow
 from .scalability import Advice as Recommendation
-from .runs import Options, Run
+from .runs import Options, Run, warmup_headline, warmup_note, warmup_steady
 
 
 def _ms(v: float | None) -> str:
@@ -57,7 +57,7 @@ def request_details(runs: list[Run]) -> tuple[list[str], list[list[str]]]:
 def step_table(run: Run, opts: Options) -> tuple[list[str], list[list[str]]]:
     head = ["step", "concurrency", "rate (req/s)", "requests", "errors", "error %", "duration (s)",
             "throughput (req/s)", "mean (ms)", "p50 (ms)", "p90 (ms)", "p95 (ms)", "p99 (ms)", "max (ms)",
-            "Little's law residual", "tester CPU", "flags (not steady, tester-bound, incomplete)"]
+            "Little's law residual", "tester CPU", "flags (not steady, not judged steady, tester-bound, incomplete)"]
     if opts.slo_percentile not in (50, 90, 95, 99):
         head.insert(-3, f"p{opts.slo_percentile:g} (ms)")
     rows = []
@@ -69,7 +69,8 @@ def step_table(run: Run, opts: Options) -> tuple[list[str], list[list[str]]]:
                _ms(s.p95_s), _ms(s.p99_s), _ms(s.max_s),
                "-" if s.littles_residual is None else f"{s.littles_residual:+.1%}",
                "-" if s.tester_cpu is None else f"{s.tester_cpu:.0%}",
-               (s.flag_note + " - not counted as capacity") if s.flag_note else ""]
+               (s.flag_note + (" - not counted as capacity" if not s.usable() else " - counted (steady warm-up)"))
+               if s.flag_note else ""]
         if opts.slo_percentile not in (50, 90, 95, 99):
             row.insert(-3, _ms(s.slo_s))
         rows.append(row)
@@ -120,7 +121,9 @@ def capacity(table: list[CapacityRow], scenario: str) -> tuple[list[str], list[l
     rows = []
     for c in rows_s:
         rows.append([c.group if c.instances is not None else f"? (label {c.group})", str(c.runs),
-                     ("\u2265 " + _num(c.max_tput) + " (SLO not crossed)" if c.lower_bound else _num(c.max_tput))
+                     ("\u2265 " + _num(c.max_tput) + " (lower bound: steps above it not counted, see below)"
+                      if c.capacity_is_lower_bound else
+                      "\u2265 " + _num(c.max_tput) + " (SLO not crossed)" if c.lower_bound else _num(c.max_tput))
                      if c.max_tput is not None else
                      ("unknown: no step counts (see below)" if c.why_none else
                       "no usable step (see Warnings)" if c.unusable else "SLO never met"),
@@ -200,6 +203,12 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
         if len(scenarios) > 1:
             h(3, f"Scenario: {scen}")
         table_(*capacity(table, scen))
+        for c in table:
+            if c.scenario == scen and c.capacity_is_lower_bound and c.max_tput is not None:
+                what = f"{c.group} instance(s)" if c.instances is not None else f"label {c.group}"
+                para(f"LOWER BOUND for {what}: the capacity is at least {_num(c.max_tput)} req/s: steps at a higher "
+                     f"load met the SLO but were not counted ({c.lower_bound_reason}). The table, the fit and "
+                     "the recommendation use this figure, so they are conservative.", cls="warn")
         missing = [c for c in table if c.scenario == scen and c.max_tput is None and c.why_none]
         if missing:
             kept = [c.group for c in table if c.scenario == scen and c.instances and c.max_tput]
@@ -224,9 +233,11 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
         md.append("\n".join(f"- {w}" for w in warnings) + "\n")
         ht.append("<div class='warn'><ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in warnings) +
                   "</ul></div>")
+    elif any(s.unjudged for r in runs for s in r.steps):
+        para("None, but some steps were too short to judge steady (see each run's steadiness line).")
     else:
-        para("None: every step was steady, no tester was short of CPU, every tester loaded every step for its "
-             "whole slot (no incomplete step), no errors over the limit, and Little's law held.")
+        para("None: every step was judged steady, no tester was short of CPU, every tester loaded every step for "
+             "its whole slot (no incomplete step), no errors over the limit, and Little's law held.")
 
     h(2, "Request details")
     table_(*request_details(runs))
@@ -236,11 +247,22 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
         if r.incomplete_reason:
             para(f"INCOMPLETE RUN: {r.incomplete_reason}. Every step undercounts the load the target carried, "
                  "so this run gives no capacity and no knee.", cls="warn")
+        head = warmup_headline(r.meta)
+        if head:
+            para(head[0].upper() + head[1:] + ".", cls="warn")
+        if r.not_judged:
+            para("Steadiness: " + r.not_judged + "; " + ("they count as capacity: the run warm-up was judged steady."
+                                                        if warmup_steady(r.meta) else
+                                                        "they are not counted as capacity: " + warmup_note(r.meta)
+                                                        + "."), cls="warn")
         para(f"Source: {r.path}. Max throughput within the SLO: "
              + ("none (incomplete run); knee: none (incomplete run)" if r.incomplete_reason else
-                f"{_num(r.max_tput)} req/s ({r.max_tput_how}); knee: "
+                (r.capacity_text() if r.capacity_is_lower_bound else f"{_num(r.max_tput)} req/s")
+                + f" ({r.max_tput_how}); knee: "
                 + (f"{r.knee.throughput:,.0f} req/s" if r.knee and r.knee.throughput is not None
-                else ("not reached in the measured range" + (f" (fit places it near {r.knee.estimate:,.0f} req/s)"
+                else ("not reached in the measured range" + (f" (the fit, EXTRAPOLATED beyond the measured "
+                                                             f"{r.knee.measured_max:,.0f} req/s, places it near "
+                                                             f"{r.knee.estimate:,.0f} req/s)"
                       if r.knee and r.knee.estimate else ""))))
              + ". Little's law residual = (workers - throughput x mean latency) / workers, closed-loop steps. "
              + "Flags: not steady (drifted within the step), tester-bound (a tester short of CPU), incomplete (some "

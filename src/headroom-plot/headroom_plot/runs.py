@@ -53,6 +53,11 @@ class Run:
     max_tput: float | None = None
     max_tput_how: str = ""
     no_capacity_why: str = ""   # no_capacity_reason: steps met the SLO, none counts, or an incomplete run
+    # Steps at a higher load than the capacity's step met the SLO but were not counted: the capacity is at
+    # least max_tput (summary.json's capacity_is_lower_bound); why, and the most such a step carried.
+    lower_bound_reason: str = ""
+    lower_bound_top: float | None = None
+    not_judged: str = ""        # analysis.not_judged_text: steps too short to judge steady
     # Testers meta.json names that left no results file (missing_testers): every step lacks their load and
     # the run gives no capacity. summary.json's verdict when it was computed from these files, else ours.
     incomplete_reason: str = ""
@@ -67,6 +72,24 @@ class Run:
     @property
     def total(self) -> int:
         return len(self.latency)
+
+    @property
+    def capacity_is_lower_bound(self) -> bool:
+        return bool(self.lower_bound_reason) and self.max_tput is not None
+
+    def name(self) -> str:
+        """The run in warnings: its scenario and its label."""
+        return f"{self.scenario} run {self.label}"
+
+    def capacity_text(self, fmt: str = "{:,.0f}") -> str:
+        """The headline capacity: "812 req/s", or "at least 812 req/s (steps up to 1,020 req/s within the
+        SLO were not counted: <why>)" (results.Summary.CapacityText); "" without a capacity."""
+        if self.max_tput is None:
+            return ""
+        if not self.capacity_is_lower_bound:
+            return fmt.format(self.max_tput) + " req/s"
+        return (f"at least {fmt.format(self.max_tput)} req/s (steps up to {fmt.format(self.lower_bound_top)} req/s "
+                f"within the SLO were not counted: {self.lower_bound_reason})")
 
     def _instances_text(self) -> str | None:
         return instances_text(self.instances)
@@ -365,11 +388,18 @@ def load_run(arg: str, opts: Options) -> Run:
                 s.incomplete = True
                 s.flag_note = "incomplete: " + s.incomplete_reason
     if summary is not None:
-        run.warnings += apply_step_flags(run.label, run.steps, summary)
+        run.warnings += apply_step_flags(run.name(), run.steps, summary)
+    warm_steady = warmup_steady(meta)
+    for s in run.steps:
+        if s.steady is None and not s.unjudged:
+            s.unjudged = analysis.unjudged_by_rule(s)
+            if s.unjudged:
+                s.flag_note = "; ".join(x for x in (s.flag_note, f"not judged steady ({s.unjudged})") if x)
+        s.counts_unjudged = warm_steady
     evaluate(run, opts)
     if summary is not None:
         run.warnings += check_summary(run, summary)
-    w = warmup_warning(run.label, meta)
+    w = warmup_warning(run.name(), meta)
     if w:
         run.warnings.insert(0, w)
     return run
@@ -514,9 +544,15 @@ def apply_step_flags(label: str, steps: list[analysis.Step], summary: dict) -> l
         if not isinstance(t, dict):
             continue
         notes = []
-        if isinstance(t.get("steady"), bool):
+        st = t.get("stationarity") if isinstance(t.get("stationarity"), dict) else {}
+        if "steady" in t and t["steady"] is None or isinstance(t.get("steady"), bool) and st.get("judged") is False:
+            # not judged: too short or too few requests (an older summary.json wrote steady: true for these)
+            why = st.get("not_judged")
+            s.steady = None
+            s.unjudged = why if why in ("too short", "too few requests") else analysis.unjudged_by_rule(s) or "too short"
+            notes.append("not judged steady (" + s.unjudged + ")")
+        elif isinstance(t.get("steady"), bool):
             s.steady = t["steady"]
-            st = t.get("stationarity") if isinstance(t.get("stationarity"), dict) else {}
             if not s.steady:
                 parts = []
                 if st.get("p50_drift") and _fraction(abs(st.get("p50_change", 0) or 0)) is not None:
@@ -583,6 +619,39 @@ def match_summary_steps(steps: list, ss: list) -> list | None:
     return out
 
 
+def warmup_steady(meta: dict) -> bool:
+    """The run warm-up was judged steady (auto, three agreeing windows): only then do steps too short to
+    judge count as capacity (results.Summary.WarmupSteady)."""
+    w = meta.get("warmup") if isinstance(meta, dict) else None
+    return isinstance(w, dict) and w.get("mode") == "auto" and w.get("steady") is True
+
+
+def warmup_note(meta: dict) -> str:
+    """Why steps too short to judge do not count: the warm-up's state (results.Summary.warmupNote)."""
+    w = meta.get("warmup") if isinstance(meta, dict) else None
+    if not isinstance(w, dict):
+        return "no run warm-up recorded"
+    if w.get("mode") == "off":
+        return "the run warm-up was off"
+    if w.get("mode") == "fixed":
+        return "the fixed run warm-up was not judged steady"
+    return "the run warm-up was not judged steady"
+
+
+def warmup_headline(meta: dict) -> str:
+    """A run warm-up that was off or not judged steady, for the headline (results.WarmupHeadline); ""
+    for a steady auto or a fixed warm-up, and when none is recorded."""
+    w = meta.get("warmup") if isinstance(meta, dict) else None
+    if not isinstance(w, dict):
+        return ""
+    if w.get("mode") == "off":
+        return "warm-up off: the first steps may measure a cold JVM"
+    if w.get("mode") == "auto" and w.get("steady") is not True:
+        return (f"warm-up not steady ({_clean(str(w.get('reason') or 'no reason recorded'))}): the first steps "
+                "may measure a JVM still warming up")
+    return ""
+
+
 def warmup_warning(label: str, meta: dict) -> str | None:
     """The warning for an auto warm-up that ended before the target was steady (None otherwise)."""
     w = meta.get("warmup")
@@ -618,9 +687,19 @@ def evaluate(run: Run, opts: Options) -> None:
         run.max_tput, run.max_tput_how = analysis.max_throughput_at_slo(
             xs, np.array([s.slo_s for s in st]), ok, opts.slo_s)
     w = run.warnings
-    name = run.label
+    name = run.name()
     if run.incomplete_reason:  # every step is flagged already; no figure even if one were not
         run.max_tput, run.max_tput_how, run.knee = None, "incomplete run", None
+    run.lower_bound_reason, run.lower_bound_top = lower_bound(run, opts, ok)
+    if run.capacity_is_lower_bound:
+        w.append(f"{name}: capacity at the SLO is a LOWER BOUND: {run.capacity_text()}; treat it as conservative")
+    run.not_judged = analysis.not_judged_text(st)
+    if run.not_judged:
+        w.append(f"{name}: {run.not_judged}; " + ("they count as capacity: the run warm-up was judged steady"
+                                                  if warmup_steady(run.meta) else
+                                                  "they are not counted as capacity: " + warmup_note(run.meta)))
+    if warmup_headline(run.meta).startswith("warm-up off"):
+        w.append(f"{name}: {warmup_headline(run.meta)} (set warmup.run: auto)")
     run.no_capacity_why = no_capacity_reason(run, opts)
     if run.no_capacity_why:
         w.append(f"{name}: NO CAPACITY at the SLO: {run.no_capacity_why}. This run is left out of the capacity "
@@ -734,26 +813,61 @@ def no_capacity_reason(run: Run, opts: Options) -> str:
         return ""
     met = [s for s in run.steps if s.slo_s <= opts.slo_s and s.error_rate <= opts.max_error_rate
            and not s.counts(opts.max_error_rate)]
-    return no_capacity_sentence(met, len(run.steps))
+    return no_capacity_sentence(met, len(run.steps), warmup_note(run.meta))
 
 
-def no_capacity_sentence(met: list[analysis.Step], steps: int) -> str:
-    """The reason for steps that met the SLO without counting, out of `steps` ("" when there are none)."""
-    if not met:
-        return ""
-    bound = [s for s in met if s.tester_bound is True]
-    unsteady = [s for s in met if s.tester_bound is not True and s.steady is False]
-    incomplete = [s for s in met if s.tester_bound is not True and s.steady is not False and s.incomplete is True]
+def left_out_reason(steps: list[analysis.Step], note: str = "no run warm-up recorded", long: bool = False) -> str:
+    """Why steps that met the SLO were not counted, by kind: tester-bound, not steady, incomplete, too short to
+    judge steady (results.Summary.leftOutReason); note: the warm-up's state (warmup_note). long adds what
+    drifting and incomplete steps mean (the no-capacity sentence)."""
+    bound = [s for s in steps if s.tester_bound is True]
+    rest = [s for s in steps if s.tester_bound is not True]
+    unsteady = [s for s in rest if s.steady is False]
+    incomplete = [s for s in rest if s.steady is not False and s.incomplete is True]
+    unjudged = [s for s in rest if s.steady is not False and s.incomplete is not True and s.unjudged]
     why = []
     if bound:
         why.append(f"{len(bound)} tester-bound ({bound_kinds(bound)}): {bound_advice(bound)}")
     if unsteady:
-        why.append(f"{len(unsteady)} not steady: the target was warming up or changing under the load "
-                   "(see warmup.run)")
+        why.append(f"{len(unsteady)} not steady" + (": the target was warming up or changing under the load "
+                                                    "(see warmup.run)" if long else ""))
     if incomplete:
-        why.append(f"{len(incomplete)} incomplete: some tester did not load them for their whole slot "
-                   "(see the step warnings)")
-    return (f"{len(met)} of {steps} steps met the SLO but none counts: " + "; ".join(why))
+        why.append(f"{len(incomplete)} incomplete" + (": some tester did not load them for their whole slot "
+                                                      "(see the step warnings)" if long else ""))
+    if unjudged:
+        why.append(f"{len(unjudged)} too short to judge steady, and {note}")
+    return "; ".join(why)
+
+
+def no_capacity_sentence(met: list[analysis.Step], steps: int, note: str = "no run warm-up recorded") -> str:
+    """The reason for steps that met the SLO without counting, out of `steps` ("" when there are none)."""
+    if not met:
+        return ""
+    return f"{len(met)} of {steps} steps met the SLO but none counts: " + left_out_reason(met, note, long=True)
+
+
+def lower_bound(run: Run, opts: Options, ok: np.ndarray) -> tuple[str, float | None]:
+    """Why the run's capacity is only a lower bound, and the most throughput such a step carried: steps at a
+    higher load (concurrency, then rate) than the counted step the capacity comes from met the SLO but were
+    left out ("", None when none was, or without a capacity). results.Summary.Finish's rule."""
+    st = run.steps
+    if run.max_tput is None or not st:
+        return "", None
+    if run.by_request:
+        ratio = analysis.slo_ratio([s.slo_s for s in st], opts.slo_s, run.by_request, opts.max_error_rate)
+    else:
+        ratio = np.array([s.slo_s for s in st]) / opts.slo_s
+    meets = [bool(ratio[i] <= 1.0) and s.error_rate <= opts.max_error_rate and s.requests > 0
+             for i, s in enumerate(st)]
+    order = sorted(range(len(st)), key=lambda i: (st[i].concurrency or 0, st[i].rate or 0.0, i))
+    best, best_pos = -math.inf, -1
+    for pos, i in enumerate(order):
+        if meets[i] and ok[i] and st[i].throughput >= best:
+            best, best_pos = st[i].throughput, pos
+    above = [st[i] for i in order[best_pos + 1:] if meets[i] and not ok[i]]
+    if best_pos < 0 or not above:
+        return "", None
+    return left_out_reason(above, warmup_note(run.meta)), max(s.throughput for s in above)
 
 
 def check_summary(run: Run, summary: dict) -> list[str]:

@@ -92,10 +92,10 @@ def run_replicates(run: Run, opts: Options, reps: int) -> tuple[np.ndarray, np.n
 
 
 def usable_steps(run: Run) -> np.ndarray:
-    """Steps that may count as capacity apart from their error rate: not marked unsteady, tester-bound or
-    incomplete (the per-step marks, when the run has them), so the replicates follow the run's own rule."""
-    return np.array([getattr(s, "steady", True) is not False and not getattr(s, "tester_bound", False)
-                     and not getattr(s, "incomplete", False) for s in run.steps], dtype=bool)
+    """Steps that may count as capacity apart from their error rate (analysis.Step.usable: not marked
+    unsteady, tester-bound or incomplete, and too short to judge only after a steady warm-up), so the
+    replicates follow the run's own rule."""
+    return np.array([s.usable() for s in run.steps], dtype=bool)
 
 
 def build(runs: list[Run], table: list[analysis.CapacityRow], opts: Options, target: float | None,
@@ -122,7 +122,7 @@ def build(runs: list[Run], table: list[analysis.CapacityRow], opts: Options, tar
         rows = [c for c in table if c.scenario == scen]
         points = [scalability.Point(instances=c.instances, capacity=c.max_tput,
                                     replicates=getattr(c, "max_tput_reps", np.empty(0)), runs=c.runs,
-                                    lower_bound=c.lower_bound)
+                                    lower_bound=c.lower_bound or c.capacity_is_lower_bound)
                   for c in rows if c.instances and c.max_tput]
         f = scalability.fit(points)
         s = Scenario(scen, rows, points, f, request_bounds=request_bounds([r for r in runs if r.scenario == scen]))
@@ -139,6 +139,11 @@ def build(runs: list[Run], table: list[analysis.CapacityRow], opts: Options, tar
             elif lost:
                 s.advice.text += (f" - without {', '.join(lost)} instance(s), whose capacity is unknown (see NO "
                                   "CAPACITY): re-measure them before relying on it")
+            floors = [c.group for c in rows if c.capacity_is_lower_bound and c.max_tput is not None]
+            if floors and s.advice.instances is not None:
+                s.advice.text += (f" - conservative: the capacity of {', '.join(floors)} instance(s) is a lower bound "
+                                  "(steps above it within the SLO were not counted; see Warnings), so fewer "
+                                  "instances may do")
         study.scenarios[scen] = s
     return study
 
@@ -224,7 +229,10 @@ def to_json(study: Study, opts: Options) -> dict:
         for c in s.rows:
             caps.append({"instances": c.instances, "group": c.group, "runs": c.runs, "labels": c.labels,
                          "capacity_rps": _num(c.max_tput), "interval": _ci(getattr(c, "max_tput_ci", None)),
-                         "lower_bound": c.lower_bound, "no_capacity_reason": c.why_none or None,
+                         "lower_bound": c.lower_bound,
+                         "capacity_is_lower_bound": c.capacity_is_lower_bound,
+                         "lower_bound_reason": c.lower_bound_reason or None,
+                         "no_capacity_reason": c.why_none or None,
                          "knee_rps": _num(c.knee),
                          "knee_interval": _ci(getattr(c, "knee_ci", None)), "efficiency": _num(c.efficiency)})
         usl = None

@@ -50,6 +50,12 @@ def closed_step(t0, concurrency, latency, count, jitter=0.0):
     return rows
 
 
+# meta.json's warmup of a run whose auto warm-up was judged steady: its steps count as capacity even when
+# they are too short to judge steady themselves (the synthetic ramps' steps mostly are).
+STEADY_WARMUP = {"mode": "auto", "concurrency": 4, "duration_s": 15, "requests": 1000, "errors": 0, "steady": True,
+                 "reason": "steady after 15s"}
+
+
 def write_meta(dirpath, **kw):
     meta = {"tool_version": "test", "scenario": "get", "target_url": "https://127.0.0.1:1", "label": "t",
             "instances": None, "tester": "a", "testers": 1, "mode": "closed", "steps": [], "keepalive": True,

@@ -9,7 +9,7 @@ import pytest
 from headroom_plot import cli
 from headroom_plot.runs import Options, load_run
 
-from conftest import BASE, closed_step, our_row, rfc3339, write_meta, write_ours
+from conftest import BASE, STEADY_WARMUP, closed_step, our_row, rfc3339, write_meta, write_ours
 
 
 def _run_dir(root, name, instances, capacity_scale, label=None):
@@ -23,7 +23,7 @@ def _run_dir(root, name, instances, capacity_scale, label=None):
         rows += [(r[0], r[1], 503 if i % 199 == 5 else 200, c) for i, r in enumerate(step)]
         t = max(r[0] + r[1] for r in step) + 0.01
     write_ours(d / "results.csv", rows)
-    write_meta(d, instances=instances, label=label or name,
+    write_meta(d, instances=instances, label=label or name, warmup=STEADY_WARMUP,
                steps=[{"concurrency": c, "rate": 0, "requests": 160, "duration_s": 1} for c in (1, 2, 4, 8, 16)])
     return d
 
@@ -228,6 +228,7 @@ def _mix_dir(d, set_latencies, **meta):
         rows += sorted([our_row(*r, request="get") for r in gets] + [our_row(*r, request="set") for r in sets],
                        key=lambda line: float(line.split(",")[8]) + float(line.split(",")[1]))
     write_ours(d / "results.csv", rows)
+    meta.setdefault("warmup", STEADY_WARMUP)
     write_meta(d, scenario="mix", label=d.name, instances=1, mix={"get": 95, "set": 5, "interpolate": 0}, **meta)
     return d
 
