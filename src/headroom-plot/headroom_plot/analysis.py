@@ -231,6 +231,11 @@ class Step:
     # Whether an unjudged step may count: only after a run warm-up judged steady (runs.load sets it).
     counts_unjudged: bool = False
 
+    @property
+    def unjudged_left_out(self) -> bool:
+        """Too short to judge steady and, without a steady run warm-up, not counted."""
+        return bool(self.unjudged) and not self.counts_unjudged
+
     def usable(self) -> bool:
         """May count as capacity apart from the error rate: not judged unsteady, not tester-bound, not
         incomplete, and when too short to judge, after a run warm-up judged steady (docs/design.md)."""

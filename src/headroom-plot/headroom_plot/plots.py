@@ -235,17 +235,28 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
 
     k = run.knee
     if k is not None and k.b > 0:
+        # The curve as fitted over the measured steps' throughputs; beyond them (and below the lightest
+        # step) it is the fit's guess, drawn faint and labelled so.
+        used = [s.throughput for s in steps if s.counts(opts.max_error_rate)]
+        lo_x = min(used) if used else 0.0
         top = min(k.xmax - 1e-6, xmax_plot)
-        fx = np.linspace(0, top, 400)
+        fx = np.linspace(lo_x, min(k.measured_max, top), 300)
         fy = k.curve(fx) * 1000
         keep = fy <= hi * 3
         ax.plot(fx[keep], fy[keep], "--", color="black", lw=1.4, zorder=5,
-                label=f"fitted queueing curve (capacity asymptote {k.xmax:,.0f} req/s)")
+                label=f"fitted queueing curve over the measured steps ({lo_x:,.0f}-{k.measured_max:,.0f} req/s)")
+        if top > k.measured_max * 1.001:
+            ex = np.linspace(k.measured_max, top, 200)
+            ey = k.curve(ex) * 1000
+            keep = ey <= hi * 3
+            ax.plot(ex[keep], ey[keep], ":", color="#888888", lw=1.3, zorder=4,
+                    label=f"fitted curve EXTRAPOLATED beyond the measured steps (asymptote {k.xmax:,.0f} req/s)")
         if k.throughput is not None:
             ky = float(k.curve(k.throughput)) * 1000
+            ext = " (EXTRAPOLATED below the measured steps)" if k.throughput < lo_x * 0.999 else ""
             ax.plot([k.throughput], [ky], marker="D", ms=11, color="gold", mec="black", zorder=6,
-                    label=f"knee \u2248 {k.throughput:,.0f} req/s")
-            ax.annotate(f"knee \u2248 {k.throughput:,.0f} req/s\n(latency starts to climb)", (k.throughput, ky),
+                    label=f"knee \u2248 {k.throughput:,.0f} req/s{ext}")
+            ax.annotate(f"knee \u2248 {k.throughput:,.0f} req/s{ext}\n(latency starts to climb)", (k.throughput, ky),
                         xytext=(-150, -48), textcoords="offset points", fontsize=9, fontweight="bold", zorder=9,
                         bbox=dict(boxstyle="round,pad=0.3", fc="white", ec="#999999", alpha=0.95),
                         arrowprops=dict(arrowstyle="->", color="black"))
@@ -253,12 +264,21 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
     ax.axhline(slo_ms, color="#d62728", ls="--", lw=1.3, label=f"SLO: p{pct:g} \u2264 {slo_ms:g} ms")
     if run.max_tput is not None:
         ax.axvline(run.max_tput, color="#d62728", ls=":", lw=1.3)
-        bound = "\u2265" if run.max_tput_how == "lower bound" else "\u2248"
+        floor = run.max_tput_how == "lower bound" or run.capacity_is_lower_bound
+        bound = "\u2265" if floor else "\u2248"
+        how = "LOWER BOUND: higher steps not counted" if run.capacity_is_lower_bound else run.max_tput_how
         ax.plot([run.max_tput], [slo_ms], marker="*", ms=16, color="#d62728", mec="black", zorder=7,
-                label=f"max throughput within SLO {bound} {run.max_tput:,.0f} req/s ({run.max_tput_how})")
+                label=f"max throughput within SLO {bound} {run.max_tput:,.0f} req/s ({how})")
+        ax.annotate(f"{bound} {run.max_tput:,.0f} req/s", (run.max_tput, slo_ms), xytext=(-12, 8),
+                    textcoords="offset points", ha="right", fontsize=10, fontweight="bold", color="#d62728",
+                    zorder=9, path_effects=HALO)
 
+    banners = []
     if run.incomplete_reason:
         _incomplete_banner(ax, run)
+    else:
+        banners = run_banners(run)
+    banner = "\n".join(textwrap.fill(b, 125) for b in banners)
     ax.set_xlim(0, xmax_plot)
     _set_latency_axis(ax, log, max(lo, 0.01), hi)
     ax.set_xlabel("throughput (req/s), measured in %gs windows within each step" % opts.window_s)
@@ -271,7 +291,12 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
     axt.stairs(_percent_of(run.x, edges, n), edges, fill=True, color="#3b6ea8", alpha=0.75)
     axt.set_ylabel("% of\nrequests")
     axt.tick_params(labelbottom=False)
-    axt.set_title(title or f"Headroom: {run.title()}", loc="left", fontweight="bold")
+    # the run's caveats (cold JVM, unjudged or drifting steps, a lower bound) right under the title
+    nlines = banner.count("\n") + 1 if banner else 0
+    axt.set_title(title or f"Headroom: {run.title()}", loc="left", fontweight="bold", pad=6 + 13 * nlines)
+    if banner:
+        axt.annotate(banner, (0, 1), xycoords="axes fraction", xytext=(0, 4), textcoords="offset points",
+                     ha="left", va="bottom", fontsize=9.5, fontweight="bold", color="#b35900")
     ylo, yhi = ax.get_ylim()
     if log:
         bins = np.geomspace(ylo, yhi, 60)
@@ -294,6 +319,27 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
     return _save(fig, out_dir, f"headroom-{run.slug}", formats)
 
 
+def run_banners(run: Run) -> list[str]:
+    """What makes a run's figures less than they seem, for its headroom plot: a warm-up that was off or not
+    steady (a cold JVM), steps that drifted or could not be judged steady, a capacity that is a lower bound."""
+    from .runs import warmup_headline
+    out = []
+    head = warmup_headline(run.meta)
+    if head:
+        out.append(head[0].upper() + head[1:])
+    drift = [s for s in run.steps if s.steady is False]
+    if drift:
+        out.append(f"NOT STEADY: {len(drift)} step(s) drifted within the step; not counted")
+    if run.not_judged:
+        short = [s.duration_s for s in run.steps if s.unjudged == "too short"]
+        out.append(run.not_judged.split(":")[0] + (f" (steps of {max(short):.3g} s are too short)" if short else "")
+                   + ("; counted after a steady warm-up" if any(s.unjudged and s.counts_unjudged for s in run.steps)
+                      else "; not counted as capacity"))
+    if run.capacity_is_lower_bound:
+        out.append(f"Capacity is a LOWER BOUND: {run.capacity_text()}")
+    return out
+
+
 def _incomplete_banner(ax, run: Run) -> None:
     """An incomplete run's verdict on its plot: its figures lack some testers' load. Lower right, where a
     headroom curve (latency rising with throughput) leaves room and the legend is not."""
@@ -313,7 +359,16 @@ def _caption(run: Run, opts: Options) -> str:
              "up is its latency. Coloured lines join each load step's p50/p95/p99. " % opts.window_s,
              "Left of the knee, more load costs little latency; past it requests queue, so throughput "
              "barely grows while latency climbs. "]
-    if run.max_tput is not None:
+    from .runs import warmup_headline
+    head = warmup_headline(run.meta)
+    if head:
+        parts.insert(0, head[0].upper() + head[1:] + ". ")
+    if run.not_judged:
+        parts.append(run.not_judged[0].upper() + run.not_judged[1:] + ". ")
+    if run.max_tput is not None and run.capacity_is_lower_bound:
+        parts.append("The red star is a LOWER BOUND on your capacity at p%g within %g ms: %s. "
+                     % (opts.slo_percentile, opts.slo_s * 1000, run.capacity_text()))
+    elif run.max_tput is not None:
         parts.append("The red star is the most throughput that kept p%g within %g ms (%s)%s: your capacity at "
                      "that SLO. " % (opts.slo_percentile, opts.slo_s * 1000, run.max_tput_how,
                                      " and every request type of the mix within its own bound (the report's "
@@ -327,6 +382,10 @@ def _caption(run: Run, opts: Options) -> str:
                  "Bottom strip: throughput over time, one shade per step. ")
     for _, _, _, label, hit in _flagged(run):
         parts.append("Ringed and hatched: %d step(s) %s. " % (len(hit), label))
+    k = run.knee
+    if k is not None and k.throughput is None and k.estimate:
+        parts.append("The knee is beyond the measured steps (the fit, EXTRAPOLATED, places it near %s req/s): "
+                     "not drawn. " % f"{k.estimate:,.0f}")
     return "".join(parts)
 
 
@@ -364,6 +423,8 @@ FLAGS = (
     ("tester_bound", True, "#9467bd", "s", "\\\\", "tester-bound (tester short of CPU): not counted as capacity"),
     ("incomplete", True, "#8c564b", "D", "xx",
      "incomplete (a tester missed part of the step or left no results file): not counted as capacity"),
+    ("unjudged_left_out", True, "#bcbd22", "h", "..",
+     "too short to judge steady, without a steady run warm-up: not counted as capacity"),
 )
 
 
@@ -451,7 +512,8 @@ def overlay(runs: list[Run], opts: Options, out_dir: str, formats: list[str], sc
         ys = np.array([s.slo_s for s in r.steps]) * 1000
         p50 = np.array([s.p50_s for s in r.steps]) * 1000
         allv += list(ys) + list(p50)
-        cap = (f"max {r.max_tput:,.0f} req/s within SLO" if r.max_tput is not None else
+        cap = (f"max \u2265 {r.max_tput:,.0f} req/s within SLO (lower bound)" if r.capacity_is_lower_bound else
+               f"max {r.max_tput:,.0f} req/s within SLO" if r.max_tput is not None else
                "capacity unknown: INCOMPLETE RUN (testers missing)" if r.incomplete_reason else
                "capacity unknown (tester-bound, unsteady or incomplete steps)" if r.no_capacity_why else
                "no usable step" if r.max_tput_how == "no usable step" else "SLO never met")
@@ -462,7 +524,8 @@ def overlay(runs: list[Run], opts: Options, out_dir: str, formats: list[str], sc
             ax.plot(xs[bad], ys[bad], "x", color="#d62728", ms=10, mew=2)
         if r.max_tput is not None:
             ax.plot([r.max_tput], [slo_ms], marker="*", ms=18, color=c, mec="black", zorder=6)
-            ax.annotate(f"{r.max_tput:,.0f} req/s", (r.max_tput, slo_ms), xytext=(8, -22),
+            ax.annotate(("\u2265 " if r.capacity_is_lower_bound else "") + f"{r.max_tput:,.0f} req/s",
+                        (r.max_tput, slo_ms), xytext=(8, -22),
                         textcoords="offset points", ha="left", fontsize=9, color=c, fontweight="bold", zorder=8,
                         bbox=dict(boxstyle="round,pad=0.2", fc="white", ec=c, alpha=0.9))
     ax.plot([], [], ":", color="grey", label="dotted: p50 of the same run")

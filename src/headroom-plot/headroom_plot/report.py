@@ -257,8 +257,8 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
                                                         + "."), cls="warn")
         para(f"Source: {r.path}. Max throughput within the SLO: "
              + ("none (incomplete run); knee: none (incomplete run)" if r.incomplete_reason else
-                (r.capacity_text() if r.capacity_is_lower_bound else f"{_num(r.max_tput)} req/s")
-                + f" ({r.max_tput_how}); knee: "
+                (r.capacity_text() if r.capacity_is_lower_bound else f"{_num(r.max_tput)} req/s ({r.max_tput_how})")
+                + "; knee: "
                 + (f"{r.knee.throughput:,.0f} req/s" if r.knee and r.knee.throughput is not None
                 else ("not reached in the measured range" + (f" (the fit, EXTRAPOLATED beyond the measured "
                                                              f"{r.knee.measured_max:,.0f} req/s, places it near "
@@ -266,7 +266,8 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
                       if r.knee and r.knee.estimate else ""))))
              + ". Little's law residual = (workers - throughput x mean latency) / workers, closed-loop steps. "
              + "Flags: not steady (drifted within the step), tester-bound (a tester short of CPU), incomplete (some "
-             "tester did not load the step for its whole slot); a flagged step is not counted as capacity. "
+             "tester did not load the step for its whole slot): not counted as capacity; not judged steady (too "
+             "short or too few requests to tell): counted only after a run warm-up judged steady. "
              + warmup_text(r.meta))
         table_(*step_table(r, opts))
         if r.by_request:
