@@ -1031,3 +1031,47 @@ func TestRunWarmupAutoOnSimClock(t *testing.T) {
 		t.Fatalf("warmup %+v, want steady after 9 windows (45 s)\n%s", w, log)
 	}
 }
+
+// A run of 1 s steps with the run warm-up off: no step is judged steady
+// (summary.json `steady` null), none counts, and the printed summary says
+// why and that the JVM may have been cold.
+func TestOneSecondStepsAreNotJudged(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	fake := newFake()
+	clk, srv := simFake(t, p, fake, 1)
+	c := fakeConfig(t, p, srv.URL)
+	c.Scenarios = []string{"get"}
+	c.Steps = config.StepsConfig{MinConcurrency: 1, MaxConcurrency: 2, Step: 1, Duration: config.Duration(time.Second)}
+	code, out, log := executeSimAs(t, clk, c, false)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, log)
+	}
+	dir := runDirs(t, c.OutputDir)[0]
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw struct {
+		Steps []map[string]any `json:"steps"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil || len(raw.Steps) != 2 {
+		t.Fatalf("summary.json: %v, %d steps", err, len(raw.Steps))
+	}
+	for i, st := range raw.Steps {
+		if v, ok := st["steady"]; !ok || v != nil || st["step"] != float64(i+1) {
+			t.Fatalf("step %v: steady %v, want null", st["step"], v)
+		}
+	}
+	for _, want := range []string{
+		"warm-up off: the first steps may measure a cold JVM\n",
+		"max throughput at SLO: unknown: 2 of 2 steps met the SLO but none counts: 2 too short to judge steady, and the run warm-up was off\n",
+		"steadiness: 2 of 2 steps could not be judged steady: steps of 1 s are too short to judge",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the run's printed summary lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(log, "too short to judge steady") {
+		t.Errorf("the step lines do not say so:\n%s", log)
+	}
+}

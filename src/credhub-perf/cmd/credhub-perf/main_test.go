@@ -611,7 +611,9 @@ func TestCapacitySearch(t *testing.T) {
 	cfg := writeConfig(t, s.URL, `steps: {min_concurrency: 1, max_concurrency: 32, step: 1, requests: 200}
 slo: {percentile: 95, latency: 25ms}
 capacity: {max_probes: 8}`)
-	r := perf(t, "capacity", "--config", cfg, "--scenario", "get")
+	// Probes of 200 requests are too short to judge steady: they count
+	// after a run warm-up judged steady.
+	r := perf(t, "capacity", "--config", cfg, "--scenario", "get", "--warmup.run", "auto")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
