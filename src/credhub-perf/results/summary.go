@@ -272,12 +272,12 @@ type Summary struct {
 	NotJudgedReason string `json:"not_judged_reason,omitempty"`
 	// Warmup: meta.json's run warm-up (tester 0's), when the run recorded
 	// one; its mode and verdict decide whether unjudged steps count.
-	Warmup *Warmup `json:"warmup,omitempty"`
-	SLO    SLO     `json:"slo"`
-	Requests           int64    `json:"requests"`
-	Errors             int64    `json:"errors"`
-	Testers            int      `json:"testers"`
-	Sources            []string `json:"sources"`
+	Warmup   *Warmup  `json:"warmup,omitempty"`
+	SLO      SLO      `json:"slo"`
+	Requests int64    `json:"requests"`
+	Errors   int64    `json:"errors"`
+	Testers  int      `json:"testers"`
+	Sources  []string `json:"sources"`
 	// MissingTesters: the testers meta.json's `testers` names that left no
 	// results file, checked whenever the directory is one of several
 	// testers ([] when every one did); null when not checked (one
@@ -825,7 +825,11 @@ func (s *Summary) WriteTable(w io.Writer) {
 			if s.Incomplete {
 				fmt.Fprintf(w, "capacity: unknown: incomplete run (the search found %s at %.1f req/s without the missing testers' load)\n", at, s.Capacity.Throughput)
 			} else {
-				fmt.Fprintf(w, "capacity: %s meets the SLO at %.1f req/s (%d probes)\n", at, s.Capacity.Throughput, s.Capacity.Probes)
+				floor := ""
+				if s.CapacityIsLowerBound {
+					floor = "; a lower bound: higher probes within the SLO were not counted (see max throughput at SLO)"
+				}
+				fmt.Fprintf(w, "capacity: %s meets the SLO at %.1f req/s (%d probes)%s\n", at, s.Capacity.Throughput, s.Capacity.Probes, floor)
 			}
 		} else {
 			fmt.Fprintf(w, "capacity: not found (%d probes)\n", s.Capacity.Probes)

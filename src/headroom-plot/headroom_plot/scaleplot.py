@@ -41,13 +41,14 @@ def draw(s, opts: Options, out_dir: str, formats: list[str], target: float | Non
                         fmt="none", ecolor="black", elinewidth=1.4, capsize=5, zorder=5)
         ax.plot([p.instances], [p.capacity], marker="^" if p.lower_bound else "o", color="black",
                 markersize=7, zorder=6, linestyle="none")
-        ax.annotate(f"{p.capacity:,.0f}" + (f" (n={p.runs})" if p.runs > 1 else ""), (p.instances, p.capacity),
+        ax.annotate(("\u2265 " if p.lower_bound else "") + f"{p.capacity:,.0f}" + (f" (n={p.runs})" if p.runs > 1 else ""),
+                    (p.instances, p.capacity),
                     textcoords="offset points", xytext=(8, -12), fontsize=8.5, path_effects=plots.HALO)
     ax.plot([], [], marker="o", color="black", linestyle="none",
             label="measured capacity at SLO, 95 % interval")
     if any(p.lower_bound for p in pts):
         ax.plot([], [], marker="^", color="black", linestyle="none",
-                label="SLO never crossed: capacity at least this")
+                label="lower bound (SLO never crossed, or higher steps not counted): capacity at least this")
     bad = scalability.misfits(pts, f)
     for n, m, _x in bad:
         ax.plot([n], [m], marker="o", markersize=16, markerfacecolor="none", markeredgecolor="#c0392b",

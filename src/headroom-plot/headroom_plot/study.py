@@ -189,8 +189,9 @@ def usl_note(s: Scenario) -> str:
                  "show a peak: measure a third count before trusting it far out")
     lb = [p.instances for p in s.points if p.lower_bound]
     if lb:
-        base += (f"; the SLO was never crossed at {', '.join(map(str, lb))} instance(s), so those capacities are "
-                 "floors and the fit understates scaling")
+        base += (f"; the capacities at {', '.join(map(str, lb))} instance(s) are lower bounds (the SLO was never "
+                 "crossed, or steps above them within the SLO were not counted), so those are floors and the fit "
+                 "understates scaling")
     bad = scalability.misfits(s.points, f)
     if bad:
         base += ("; the fitted curve is more than 3 standard errors from " +
