@@ -515,9 +515,11 @@ def overlay(runs: list[Run], opts: Options, out_dir: str, formats: list[str], sc
         cap = (f"max \u2265 {r.max_tput:,.0f} req/s within SLO (lower bound)" if r.capacity_is_lower_bound else
                f"max {r.max_tput:,.0f} req/s within SLO" if r.max_tput is not None else
                "capacity unknown: INCOMPLETE RUN (testers missing)" if r.incomplete_reason else
-               "capacity unknown (tester-bound, unsteady or incomplete steps)" if r.no_capacity_why else
+               "capacity unknown (tester-bound, unsteady, unjudged or incomplete steps)" if r.no_capacity_why else
                "no usable step" if r.max_tput_how == "no usable step" else "SLO never met")
-        ax.plot(xs, ys, "-o", color=c, lw=2, ms=5, label=f"{r.legend()}: p{pct:g}; {cap}")
+        from .runs import warmup_headline
+        cold = warmup_headline(r.meta).split(":")[0].upper()
+        ax.plot(xs, ys, "-o", color=c, lw=2, ms=5, label=f"{r.legend()}: p{pct:g}; {cap}" + (f"; {cold}" if cold else ""))
         ax.plot(xs, p50, ":", color=c, lw=1.2, alpha=0.8)
         bad = np.array([s.error_rate > opts.max_error_rate for s in r.steps])
         if bad.any():
