@@ -269,9 +269,10 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
         how = "LOWER BOUND: higher steps not counted" if run.capacity_is_lower_bound else run.max_tput_how
         ax.plot([run.max_tput], [slo_ms], marker="*", ms=16, color="#d62728", mec="black", zorder=7,
                 label=f"max throughput within SLO {bound} {run.max_tput:,.0f} req/s ({how})")
-        ax.annotate(f"{bound} {run.max_tput:,.0f} req/s", (run.max_tput, slo_ms), xytext=(-12, 8),
-                    textcoords="offset points", ha="right", fontsize=10, fontweight="bold", color="#d62728",
-                    zorder=9, path_effects=HALO)
+        right = run.max_tput < 0.6 * xmax_plot  # beside the star, on the side with room
+        ax.annotate(f"{bound} {run.max_tput:,.0f} req/s", (run.max_tput, slo_ms), xytext=(12 if right else -12, -6),
+                    textcoords="offset points", ha="left" if right else "right", va="top", fontsize=10,
+                    fontweight="bold", color="#d62728", zorder=9, path_effects=HALO)
 
     banners = []
     if run.incomplete_reason:
@@ -336,7 +337,10 @@ def run_banners(run: Run) -> list[str]:
                    + ("; counted after a steady warm-up" if any(s.unjudged and s.counts_unjudged for s in run.steps)
                       else "; not counted as capacity"))
     if run.capacity_is_lower_bound:
-        out.append(f"Capacity is a LOWER BOUND: {run.capacity_text()}")
+        # the kinds of step left out, without the advice (the caption and the report give it)
+        kinds = "; ".join(p.split(":")[0] for p in run.lower_bound_reason.split("; ") if p[:1].isdigit())
+        out.append(f"Capacity is a LOWER BOUND: at least {run.max_tput:,.0f} req/s (steps up to "
+                   f"{run.lower_bound_top:,.0f} req/s within the SLO were not counted: {kinds})")
     return out
 
 
