@@ -72,6 +72,7 @@ type Config struct {
 	Warmup     WarmupConfig     `yaml:"warmup"`
 	Keepalive  bool             `yaml:"keepalive"`
 	Seed       SeedConfig       `yaml:"seed"`
+	Set        SetConfig        `yaml:"set"`
 	Cleanup    CleanupConfig    `yaml:"cleanup"`
 	SLO        SLOConfig        `yaml:"slo"`
 	Abort      AbortConfig      `yaml:"abort"`
@@ -161,6 +162,13 @@ type SeedConfig struct {
 	Bytes       int `yaml:"bytes"`
 }
 
+// SetConfig bounds what set requests write: new versions of a fixed pool
+// of names rather than a new name per request, so the API cleanup of a run
+// is at most that many deletes however long or heavy the run.
+type SetConfig struct {
+	Names int `yaml:"names"`
+}
+
 type CleanupConfig struct {
 	Mode     string         `yaml:"mode"`
 	Database DatabaseConfig `yaml:"database"`
@@ -237,6 +245,7 @@ func Default() Config {
 		Warmup:     WarmupConfig{Run: WarmupAuto, Max: Duration(3 * time.Minute)},
 		Keepalive:  true,
 		Seed:       SeedConfig{Credentials: 100, Bytes: 1024},
+		Set:        SetConfig{Names: 500},
 		Cleanup:    CleanupConfig{Mode: "api", Database: DatabaseConfig{Name: "credhub"}},
 		SLO:        SLOConfig{Percentile: 95, Latency: Duration(100 * time.Millisecond), MaxErrorRate: 0.01},
 		Abort:      AbortConfig{MaxErrorRate: 0.1, MaxLatency: Duration(5 * time.Second), Percentile: 99, ConsecutiveSteps: 2},

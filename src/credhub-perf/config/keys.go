@@ -376,6 +376,14 @@ var Keys = []Key{
 		field: func(c *Config) any { return &c.Seed.Bytes },
 	},
 	{
+		Name: "set.names", Type: "int", Default: "500",
+		Help:  "Size of the pool of names `set` requests write (also the `set` requests of `mix` and of the warm-up), per tester: request k writes a new version of `…/set/t<tester>-<k mod set.names>`, so a run leaves at most this many names per tester to clean up (the API cleanup's DELETEs), whatever its load. Keep it above the largest number of requests in flight, so no two requests write one name at once.",
+		Rules: []Rule{between(1, 100000, "must be between 1 and 100000 names per tester, got {v}")},
+		BOSH: &Property{Name: "set.names", Default: 500,
+			Description: "Size of the pool of names set requests write new versions of, per tester (1..100000); the API cleanup deletes at most this many set credentials per tester, whatever the load. Keep it above the largest number of requests in flight."},
+		field: func(c *Config) any { return &c.Set.Names },
+	},
+	{
 		Name: "cleanup.mode", Type: "string", Default: "api",
 		Help:  "`api`: delete every credential the run created through the API; `database`: empty CredHub's credential tables directly; `none`: leave data.",
 		Rules: []Rule{{Check: "enum", Values: []string{"none", "api", "database"}, Msg: "{v} is not none, api or database"}},

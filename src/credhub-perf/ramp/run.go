@@ -362,7 +362,7 @@ func (r *runner) template(scenario string, n credhub.Names) (load.Template, erro
 	case "get":
 		return load.Template{Name: "get", Method: "GET", URL: base + "/api/v1/data?current=true&name=" + n.SeedTemplate(r.c.Seed.Credentials), Header: http.Header{"Accept": {"application/json"}}}, nil
 	case "set":
-		return load.Template{Name: "set", Method: "PUT", URL: base + "/api/v1/data", Header: json, Body: credhub.SetBodyTemplate(n, r.c.Tester.Index, r.c.Seed.Bytes)}, nil
+		return load.Template{Name: "set", Method: "PUT", URL: base + "/api/v1/data", Header: json, Body: credhub.SetBodyTemplate(n, r.c.Tester.Index, r.c.Seed.Bytes, r.c.Set.Names)}, nil
 	case "interpolate":
 		return load.Template{Name: "interpolate", Method: "POST", URL: base + "/api/v1/interpolate", Header: json, Body: credhub.InterpolateBodyTemplate(n, r.c.Seed.Credentials)}, nil
 	case "mix":
@@ -460,6 +460,9 @@ func (r *runner) newMeta(scenario string, n credhub.Names, planned int) *results
 	}
 	if scenario == "mix" {
 		m.Mix = &results.MetaMix{Get: c.Mix.Get, Set: c.Mix.Set, Interpolate: c.Mix.Interpolate}
+	}
+	if scenario == "set" || scenario == "mix" {
+		m.SetNames = c.Set.Names
 	}
 	if len(c.Steps.Rates) > 0 {
 		m.Mode = "open"

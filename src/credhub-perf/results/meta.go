@@ -136,7 +136,11 @@ type Meta struct {
 	CredentialPath  string  `json:"credential_path"`
 	ResultsFile     string  `json:"results_file"`
 	SeededByTester0 bool    `json:"seeded_by_tester_0"`
-	Warmup          *Warmup `json:"warmup,omitempty"`
+	// SetNames is set.names, the pool of names this tester's set requests
+	// write new versions of (set and mix runs; absent otherwise and in
+	// runs written before it).
+	SetNames int     `json:"set_names,omitempty"`
+	Warmup   *Warmup `json:"warmup,omitempty"`
 	// Saturation: the bounds past which a step was tester-bound.
 	Saturation *Saturation `json:"saturation,omitempty"`
 	// ScenarioStartAt is when this scenario's first step started on every

@@ -90,3 +90,53 @@ func TestCleanupAfterKill9(t *testing.T) {
 		t.Fatalf("second cleanup changed meta: %+v", m2)
 	}
 }
+
+// A set ramp writes new versions of a bounded pool of names (set.names,
+// 500 by default), so what it leaves, and so its API cleanup, stays at
+// most the pool plus the seed however many requests it sent.
+func TestSetRampLeavesABoundedPoolOfNames(t *testing.T) {
+	binaries(t)
+	s := startSim(t, "")
+	api := s.client(t)
+	ctx := context.Background()
+	// 2 × 1200 measured requests, plus a short warm-up that writes the
+	// same pool; cleanup none, so the names can be counted before the
+	// cleanup command removes them.
+	cfg := writeConfig(t, s.URL, `steps: {min_concurrency: 2, max_concurrency: 4, step: 2, requests: 1200}
+cleanup: {mode: none}`)
+	r := perf(t, "run", "--config", cfg, "--scenario", "set", "--run-id", "pool", "--warmup.run", "1s")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	dir := onlyRunDir(t, outputDir(t, cfg))
+	rows, _ := countRows(t, filepath.Join(dir, "results.csv"))
+	meta, err := results.ReadMeta(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows <= 2000 || meta.SetNames != 500 {
+		t.Fatalf("%d requests (want > 2000), meta set_names %d (want 500)", rows, meta.SetNames)
+	}
+	names, err := api.FindPath(ctx, "/credhub-perf/pool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets := 0
+	for _, n := range names {
+		if strings.HasPrefix(n, "/credhub-perf/pool/set/set/t0-") {
+			sets++
+		}
+	}
+	// The pool is written in turn: all 500 names, and nothing else (a
+	// set run seeds nothing).
+	if len(names) > 1000 || sets != 500 || len(names) != 500 {
+		t.Fatalf("%d requests left %d names under the run's path (%d set names), want the pool's 500", rows, len(names), sets)
+	}
+	c := perf(t, "cleanup", "--config", cfg, "--run-id", "pool", dir)
+	if c.code != 0 || !strings.Contains(c.stdout, fmt.Sprintf("removed %d credentials", len(names))) {
+		t.Fatalf("cleanup: exit %d, want %d removed\n%s\n%s", c.code, len(names), c.stdout, c.stderr)
+	}
+	if left, err := api.FindPath(ctx, "/credhub-perf/pool"); err != nil || len(left) != 0 {
+		t.Fatalf("after cleanup: %d left (%v)", len(left), err)
+	}
+}
