@@ -265,3 +265,29 @@ func (d *Duration) UnmarshalText(b []byte) error {
 	*d = Duration(v)
 	return nil
 }
+
+// UnusedDatabaseKeys lists the cleanup.database.* keys set (away from
+// their defaults) while cleanup.mode is not database: they do nothing
+// then, and an operator who set them most likely meant the database
+// cleanup (a run that then deletes through the API, or leaves everything,
+// is not what they asked for), so the run warns.
+func (c Config) UnusedDatabaseKeys() []string {
+	if c.Cleanup.Mode == "database" {
+		return nil
+	}
+	d, def := c.Cleanup.Database, Default().Cleanup.Database
+	var keys []string
+	for _, k := range []struct {
+		name string
+		set  bool
+	}{
+		{"type", d.Type != def.Type}, {"host", d.Host != def.Host}, {"port", d.Port != def.Port},
+		{"user", d.User != def.User}, {"password", d.Password != def.Password}, {"name", d.Name != def.Name},
+		{"tls", d.TLS != def.TLS}, {"ca_cert_file", d.CACertFile != def.CACertFile},
+	} {
+		if k.set {
+			keys = append(keys, "cleanup.database."+k.name)
+		}
+	}
+	return keys
+}

@@ -26,6 +26,9 @@ func (r *runner) checkBeforeTarget(ctx context.Context) error {
 	if modes := insecureModes(r.c); len(modes) > 0 {
 		r.log.Printf("warning: insecure mode %s (recorded in meta.json's insecure); use it against test systems only", strings.Join(modes, ", "))
 	}
+	if keys := r.c.UnusedDatabaseKeys(); len(keys) > 0 && r.tester0() {
+		r.log.Printf("warning: %s", UnusedDatabaseWarning(r.c.Cleanup.Mode, keys))
+	}
 	if r.c.Cleanup.Mode == "database" && r.tester0() {
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
@@ -87,4 +90,14 @@ func insecureModes(c config.Config) []string {
 func cleanupDatabase(c config.Config) cleanup.Database {
 	d := c.Cleanup.Database
 	return cleanup.Database{Type: d.Type, Host: d.Host, Port: d.Port, User: d.User, Password: d.Password, Name: d.Name, TLS: d.TLS, CACertFile: d.CACertFile}
+}
+
+// UnusedDatabaseWarning says that database settings were given without
+// the database cleanup that uses them.
+func UnusedDatabaseWarning(mode string, keys []string) string {
+	what := "the run deletes its own credentials through the API"
+	if mode == "none" {
+		what = "the run leaves its credentials in CredHub"
+	}
+	return fmt.Sprintf("%s set but cleanup.mode is %s: the database settings are not used and %s; set cleanup.mode: database to empty CredHub's credential tables instead (all of them: a dedicated test CredHub only)", strings.Join(keys, ", "), mode, what)
 }

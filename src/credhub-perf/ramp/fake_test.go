@@ -496,7 +496,7 @@ func TestAbortPolicyStopsRamp(t *testing.T) {
 	if len(sum.Steps) != 4 || !strings.Contains(meta.StoppedReason, "abort policy after step 4 of 8") || sum.StoppedReason != meta.StoppedReason {
 		t.Fatalf("steps %d, stopped %q / %q\n%s", len(sum.Steps), meta.StoppedReason, sum.StoppedReason, log)
 	}
-	if !strings.Contains(out, "stopped: abort policy") {
+	if !strings.Contains(out, "stopped after 4 of 8 planned steps (abort policy after step 4 of 8: ") || sum.Stopped == "" {
 		t.Fatalf("summary.txt lacks the reason:\n%s", out)
 	}
 	if fake.count() != 0 {

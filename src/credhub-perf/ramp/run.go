@@ -621,6 +621,7 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 			meta.StoppedReason = sum.StoppedReason
 			writeMeta()
 			sum.Finish()
+			sum.Stopped = results.StoppedNote(meta, len(sum.Steps), sum.StoppedReason, nil)
 			_ = writeSummary()
 			// Said before the cleanup: a second interrupt or the errand's
 			// kill may cut it short, and then nothing more is printed.
@@ -644,6 +645,12 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 		default:
 			meta.CleanupStatus = "ok"
 			r.log.Printf("cleanup (%s): removed %d credentials in %s", c.Cleanup.Mode, res.Deleted, res.Elapsed.Round(time.Millisecond))
+		}
+		if res.Foreign > 0 {
+			// The database cleanup empties all of CredHub: say when that
+			// took credentials this run did not write.
+			meta.CleanupForeign, meta.CleanupForeignNames = res.Foreign, res.ForeignNames
+			r.log.Printf("warning: %s", ForeignNote(res.Foreign, res.ForeignNames, credhub.Names{RunID: r.runID}.Prefix()))
 		}
 	} else if r.tester0() {
 		meta.CleanupStatus = "skipped"
@@ -681,6 +688,7 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 	meta.StoppedReason = sum.StoppedReason
 	writeMeta()
 	sum.Finish()
+	sum.Stopped = results.StoppedNote(meta, len(sum.Steps), sum.StoppedReason, nil)
 	if err := writeSummary(); err != nil {
 		r.log.Printf("error: writing the summary: %v", err)
 		status = max(status, ExitFailed)
@@ -706,7 +714,7 @@ func (r *runner) cleanup(ctx context.Context, n credhub.Names) (cleanup.Result, 
 		d := r.c.Cleanup.Database
 		db := cleanup.Database{Type: d.Type, Host: d.Host, Port: d.Port, User: d.User, Password: d.Password, Name: d.Name, TLS: d.TLS, CACertFile: d.CACertFile}
 		r.log.Printf("cleanup: emptying CredHub's credential tables in %s database %q on %s", d.Type, d.Name, d.Host)
-		return db.Truncate(ctx)
+		return db.Truncate(ctx, credhub.Names{RunID: r.runID}.Prefix()+"/")
 	}
 	return cleanup.Result{Mode: "none"}, nil
 }

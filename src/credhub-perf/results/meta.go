@@ -120,22 +120,27 @@ type Meta struct {
 	Mix *MetaMix `json:"mix,omitempty"`
 
 	// Additions.
-	RunID           string  `json:"run_id"`
-	Command         string  `json:"command"` // run | capacity
-	Auth            string  `json:"auth"`    // mtls | uaa
-	StartAt         string  `json:"start_at,omitempty"`
-	WarmupS         float64 `json:"warmup_s"`
-	PlannedSteps    int     `json:"planned_steps"`
-	Abort           Abort   `json:"abort"`
-	StoppedReason   string  `json:"stopped_reason"`
-	Status          string  `json:"status"` // running | ok | failed | interrupted
-	Error           string  `json:"error,omitempty"`
-	CleanupStatus   string  `json:"cleanup_status"` // skipped | ok | failed | not-run | running (interrupted, cleanup under way)
-	CleanupError    string  `json:"cleanup_error,omitempty"`
-	CleanupDeleted  int64   `json:"cleanup_deleted"`
-	CredentialPath  string  `json:"credential_path"`
-	ResultsFile     string  `json:"results_file"`
-	SeededByTester0 bool    `json:"seeded_by_tester_0"`
+	RunID          string  `json:"run_id"`
+	Command        string  `json:"command"` // run | capacity
+	Auth           string  `json:"auth"`    // mtls | uaa
+	StartAt        string  `json:"start_at,omitempty"`
+	WarmupS        float64 `json:"warmup_s"`
+	PlannedSteps   int     `json:"planned_steps"`
+	Abort          Abort   `json:"abort"`
+	StoppedReason  string  `json:"stopped_reason"`
+	Status         string  `json:"status"` // running | ok | failed | interrupted
+	Error          string  `json:"error,omitempty"`
+	CleanupStatus  string  `json:"cleanup_status"` // skipped | ok | failed | not-run | running (interrupted, cleanup under way)
+	CleanupError   string  `json:"cleanup_error,omitempty"`
+	CleanupDeleted int64   `json:"cleanup_deleted"`
+	// CleanupForeign counts the credentials a database cleanup removed
+	// that were not under the run's path (someone else's, an earlier
+	// run's), CleanupForeignNames a few of their names; absent when none.
+	CleanupForeign      int64    `json:"cleanup_foreign,omitempty"`
+	CleanupForeignNames []string `json:"cleanup_foreign_names,omitempty"`
+	CredentialPath      string   `json:"credential_path"`
+	ResultsFile         string   `json:"results_file"`
+	SeededByTester0     bool     `json:"seeded_by_tester_0"`
 	// SetNames is set.names, the pool of names this tester's set requests
 	// write new versions of (set and mix runs; absent otherwise and in
 	// runs written before it).

@@ -234,12 +234,16 @@ type Summary struct {
 	// null); IncompleteReason names them (MissingTestersReason), as every
 	// step's incomplete_reason does. headroom-plot takes this verdict from
 	// here when summary.json was computed from the directory's files.
-	MissingTesters   []int     `json:"missing_testers"`
-	Incomplete       bool      `json:"incomplete,omitempty"`
-	IncompleteReason string    `json:"incomplete_reason,omitempty"`
-	StoppedReason    string    `json:"stopped_reason"`
-	Capacity         *Capacity `json:"capacity,omitempty"`
-	Warnings         []string  `json:"warnings,omitempty"`
+	MissingTesters   []int  `json:"missing_testers"`
+	Incomplete       bool   `json:"incomplete,omitempty"`
+	IncompleteReason string `json:"incomplete_reason,omitempty"`
+	StoppedReason    string `json:"stopped_reason"`
+	// Stopped says how far a run that did not complete its planned steps
+	// got, why, and whether its credentials were removed (StoppedNote);
+	// absent when it completed them.
+	Stopped  string    `json:"stopped,omitempty"`
+	Capacity *Capacity `json:"capacity,omitempty"`
+	Warnings []string  `json:"warnings,omitempty"`
 	// StepWarnings flag steps whose figures describe the tester more than
 	// the target (an open-loop schedule the tester could not keep).
 	StepWarnings []string `json:"step_warnings,omitempty"`
@@ -659,7 +663,9 @@ func (s *Summary) WriteTable(w io.Writer) {
 			fmt.Fprintf(w, "capacity note: %s\n", s.Capacity.Note)
 		}
 	}
-	if s.StoppedReason != "" {
+	if s.Stopped != "" {
+		fmt.Fprintln(w, s.Stopped)
+	} else if s.StoppedReason != "" {
 		fmt.Fprintf(w, "stopped: %s\n", s.StoppedReason)
 	}
 	for _, warn := range append(append([]string(nil), s.Warnings...), s.StepWarnings...) {

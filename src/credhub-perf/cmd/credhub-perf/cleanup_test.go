@@ -63,10 +63,18 @@ func TestCleanupAfterKill9(t *testing.T) {
 		}
 	}
 
-	r := perf(t, "cleanup", "--config", cfg, "--run-id", "killed", dir)
+	// The run id alone: the run directory is found in output_dir, and the
+	// cleanup recorded there.
+	r := perf(t, "cleanup", "--config", cfg, "--run-id", "killed")
 	want := fmt.Sprintf("cleanup: removed %d credentials under /credhub-perf/killed/", len(left))
-	if r.code != 0 || !strings.Contains(r.stdout, want) {
+	if r.code != 0 || !strings.Contains(r.stdout, want) || !strings.Contains(r.stderr, "found the run directory "+dir) ||
+		!strings.Contains(r.stdout, "recorded in "+filepath.Join(dir, "cleanup.json")) {
 		t.Fatalf("exit %d, want %q\n%s\n%s", r.code, want, r.stdout, r.stderr)
+	}
+	rec, err := results.ReadCleanupRecord(dir)
+	if err != nil || rec == nil || len(rec.Cleanups) != 1 || rec.Cleanups[0].Removed != int64(len(left)) || rec.Cleanups[0].Status != "ok" ||
+		rec.Cleanups[0].Path != "/credhub-perf/killed/set/" {
+		t.Fatalf("cleanup.json: %+v (%v)", rec, err)
 	}
 	if rest, _ := api.FindPath(ctx, "/credhub-perf/killed"); len(rest) != 0 {
 		t.Fatalf("%d credentials left", len(rest))
@@ -89,6 +97,20 @@ func TestCleanupAfterKill9(t *testing.T) {
 	if m2, _ := results.ReadMeta(dir); m2.CleanupDeleted != m.CleanupDeleted || m2.Status != m.Status {
 		t.Fatalf("second cleanup changed meta: %+v", m2)
 	}
+
+	// The summary says the run stopped short of its plan, and that its
+	// credentials were removed later.
+	r = perf(t, "summary", dir)
+	sum, err := results.ReadSummary(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNote := fmt.Sprintf(" of 20 planned steps (interrupted: the run ended without finishing (killed, or its machine lost); credhub-perf cleanup at ")
+	wantClean := fmt.Sprintf("; cleaned up later by `credhub-perf cleanup`: %d credentials removed)", len(left))
+	if r.code != 0 || !strings.HasPrefix(sum.Stopped, fmt.Sprintf("stopped after %d of 20", len(sum.Steps))) || !strings.Contains(sum.Stopped, wantNote) ||
+		!strings.HasSuffix(sum.Stopped, wantClean) || !strings.Contains(r.stdout, sum.Stopped) {
+		t.Fatalf("summary: exit %d, stopped %q\n%s\n%s", r.code, sum.Stopped, r.stdout, r.stderr)
+	}
 }
 
 // A set ramp writes new versions of a bounded pool of names (set.names,
@@ -104,8 +126,9 @@ func TestSetRampLeavesABoundedPoolOfNames(t *testing.T) {
 	// cleanup command removes them.
 	cfg := writeConfig(t, s.URL, `steps: {min_concurrency: 2, max_concurrency: 4, step: 2, requests: 1200}
 cleanup: {mode: none}`)
-	r := perf(t, "run", "--config", cfg, "--scenario", "set", "--run-id", "pool", "--warmup.run", "1s")
-	if r.code != 0 {
+	// A database setting without the database cleanup is a warning.
+	r := perf(t, "run", "--config", cfg, "--scenario", "set", "--run-id", "pool", "--warmup.run", "1s", "--cleanup.database.host", "db.example")
+	if r.code != 0 || !strings.Contains(r.stderr, "warning: cleanup.database.host set but cleanup.mode is none: the database settings are not used") {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	dir := onlyRunDir(t, outputDir(t, cfg))
