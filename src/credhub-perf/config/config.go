@@ -233,6 +233,9 @@ type SaturationConfig struct {
 	MaxTesterCPU float64 `yaml:"max_tester_cpu"`
 	MaxHostCPU   float64 `yaml:"max_host_cpu"`
 	MaxSteal     float64 `yaml:"max_steal"`
+	// MaxTesterWait bounds the tester's own starvation: the share of the
+	// time its threads wanted a CPU that they waited for one.
+	MaxTesterWait float64 `yaml:"max_tester_wait"`
 }
 
 // Default returns the documented defaults.
@@ -252,7 +255,7 @@ func Default() Config {
 		Capacity:   CapacityConfig{MaxProbes: 12},
 		OutputDir:  "out",
 		Tester:     TesterConfig{Count: 1, ScenarioGap: Duration(60 * time.Second), StartDelay: Duration(30 * time.Second), RendezvousTimeout: Duration(10 * time.Minute)},
-		Saturation: SaturationConfig{MaxTesterCPU: cpuload.DefaultLimits.TesterCPU, MaxHostCPU: cpuload.DefaultLimits.HostCPU, MaxSteal: cpuload.DefaultLimits.HostSteal},
+		Saturation: SaturationConfig{MaxTesterCPU: cpuload.DefaultLimits.TesterCPU, MaxHostCPU: cpuload.DefaultLimits.HostCPU, MaxSteal: cpuload.DefaultLimits.HostSteal, MaxTesterWait: cpuload.DefaultLimits.TesterWait},
 	}
 }
 

@@ -671,6 +671,14 @@ var Keys = []Key{
 			Description: "Same for the share of the tester VM's CPU time stolen by the hypervisor. 1 = never."},
 		field: func(c *Config) any { return &c.Saturation.MaxSteal },
 	},
+	{
+		Name: "saturation.max_tester_wait", Type: "number", Default: "0.1",
+		Help:  "A step in which this tester's threads spent more than this share of the time they wanted a CPU waiting for one (Linux schedstat run-queue wait / (CPU + wait)) is `tester_bound`. It also decides a host busy past `saturation.max_host_cpu`: bound only when the tester waited (or its wait is unknown), else reported as a busy host, not a bound. 1 = never.",
+		Rules: []Rule{{Check: "range", Min: num(0), MinExcl: true, Max: num(1), Msg: "must be a fraction above 0 and at most 1 (1 = never flag), got {v}"}},
+		BOSH: &Property{Name: "saturation.max_tester_wait", Default: 0.1,
+			Description: "Same for the share of the time the tester's threads wanted a CPU that they waited for one (run-queue wait). A VM busy past saturation.max_host_cpu is tester-bound only when the tester also waited past this. 1 = never."},
+		field: func(c *Config) any { return &c.Saturation.MaxTesterWait },
+	},
 }
 
 // BOSHOnly are the job's properties that are not configuration keys: PEM

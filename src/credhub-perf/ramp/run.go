@@ -479,14 +479,14 @@ func (r *runner) newMeta(scenario string, n credhub.Names, planned int) *results
 	}
 	m.SeededByTester0 = c.Tester.Count > 1
 	l := r.cpuLimits()
-	m.Saturation = &results.Saturation{MaxTesterCPU: l.TesterCPU, MaxHostCPU: l.HostCPU, MaxSteal: l.HostSteal}
+	m.Saturation = &results.Saturation{MaxTesterCPU: l.TesterCPU, MaxHostCPU: l.HostCPU, MaxSteal: l.HostSteal, MaxTesterWait: l.TesterWait}
 	m.Insecure = insecureModes(c)
 	return m
 }
 
 func (r *runner) cpuLimits() cpuload.Limits {
 	l := r.c.Saturation
-	return cpuload.Limits{TesterCPU: l.MaxTesterCPU, HostCPU: l.MaxHostCPU, HostSteal: l.MaxSteal}
+	return cpuload.Limits{TesterCPU: l.MaxTesterCPU, HostCPU: l.MaxHostCPU, HostSteal: l.MaxSteal, TesterWait: l.MaxTesterWait}
 }
 
 func (r *runner) slo() results.SLO {

@@ -30,6 +30,15 @@ type TesterUsage struct {
 	GCPauseS          float64  `json:"gc_pause_s"`
 	TesterBound       bool     `json:"tester_bound"`
 	TesterBoundReason string   `json:"tester_bound_reason,omitempty"`
+	// TesterWait: the share of the time the tester's threads wanted a CPU
+	// that they waited for one (run-queue wait / (CPU + wait), from
+	// schedstat; null when unknown); TesterWaitS that wait in seconds,
+	// summed over threads. Absent in runs written before them.
+	TesterWait  *float64 `json:"tester_wait,omitempty"`
+	TesterWaitS *float64 `json:"tester_wait_s,omitempty"`
+	// HostBusy notes a host busy past its bound while the tester did not
+	// wait for a CPU: reported, not a bound (cpuload.Judge).
+	HostBusy string `json:"host_busy,omitempty"`
 }
 
 // NewMetaStep records a measured step with the tester's usage during it.
@@ -37,9 +46,16 @@ func NewMetaStep(st SummaryStep, u cpuload.Usage, l cpuload.Limits) MetaStep {
 	m := MetaStep{Concurrency: st.Concurrency, Rate: st.Rate, Requests: st.Requests, DurationS: st.DurationS,
 		TesterUsage: TesterUsage{TesterCPU: round4p(u.TesterCPU), HostCPU: round4p(u.HostCPU), HostSteal: round4p(u.HostSteal),
 			GCPauseS: secs(u.GCPause)}, TesterCores: u.Cores}
-	if why := u.Bound(l); why != "" {
-		m.TesterBound, m.TesterBoundReason = true, why
+	if u.TesterWait != nil {
+		m.TesterWait = round4p(u.TesterWait)
+		w := secs(u.TesterWaitTime)
+		m.TesterWaitS = &w
 	}
+	v := cpuload.Judge(u, l)
+	if v.Reason != "" {
+		m.TesterBound, m.TesterBoundReason = true, v.Reason
+	}
+	m.HostBusy = v.HostBusy
 	return m
 }
 
@@ -172,9 +188,10 @@ type Meta struct {
 
 // Saturation is meta.json's `saturation` (config saturation.*).
 type Saturation struct {
-	MaxTesterCPU float64 `json:"max_tester_cpu"`
-	MaxHostCPU   float64 `json:"max_host_cpu"`
-	MaxSteal     float64 `json:"max_steal"`
+	MaxTesterCPU  float64 `json:"max_tester_cpu"`
+	MaxHostCPU    float64 `json:"max_host_cpu"`
+	MaxSteal      float64 `json:"max_steal"`
+	MaxTesterWait float64 `json:"max_tester_wait,omitempty"`
 }
 
 // WriteMeta writes meta.json into dir.

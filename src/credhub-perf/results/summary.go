@@ -98,7 +98,19 @@ func (st *SummaryStep) AddTester(tester, testers int, m MetaStep) {
 	worst(&st.TesterCPU, m.TesterCPU)
 	worst(&st.HostCPU, m.HostCPU)
 	worst(&st.HostSteal, m.HostSteal)
+	worst(&st.TesterWait, m.TesterWait)
+	worst(&st.TesterWaitS, m.TesterWaitS)
 	st.GCPauseS = math.Max(st.GCPauseS, m.GCPauseS)
+	if m.HostBusy != "" {
+		why := m.HostBusy
+		if testers > 1 {
+			why = fmt.Sprintf("tester %d: %s", tester, why)
+		}
+		if st.HostBusy != "" {
+			why = st.HostBusy + "; " + why
+		}
+		st.HostBusy = why
+	}
 	if m.TesterBound {
 		why := m.TesterBoundReason
 		if testers > 1 {
@@ -290,6 +302,11 @@ func (s *Summary) Finish() {
 		if st.TesterBound {
 			st.TesterBoundAdvice = TesterBoundAdvice(st.TesterBoundReason)
 			s.StepWarnings = append(s.StepWarnings, fmt.Sprintf("%s at step %d (%s): %s; the step measured the tester, not CredHub, and is not counted as capacity", st.TesterBoundReason, st.Step, st.label(), strings.Join(st.TesterBoundAdvice, "; ")))
+		}
+		if st.HostBusy != "" && !st.TesterBound {
+			// Reported so a reader knows the host was busy, but the
+			// tester's own wait says it was not held back by it.
+			s.StepWarnings = append(s.StepWarnings, fmt.Sprintf("step %d (%s): %s", st.Step, st.label(), st.HostBusy))
 		}
 		if st.Incomplete {
 			s.StepWarnings = append(s.StepWarnings, fmt.Sprintf("step %d (%s) is incomplete: %s; its throughput undercounts the load the target carried, and it is not counted as capacity", st.Step, st.label(), st.IncompleteReason))
