@@ -245,7 +245,7 @@ func Default() Config {
 		Scenarios:  []string{"get"},
 		Custom:     CustomConfig{Method: "GET"},
 		Steps:      StepsConfig{MinConcurrency: 1, MaxConcurrency: 10, Step: 1, Requests: 1000},
-		Warmup:     WarmupConfig{Run: WarmupAuto, Max: Duration(3 * time.Minute)},
+		Warmup:     WarmupConfig{Run: WarmupAuto, Max: Duration(5 * time.Minute)},
 		Keepalive:  true,
 		Seed:       SeedConfig{Credentials: 100, Bytes: 1024},
 		Set:        SetConfig{Names: 500},

@@ -330,10 +330,10 @@ var Keys = []Key{
 	},
 	{
 		Name: "warmup.run", Type: "string", Default: "auto",
-		Help:  "Run warm-up before each scenario's first measured step: load sent but not recorded (counted in meta.json `warmup`; what it writes is cleaned up with the run). `auto`: until throughput and p50 of consecutive 5 s windows agree within 5 % (or within their noise) three times in a row, at most `warmup.max`; a duration: that long; `0`: off. With several testers every tester warms up for the whole duration (`auto`: `warmup.max`), so they stay in step.",
+		Help:  "Run warm-up before each scenario's first measured step: load sent but not recorded (counted in meta.json `warmup`; what it writes is cleaned up with the run). `auto`: until the trend of throughput and p50 over the last 1 to 4 minutes of 5 s windows is within ±5 %/min (95 % interval of a fitted slope; at least 1 minute), at most `warmup.max`; a duration: that long; `0`: off. With several testers every tester warms up for the whole duration (`auto`: `warmup.max`), so they stay in step.",
 		Rules: []Rule{{Check: "auto_or_duration", Max: num(float64(MaxStepTime)), Msg: "{v} is not auto, 0 (off) or a duration like 90s", Msg2: "must not be negative, got {raw}", Msg3: "must be at most 24h (or auto), got {raw}"}},
 		BOSH: &Property{Name: "warmup.run", Default: "auto",
-			Description: "Run warm-up before each scenario's first measured step: load sent but not recorded, so a CredHub that was just deployed (a JVM still compiling) is measured warm. \"auto\" loads until throughput and p50 of consecutive 5 s windows agree within 5 % (or within the noise measured from each window's own latencies) three times in a row, at most warmup.max; with several testers every tester loads for the whole warmup.max so they stay in step. A duration loads that long; \"0\" is off."},
+			Description: "Run warm-up before each scenario's first measured step: load sent but not recorded, so a CredHub that was just deployed (a JVM still compiling) is measured warm. \"auto\" loads until the fitted trend of throughput and p50 over the last 1 to 4 minutes of 5 s windows is within ±5 % a minute (its 95 % interval; at least 1 minute of load), at most warmup.max; with several testers every tester loads for the whole warmup.max so they stay in step. A duration loads that long; \"0\" is off."},
 		field: func(c *Config) any { return &c.Warmup.Run },
 	},
 	{
@@ -345,11 +345,11 @@ var Keys = []Key{
 		field: func(c *Config) any { return &c.Warmup.Concurrency },
 	},
 	{
-		Name: "warmup.max", Type: "duration", Default: "3m0s",
-		Help:  "Longest `auto` warm-up; a target not steady by then gets a warning in the summary, and the first steps' `steady` flags tell whether it mattered.",
-		Rules: []Rule{when(above(0, "must be > 0 with {k:warmup.run} auto, got {v}"), Cond{Key: "warmup.run", Op: "eqfold", Value: "auto"}), durationAtMost(MaxStepTime, "e.g. 3m")},
-		BOSH: &Property{Name: "warmup.max", Default: "3m",
-			Description: "Longest auto warm-up; a CredHub not steady by then gets a warning in the summary and the errand output."},
+		Name: "warmup.max", Type: "duration", Default: "5m0s",
+		Help:  "Longest `auto` warm-up (CredHub's JIT took about 2.5 minutes to settle on a busy host, and the judge needs a minute of flat windows after that); a target not steady by then gets a warning in the summary naming the trend (still improving at X %/min, getting slower, or too noisy to tell), the ramp starts anyway, and the first steps' `steady` flags tell whether it mattered.",
+		Rules: []Rule{when(above(0, "must be > 0 with {k:warmup.run} auto, got {v}"), Cond{Key: "warmup.run", Op: "eqfold", Value: "auto"}), durationAtMost(MaxStepTime, "e.g. 5m")},
+		BOSH: &Property{Name: "warmup.max", Default: "5m",
+			Description: "Longest auto warm-up (CredHub's JIT took about 2.5 minutes to settle on a busy host, and the judge needs a minute of flat windows after that); a CredHub not steady by then gets a warning in the summary and the errand output naming the trend, and the ramp starts anyway."},
 		field: func(c *Config) any { return &c.Warmup.Max },
 	},
 	{

@@ -75,10 +75,14 @@ type Warmup struct {
 	DurationS   float64 `json:"duration_s"`
 	Requests    int64   `json:"requests"`
 	Errors      int64   `json:"errors"`
-	// Steady: auto found three agreeing windows in a row (fixed and off:
-	// not judged, false); Reason says how the warm-up ended.
+	// Steady: auto found no trend beyond ±5 %/min (fixed and off: not
+	// judged, false); Reason says how the warm-up ended.
 	Steady bool   `json:"steady"`
 	Reason string `json:"reason"`
+	// Verdict is an auto warm-up's last judgement of the trend: steady,
+	// improving, slower, noisy or early (under a minute of windows);
+	// absent for off and fixed, and in runs written before it.
+	Verdict string `json:"verdict,omitempty"`
 }
 
 // Seed is meta.json's `seed`.
@@ -230,5 +234,5 @@ func (w *Warmup) Warning() string {
 	if w == nil || w.Mode != "auto" || w.Steady {
 		return ""
 	}
-	return fmt.Sprintf("warm-up: the target was not steady after %.0f s at concurrency %d (%s); the first steps may measure a target still warming up: check their steady flags, or raise warmup.max", w.DurationS, w.Concurrency, w.Reason)
+	return fmt.Sprintf("warm-up: the target was not steady after %.0f s at concurrency %d (%s); the ramp started anyway, so the first steps may measure a target still warming up: check their steady flags, or raise warmup.max", w.DurationS, w.Concurrency, w.Reason)
 }
