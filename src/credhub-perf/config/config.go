@@ -233,8 +233,8 @@ type SaturationConfig struct {
 	MaxTesterCPU float64 `yaml:"max_tester_cpu"`
 	MaxHostCPU   float64 `yaml:"max_host_cpu"`
 	MaxSteal     float64 `yaml:"max_steal"`
-	// MaxTesterWait bounds the tester's own starvation: the share of the
-	// time its threads wanted a CPU that they waited for one.
+	// MaxTesterWait bounds the tester's own starvation: its threads'
+	// run-queue wait per wall second per core.
 	MaxTesterWait float64 `yaml:"max_tester_wait"`
 }
 

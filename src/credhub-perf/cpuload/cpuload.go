@@ -57,10 +57,13 @@ type Usage struct {
 	// used them (the tester, a target on the same machine, a neighbour);
 	// HostSteal: share the hypervisor gave to other guests.
 	HostCPU, HostSteal *float64
-	// TesterWait: the share of the time the tester's threads wanted a CPU
-	// that they spent waiting for one, run-queue wait / (CPU + run-queue
-	// wait); TesterWaitTime is that wait, summed over threads. nil where
-	// the kernel does not say (not Linux, no schedstats).
+	// TesterWait: the tester's threads' run-queue wait (runnable, waiting
+	// for a CPU) per wall second per core it may use, as TesterCPU is its
+	// CPU: by Little's law every wait delays at most the requests in
+	// flight on that core, so up to about this share of the step's mean
+	// latency may be the tester's own wait for a CPU. TesterWaitTime is
+	// that wait, summed over threads. nil where the kernel does not say
+	// (not Linux, no schedstats).
 	TesterWait     *float64
 	TesterWaitTime time.Duration
 	GCPause        time.Duration
@@ -80,10 +83,9 @@ type Limits struct {
 // send on time; a host past 90 % queues the tester behind other work
 // (when the tester's wait says it did: Judge); past 10 % steal the
 // hypervisor, not the tester, sets the pace; a tester whose threads spent
-// more than 10 % of the time they wanted a CPU waiting for one took up
-// requests and read responses late by about as much of its busy time
-// (each wait a scheduler slice, milliseconds: the size of a fast
-// CredHub request).
+// more than a tenth of the step per core waiting for one may have put up
+// to a tenth of every measured latency down to its own queue (each wait a
+// scheduler slice, milliseconds: the size of a fast CredHub request).
 var DefaultLimits = Limits{TesterCPU: 0.80, HostCPU: 0.90, HostSteal: 0.10, TesterWait: 0.10}
 
 // Take reads the current figures at time now.
@@ -131,16 +133,14 @@ func Between(a, b Sample) Usage {
 		f := perWall / float64(u.Cores)
 		u.TesterCPU = &f
 	}
-	if procOK && a.RunWaitOK && b.RunWaitOK && b.RunWait >= a.RunWait {
+	if a.RunWaitOK && b.RunWaitOK && b.RunWait >= a.RunWait && u.Wall > 0 && u.Cores > 0 {
+		// Per wall second and core, not per CPU second it wanted: a tester
+		// that barely runs on a busy host waits at almost every wake-up
+		// (75 % of its wanted time, seen beside a busy target), yet its
+		// waits add little to latencies that are mostly the target's.
 		u.TesterWaitTime = b.RunWait - a.RunWait
-		cpu := b.Process - a.Process
-		if want := cpu + u.TesterWaitTime; want > 0 {
-			f := u.TesterWaitTime.Seconds() / want.Seconds()
-			u.TesterWait = &f
-		} else {
-			f := 0.0 // idle throughout: nothing waited
-			u.TesterWait = &f
-		}
+		f := u.TesterWaitTime.Seconds() / u.Wall.Seconds() / float64(u.Cores)
+		u.TesterWait = &f
 	}
 	if a.HostOK && b.HostOK && b.Host.Total > a.Host.Total && b.Host.Total-a.Host.Total >= uint64(minHostTicks*max(b.Host.CPUs, 0)) {
 		total := float64(b.Host.Total - a.Host.Total)
@@ -178,7 +178,7 @@ type Verdict struct {
 //   - the tester's own CPU past l.TesterCPU of its cores: bound (it had no
 //     slack to send and read on time);
 //   - the host's CPUs busy past l.HostCPU: bound when the tester waited
-//     for a CPU more than l.TesterWait of the time it wanted one, or when
+//     for a CPU more than l.TesterWait of the step per core, or when
 //     that wait is unknown (no schedstats: the host figure is all there
 //     is); otherwise not bound, but noted as a busy host: the busy CPUs
 //     were someone else's work (on a laptop, most likely the target on
@@ -191,7 +191,7 @@ type Verdict struct {
 func Judge(u Usage, l Limits) Verdict {
 	waited := u.TesterWait != nil && *u.TesterWait > l.TesterWait
 	waitFig := func() string {
-		return fmt.Sprintf("the tester waited %.0f %% of the time it wanted a CPU", 100**u.TesterWait)
+		return fmt.Sprintf("the tester's threads waited for a CPU %.0f %% of the step per core", 100**u.TesterWait)
 	}
 	switch {
 	case u.TesterCPU != nil && *u.TesterCPU > l.TesterCPU:
@@ -207,7 +207,7 @@ func Judge(u Usage, l Limits) Verdict {
 		if u.HostSteal != nil && *u.HostSteal > l.HostSteal {
 			return Verdict{Reason: fmt.Sprintf("CPU steal %.0f %% on the tester's core(s)", 100**u.HostSteal)}
 		}
-		return Verdict{HostBusy: fmt.Sprintf("host busy (is the target on this machine?): %s, but the tester waited only %.1f %% of the time it wanted a CPU; not tester-bound", host, 100**u.TesterWait)}
+		return Verdict{HostBusy: fmt.Sprintf("host busy (is the target on this machine?): %s, but the tester's threads waited for a CPU only %.1f %% of the step per core; not tester-bound", host, 100**u.TesterWait)}
 	case u.HostSteal != nil && *u.HostSteal > l.HostSteal:
 		return Verdict{Reason: fmt.Sprintf("CPU steal %.0f %% on the tester's core(s)", 100**u.HostSteal)}
 	case waited:

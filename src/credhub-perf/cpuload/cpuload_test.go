@@ -182,14 +182,14 @@ func TestJudge(t *testing.T) {
 		{"quiet", Usage{TesterCPU: f64(0.3), HostCPU: f64(0.4), TesterWait: f64(0.01)}, "", ""},
 		{"tester's own CPU", Usage{TesterCPU: f64(0.93), HostCPU: f64(0.99), TesterWait: f64(0.5), Cores: 2}, "tester CPU 93 % of 2 core(s)", ""},
 		{"busy host, tester starved", Usage{TesterCPU: f64(0.4), HostCPU: f64(0.97), TesterWait: f64(0.25)},
-			"host CPU 97 % busy on the tester's core(s), and the tester waited 25 % of the time it wanted a CPU", ""},
+			"host CPU 97 % busy on the tester's core(s), and the tester's threads waited for a CPU 25 % of the step per core", ""},
 		{"busy host, tester not waiting", Usage{TesterCPU: f64(0.4), HostCPU: f64(0.97), TesterWait: f64(0.012)},
-			"", "host busy (is the target on this machine?): host CPU 97 % busy on the tester's core(s), but the tester waited only 1.2 % of the time it wanted a CPU; not tester-bound"},
+			"", "host busy (is the target on this machine?): host CPU 97 % busy on the tester's core(s), but the tester's threads waited for a CPU only 1.2 % of the step per core; not tester-bound"},
 		{"busy host, wait unknown", Usage{TesterCPU: f64(0.4), HostCPU: f64(0.97)}, "host CPU 97 % busy on the tester's core(s)", ""},
 		{"busy host and steal, no wait", Usage{HostCPU: f64(0.97), HostSteal: f64(0.2), TesterWait: f64(0)}, "CPU steal 20 % on the tester's core(s)", ""},
 		{"starved, host under its bound", Usage{TesterCPU: f64(0.5), HostCPU: f64(0.85), TesterWait: f64(0.3)},
-			"the tester waited 30 % of the time it wanted a CPU (host CPU 85 % busy)", ""},
-		{"starved, host unknown", Usage{TesterWait: f64(0.3)}, "the tester waited 30 % of the time it wanted a CPU (host CPU unknown)", ""},
+			"the tester's threads waited for a CPU 30 % of the step per core (host CPU 85 % busy)", ""},
+		{"starved, host unknown", Usage{TesterWait: f64(0.3)}, "the tester's threads waited for a CPU 30 % of the step per core (host CPU unknown)", ""},
 		{"at the bounds", Usage{TesterCPU: f64(0.8), HostCPU: f64(0.9), HostSteal: f64(0.1), TesterWait: f64(0.1)}, "", ""},
 	} {
 		v := Judge(tc.u, l)
@@ -205,21 +205,21 @@ func TestJudge(t *testing.T) {
 	}
 }
 
-// The wait share is run-queue wait over the time the tester wanted a CPU
-// (its CPU time plus that wait), between two readings on a controlled
-// clock; unreadable or going-backwards figures stay unknown.
+// The wait share is run-queue wait per wall second per core, between two
+// readings on a controlled clock; unreadable or going-backwards figures
+// stay unknown.
 func TestBetweenTesterWait(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	a := Sample{Wall: t0, Process: time.Second, ProcessOK: true, RunWait: 2 * time.Second, RunWaitOK: true, Cores: 1}
-	b := Sample{Wall: t0.Add(2 * time.Second), Process: 1600 * time.Millisecond, ProcessOK: true, RunWait: 2200 * time.Millisecond, RunWaitOK: true, Cores: 1}
+	a := Sample{Wall: t0, Process: time.Second, ProcessOK: true, RunWait: 2 * time.Second, RunWaitOK: true, Cores: 2}
+	b := Sample{Wall: t0.Add(2 * time.Second), Process: 1600 * time.Millisecond, ProcessOK: true, RunWait: 2400 * time.Millisecond, RunWaitOK: true, Cores: 2}
 	u := Between(a, b)
-	if u.TesterWait == nil || math.Abs(*u.TesterWait-0.25) > 1e-9 || u.TesterWaitTime != 200*time.Millisecond {
-		t.Fatalf("0.6 s CPU and 0.2 s wait: share %v, time %v; want 0.25, 200ms", u.TesterWait, u.TesterWaitTime)
+	if u.TesterWait == nil || math.Abs(*u.TesterWait-0.1) > 1e-9 || u.TesterWaitTime != 400*time.Millisecond {
+		t.Fatalf("0.4 s wait over 2 s on 2 cores: share %v, time %v; want 0.1, 400ms", u.TesterWait, u.TesterWaitTime)
 	}
 	idle := b
-	idle.Process, idle.RunWait = a.Process, a.RunWait
+	idle.RunWait = a.RunWait
 	if u := Between(a, idle); u.TesterWait == nil || *u.TesterWait != 0 {
-		t.Fatalf("an idle tester waited %v", u.TesterWait)
+		t.Fatalf("a tester that never waited: %v", u.TesterWait)
 	}
 	unknown := b
 	unknown.RunWaitOK = false

@@ -20,7 +20,7 @@ const warmupWindow = 5 * time.Second
 // faster than the last, and neighbouring windows that differ by 1-2 %
 // agreed while the target still got 10-20 % faster over the next minute
 // (CredHub on a busy host took about 2.5 minutes to finish). So over the
-// last trendMin..trendMax windows it fits a least-squares line to
+// last 12 to 48 windows it fits a least-squares line to
 // log(throughput) and to log(p50) against time and reads the slopes, in
 // relative change per minute, with their confidence intervals from the
 // fit's own residuals (so a busy host's noisy windows widen them instead

@@ -32,7 +32,7 @@ func TestHostBusyIsNotTesterBound(t *testing.T) {
 	starved := quiet
 	starved.TesterWait = f(0.3)
 	m = NewMetaStep(step, starved, cpuload.DefaultLimits)
-	if !m.TesterBound || m.HostBusy != "" || !strings.Contains(m.TesterBoundReason, "host CPU 97 %") || !strings.Contains(m.TesterBoundReason, "waited 30 %") {
+	if !m.TesterBound || m.HostBusy != "" || !strings.Contains(m.TesterBoundReason, "host CPU 97 %") || !strings.Contains(m.TesterBoundReason, "waited for a CPU 30 %") {
 		t.Fatalf("busy host, tester waiting: %+v", m)
 	}
 	if a := TesterBoundAdvice(m.TesterBoundReason); len(a) != 1 || !strings.Contains(a[0], "quiet machine") {

@@ -30,10 +30,10 @@ type TesterUsage struct {
 	GCPauseS          float64  `json:"gc_pause_s"`
 	TesterBound       bool     `json:"tester_bound"`
 	TesterBoundReason string   `json:"tester_bound_reason,omitempty"`
-	// TesterWait: the share of the time the tester's threads wanted a CPU
-	// that they waited for one (run-queue wait / (CPU + wait), from
-	// schedstat; null when unknown); TesterWaitS that wait in seconds,
-	// summed over threads. Absent in runs written before them.
+	// TesterWait: the tester's threads' run-queue wait (schedstat) per wall
+	// second per core (cpuload.Usage.TesterWait); TesterWaitS that wait in
+	// seconds, summed over threads. Absent when unknown and in runs
+	// written before them.
 	TesterWait  *float64 `json:"tester_wait,omitempty"`
 	TesterWaitS *float64 `json:"tester_wait_s,omitempty"`
 	// HostBusy notes a host busy past its bound while the tester did not

@@ -66,7 +66,7 @@ func TestTesterSaturationFlagged(t *testing.T) {
 		cfg := writeConfig(t, s.URL, `steps: {max_concurrency: 4, rates: [50, 100], duration: 2s}`)
 		rec := startTickRecorder(t, testerCPU)
 		cmd := exec.Command(taskset, "-c", strconv.Itoa(testerCPU), perfBin, "run", "--config", cfg, "--scenario", "get",
-			"--saturation.max_host_cpu", fmt.Sprint(bound))
+			"--saturation.max_host_cpu", fmt.Sprint(bound), "--saturation.max_tester_wait", "0.1")
 		out, err := cmd.CombinedOutput()
 		rec.stop()
 		if err != nil {

@@ -59,7 +59,7 @@ func usageFigures(u cpuload.Usage) string {
 	if u.TesterWait != nil {
 		// Only where the kernel keeps schedstats; elsewhere the other
 		// figures decide, as before.
-		figs = append(figs, "tester waited "+pct(u.TesterWait)+" of the time it wanted a CPU")
+		figs = append(figs, "tester's threads waited for a CPU "+pct(u.TesterWait)+" of the run per core")
 	}
 	return strings.Join(figs, ", ")
 }
