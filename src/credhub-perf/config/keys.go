@@ -377,7 +377,7 @@ var Keys = []Key{
 	},
 	{
 		Name: "set.names", Type: "int", Default: "500",
-		Help:  "Size of the pool of names `set` requests write (also the `set` requests of `mix` and of the warm-up), per tester: request k writes a new version of `…/set/t<tester>-<k mod set.names>`, so a run leaves at most this many names per tester to clean up (the API cleanup's DELETEs), whatever its load. Keep it above the largest number of requests in flight, so no two requests write one name at once.",
+		Help:  "Size of the pool of names `set` requests write (also the `set` requests of `mix` and of the warm-up), per tester: request k writes a new version of `…/set/t<tester>-<k mod set.names>`, so a run leaves at most this many names per tester to clean up (the API cleanup's DELETEs), whatever its load. Keep it at least `steps.max_concurrency`, so no two requests write one name at once (the run warns otherwise).",
 		Rules: []Rule{between(1, 100000, "must be between 1 and 100000 names per tester, got {v}")},
 		BOSH: &Property{Name: "set.names", Default: 500,
 			Description: "Size of the pool of names set requests write new versions of, per tester (1..100000); the API cleanup deletes at most this many set credentials per tester, whatever the load. Keep it above the largest number of requests in flight."},
