@@ -27,7 +27,24 @@ import (
 type Result struct {
 	Mode    string `json:"mode"`
 	Deleted int64  `json:"deleted"` // credentials removed
-	Elapsed time.Duration
+	// Foreign counts the removed credentials whose name is not under the
+	// run's path (database cleanup only: it empties every credential of
+	// that CredHub), and ForeignNames names a few of them, so a cleanup
+	// that removed someone else's data says so.
+	Foreign      int64    `json:"foreign"`
+	ForeignNames []string `json:"foreign_names,omitempty"`
+	Elapsed      time.Duration
+}
+
+// foreignExamples is how many names of removed credentials not written by
+// the run a database cleanup reports.
+const foreignExamples = 5
+
+// likePrefix is a LIKE pattern (with ESCAPE '!') matching names that start
+// with prefix; '!' rather than a backslash because PostgreSQL and MySQL
+// read a backslash in a string literal differently.
+func likePrefix(prefix string) string {
+	return strings.NewReplacer("!", "!!", "%", "!%", "_", "!_").Replace(prefix) + "%"
 }
 
 // API deletes every credential under the run's prefix through CredHub's API.
@@ -110,23 +127,27 @@ func (d Database) where() string {
 
 // Truncate empties CredHub's credential tables. It refuses (ErrNotCredHub)
 // a database without CredHub's schema and never touches the key canary, the
-// migration history or permissions.
-func (d Database) Truncate(ctx context.Context) (Result, error) {
+// migration history or permissions. runPrefix is the path the run wrote
+// under (e.g. /credhub-perf/<run id>/): the result counts, and names a
+// few of, the removed credentials outside it ("" counts none).
+func (d Database) Truncate(ctx context.Context, runPrefix string) (Result, error) {
 	start := time.Now()
-	var n int64
+	res := Result{Mode: "database"}
 	var err error
 	switch d.kind() {
 	case "postgres":
-		n, err = d.truncatePostgres(ctx)
+		err = d.truncatePostgres(ctx, runPrefix, &res)
 	case "mysql":
-		n, err = d.truncateMySQL(ctx)
+		err = d.truncateMySQL(ctx, runPrefix, &res)
 	default:
-		return Result{Mode: "database"}, fmt.Errorf("database type %q is not postgres or mysql", d.Type)
+		return res, fmt.Errorf("database type %q is not postgres or mysql", d.Type)
 	}
 	if err != nil {
 		err = fmt.Errorf("database cleanup of the %s: %w", d.where(), d.scrub(err))
+		res.Deleted, res.Foreign, res.ForeignNames = 0, 0, nil
 	}
-	return Result{Mode: "database", Deleted: n, Elapsed: time.Since(start)}, err
+	res.Elapsed = time.Since(start)
+	return res, err
 }
 
 func missingTables(have map[string]bool) []string {
@@ -153,34 +174,58 @@ func (d Database) connectPostgres(ctx context.Context) (*pgx.Conn, error) {
 	return pgx.ConnectConfig(ctx, cfg)
 }
 
-func (d Database) truncatePostgres(ctx context.Context) (int64, error) {
+func (d Database) truncatePostgres(ctx context.Context, runPrefix string, res *Result) error {
 	conn, err := d.connectPostgres(ctx)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer conn.Close(context.Background())
 	// The same check as before seeding: the schema could have changed
 	// during the run.
 	if err := checkPostgres(ctx, conn, d.User); err != nil {
-		return 0, err
+		return err
 	}
 
 	tx, err := conn.Begin(ctx)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer tx.Rollback(context.Background()) //nolint:errcheck // no-op after Commit
-	var n int64
-	if err := tx.QueryRow(ctx, `SELECT count(*) FROM credential`).Scan(&n); err != nil {
-		return 0, fmt.Errorf("counting credentials: %w", err)
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM credential`).Scan(&res.Deleted); err != nil {
+		return fmt.Errorf("counting credentials: %w", err)
+	}
+	if runPrefix != "" {
+		// Counted in the transaction that deletes: what it reports is what
+		// it removed.
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM credential WHERE name NOT LIKE $1 ESCAPE '!'`, likePrefix(runPrefix)).Scan(&res.Foreign); err != nil {
+			return fmt.Errorf("counting credentials outside %s: %w", runPrefix, err)
+		}
+		if res.Foreign > 0 {
+			rows, err := tx.Query(ctx, `SELECT name FROM credential WHERE name NOT LIKE $1 ESCAPE '!' ORDER BY name LIMIT `+strconv.Itoa(foreignExamples), likePrefix(runPrefix))
+			if err != nil {
+				return fmt.Errorf("naming credentials outside %s: %w", runPrefix, err)
+			}
+			for rows.Next() {
+				var name string
+				if err := rows.Scan(&name); err != nil {
+					rows.Close()
+					return err
+				}
+				res.ForeignNames = append(res.ForeignNames, name)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
 	}
 	if _, err := tx.Exec(ctx, `TRUNCATE credential, encrypted_value CASCADE`); err != nil {
-		return 0, fmt.Errorf("TRUNCATE credential, encrypted_value CASCADE: %w", err)
+		return fmt.Errorf("TRUNCATE credential, encrypted_value CASCADE: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return 0, fmt.Errorf("commit: %w", err)
+		return fmt.Errorf("commit: %w", err)
 	}
-	return n, nil
+	return nil
 }
 
 // mysqlBatch bounds each DELETE so one statement never has to hold an
@@ -207,37 +252,59 @@ func (d Database) openMySQL() (*sql.DB, error) {
 	return db, nil
 }
 
-func (d Database) truncateMySQL(ctx context.Context) (int64, error) {
+func (d Database) truncateMySQL(ctx context.Context, runPrefix string, res *Result) error {
 	db, err := d.openMySQL()
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer db.Close()
 	if err := checkMySQL(ctx, db, d.User); err != nil {
-		return 0, err
+		return err
 	}
 
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	var n int64
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM credential`).Scan(&n); err != nil {
-		return 0, fmt.Errorf("counting credentials: %w", err)
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM credential`).Scan(&res.Deleted); err != nil {
+		return fmt.Errorf("counting credentials: %w", err)
+	}
+	if runPrefix != "" {
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM credential WHERE name NOT LIKE ? ESCAPE '!'`, likePrefix(runPrefix)).Scan(&res.Foreign); err != nil {
+			return fmt.Errorf("counting credentials outside %s: %w", runPrefix, err)
+		}
+		if res.Foreign > 0 {
+			rows, err := tx.QueryContext(ctx, `SELECT name FROM credential WHERE name NOT LIKE ? ESCAPE '!' ORDER BY name LIMIT `+strconv.Itoa(foreignExamples), likePrefix(runPrefix))
+			if err != nil {
+				return fmt.Errorf("naming credentials outside %s: %w", runPrefix, err)
+			}
+			for rows.Next() {
+				var name string
+				if err := rows.Scan(&name); err != nil {
+					rows.Close()
+					return err
+				}
+				res.ForeignNames = append(res.ForeignNames, name)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
 	}
 	// MySQL refuses TRUNCATE on a table other tables reference (error
 	// 1701), so delete: credential first (its ON DELETE CASCADE removes the
 	// versions and type rows), then the now unreferenced encrypted values.
 	for _, table := range []string{"credential", "encrypted_value"} {
 		for {
-			res, err := tx.ExecContext(ctx, "DELETE FROM "+table+" LIMIT "+strconv.Itoa(mysqlBatch))
+			r, err := tx.ExecContext(ctx, "DELETE FROM "+table+" LIMIT "+strconv.Itoa(mysqlBatch))
 			if err != nil {
-				return 0, fmt.Errorf("DELETE FROM %s: %w", table, err)
+				return fmt.Errorf("DELETE FROM %s: %w", table, err)
 			}
-			k, err := res.RowsAffected()
+			k, err := r.RowsAffected()
 			if err != nil {
-				return 0, err
+				return err
 			}
 			if k < mysqlBatch {
 				break
@@ -245,7 +312,7 @@ func (d Database) truncateMySQL(ctx context.Context) (int64, error) {
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("commit: %w", err)
+		return fmt.Errorf("commit: %w", err)
 	}
-	return n, nil
+	return nil
 }

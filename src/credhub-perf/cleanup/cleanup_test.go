@@ -24,14 +24,14 @@ func TestDefaultsAndScrub(t *testing.T) {
 }
 
 func TestUnknownTypeAndUnreachable(t *testing.T) {
-	if _, err := (Database{Type: "oracle"}).Truncate(context.Background()); err == nil || !strings.Contains(err.Error(), "oracle") {
+	if _, err := (Database{Type: "oracle"}).Truncate(context.Background(), ""); err == nil || !strings.Contains(err.Error(), "oracle") {
 		t.Fatalf("want an error naming the type, got %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for _, typ := range []string{"postgres", "mysql"} {
 		d := Database{Type: typ, Host: "127.0.0.1", Port: 1, User: "u", Password: "pw-never-shown", Name: "credhub"}
-		_, err := d.Truncate(ctx)
+		_, err := d.Truncate(ctx, "")
 		if err == nil || strings.Contains(err.Error(), "pw-never-shown") || !strings.Contains(err.Error(), "127.0.0.1:1") {
 			t.Fatalf("%s: %v", typ, err)
 		}

@@ -72,6 +72,7 @@ type Config struct {
 	Warmup     WarmupConfig     `yaml:"warmup"`
 	Keepalive  bool             `yaml:"keepalive"`
 	Seed       SeedConfig       `yaml:"seed"`
+	Set        SetConfig        `yaml:"set"`
 	Cleanup    CleanupConfig    `yaml:"cleanup"`
 	SLO        SLOConfig        `yaml:"slo"`
 	Abort      AbortConfig      `yaml:"abort"`
@@ -161,6 +162,13 @@ type SeedConfig struct {
 	Bytes       int `yaml:"bytes"`
 }
 
+// SetConfig bounds what set requests write: new versions of a fixed pool
+// of names rather than a new name per request, so the API cleanup of a run
+// is at most that many deletes however long or heavy the run.
+type SetConfig struct {
+	Names int `yaml:"names"`
+}
+
 type CleanupConfig struct {
 	Mode     string         `yaml:"mode"`
 	Database DatabaseConfig `yaml:"database"`
@@ -225,6 +233,9 @@ type SaturationConfig struct {
 	MaxTesterCPU float64 `yaml:"max_tester_cpu"`
 	MaxHostCPU   float64 `yaml:"max_host_cpu"`
 	MaxSteal     float64 `yaml:"max_steal"`
+	// MaxTesterWait bounds the tester's own starvation: its threads'
+	// run-queue wait per wall second per core.
+	MaxTesterWait float64 `yaml:"max_tester_wait"`
 }
 
 // Default returns the documented defaults.
@@ -234,16 +245,17 @@ func Default() Config {
 		Scenarios:  []string{"get"},
 		Custom:     CustomConfig{Method: "GET"},
 		Steps:      StepsConfig{MinConcurrency: 1, MaxConcurrency: 10, Step: 1, Requests: 1000},
-		Warmup:     WarmupConfig{Run: WarmupAuto, Max: Duration(3 * time.Minute)},
+		Warmup:     WarmupConfig{Run: WarmupAuto, Max: Duration(5 * time.Minute)},
 		Keepalive:  true,
 		Seed:       SeedConfig{Credentials: 100, Bytes: 1024},
+		Set:        SetConfig{Names: 500},
 		Cleanup:    CleanupConfig{Mode: "api", Database: DatabaseConfig{Name: "credhub"}},
 		SLO:        SLOConfig{Percentile: 95, Latency: Duration(100 * time.Millisecond), MaxErrorRate: 0.01},
 		Abort:      AbortConfig{MaxErrorRate: 0.1, MaxLatency: Duration(5 * time.Second), Percentile: 99, ConsecutiveSteps: 2},
 		Capacity:   CapacityConfig{MaxProbes: 12},
 		OutputDir:  "out",
 		Tester:     TesterConfig{Count: 1, ScenarioGap: Duration(60 * time.Second), StartDelay: Duration(30 * time.Second), RendezvousTimeout: Duration(10 * time.Minute)},
-		Saturation: SaturationConfig{MaxTesterCPU: cpuload.DefaultLimits.TesterCPU, MaxHostCPU: cpuload.DefaultLimits.HostCPU, MaxSteal: cpuload.DefaultLimits.HostSteal},
+		Saturation: SaturationConfig{MaxTesterCPU: cpuload.DefaultLimits.TesterCPU, MaxHostCPU: cpuload.DefaultLimits.HostCPU, MaxSteal: cpuload.DefaultLimits.HostSteal, MaxTesterWait: cpuload.DefaultLimits.TesterWait},
 	}
 }
 
@@ -255,4 +267,30 @@ func (d *Duration) UnmarshalText(b []byte) error {
 	}
 	*d = Duration(v)
 	return nil
+}
+
+// UnusedDatabaseKeys lists the cleanup.database.* keys set (away from
+// their defaults) while cleanup.mode is not database: they do nothing
+// then, and an operator who set them most likely meant the database
+// cleanup (a run that then deletes through the API, or leaves everything,
+// is not what they asked for), so the run warns.
+func (c Config) UnusedDatabaseKeys() []string {
+	if c.Cleanup.Mode == "database" {
+		return nil
+	}
+	d, def := c.Cleanup.Database, Default().Cleanup.Database
+	var keys []string
+	for _, k := range []struct {
+		name string
+		set  bool
+	}{
+		{"type", d.Type != def.Type}, {"host", d.Host != def.Host}, {"port", d.Port != def.Port},
+		{"user", d.User != def.User}, {"password", d.Password != def.Password}, {"name", d.Name != def.Name},
+		{"tls", d.TLS != def.TLS}, {"ca_cert_file", d.CACertFile != def.CACertFile},
+	} {
+		if k.set {
+			keys = append(keys, "cleanup.database."+k.name)
+		}
+	}
+	return keys
 }

@@ -318,3 +318,20 @@ func TestDemoConfigLoads(t *testing.T) {
 
 // soon is a tester.start_at within its 7-day limit.
 func soon() string { return time.Now().Add(time.Hour).UTC().Format(time.RFC3339) }
+
+// Database settings without the database cleanup are named (the run warns
+// of them); with it, or left at their defaults, nothing is.
+func TestUnusedDatabaseKeys(t *testing.T) {
+	c := Default()
+	if k := c.UnusedDatabaseKeys(); len(k) != 0 {
+		t.Fatalf("defaults: %v", k)
+	}
+	c.Cleanup.Database.Host, c.Cleanup.Database.Password = "db.example", "secret"
+	if k := strings.Join(c.UnusedDatabaseKeys(), ","); k != "cleanup.database.host,cleanup.database.password" {
+		t.Fatalf("api mode: %q", k)
+	}
+	c.Cleanup.Mode = "database"
+	if k := c.UnusedDatabaseKeys(); len(k) != 0 {
+		t.Fatalf("database mode: %v", k)
+	}
+}

@@ -330,10 +330,10 @@ var Keys = []Key{
 	},
 	{
 		Name: "warmup.run", Type: "string", Default: "auto",
-		Help:  "Run warm-up before each scenario's first measured step: load sent but not recorded (counted in meta.json `warmup`; what it writes is cleaned up with the run). `auto`: until throughput and p50 of consecutive 5 s windows agree within 5 % (or within their noise) three times in a row, at most `warmup.max`; a duration: that long; `0`: off. With several testers every tester warms up for the whole duration (`auto`: `warmup.max`), so they stay in step.",
+		Help:  "Run warm-up before each scenario's first measured step: load sent but not recorded (counted in meta.json `warmup`; what it writes is cleaned up with the run). `auto`: until the trend of throughput and p50 over the last 1 to 4 minutes of 5 s windows is within ±5 %/min (95 % interval of a fitted slope; at least 1 minute), at most `warmup.max`; a duration: that long; `0`: off. With several testers every tester warms up for the whole duration (`auto`: `warmup.max`), so they stay in step.",
 		Rules: []Rule{{Check: "auto_or_duration", Max: num(float64(MaxStepTime)), Msg: "{v} is not auto, 0 (off) or a duration like 90s", Msg2: "must not be negative, got {raw}", Msg3: "must be at most 24h (or auto), got {raw}"}},
 		BOSH: &Property{Name: "warmup.run", Default: "auto",
-			Description: "Run warm-up before each scenario's first measured step: load sent but not recorded, so a CredHub that was just deployed (a JVM still compiling) is measured warm. \"auto\" loads until throughput and p50 of consecutive 5 s windows agree within 5 % (or within the noise measured from each window's own latencies) three times in a row, at most warmup.max; with several testers every tester loads for the whole warmup.max so they stay in step. A duration loads that long; \"0\" is off."},
+			Description: "Run warm-up before each scenario's first measured step: load sent but not recorded, so a CredHub that was just deployed (a JVM still compiling) is measured warm. \"auto\" loads until the fitted trend of throughput and p50 over the last 1 to 4 minutes of 5 s windows is within ±5 % a minute (its 95 % interval; at least 1 minute of load), at most warmup.max; with several testers every tester loads for the whole warmup.max so they stay in step. A duration loads that long; \"0\" is off."},
 		field: func(c *Config) any { return &c.Warmup.Run },
 	},
 	{
@@ -345,11 +345,11 @@ var Keys = []Key{
 		field: func(c *Config) any { return &c.Warmup.Concurrency },
 	},
 	{
-		Name: "warmup.max", Type: "duration", Default: "3m0s",
-		Help:  "Longest `auto` warm-up; a target not steady by then gets a warning in the summary, and the first steps' `steady` flags tell whether it mattered.",
-		Rules: []Rule{when(above(0, "must be > 0 with {k:warmup.run} auto, got {v}"), Cond{Key: "warmup.run", Op: "eqfold", Value: "auto"}), durationAtMost(MaxStepTime, "e.g. 3m")},
-		BOSH: &Property{Name: "warmup.max", Default: "3m",
-			Description: "Longest auto warm-up; a CredHub not steady by then gets a warning in the summary and the errand output."},
+		Name: "warmup.max", Type: "duration", Default: "5m0s",
+		Help:  "Longest `auto` warm-up (CredHub's JIT took about 2.5 minutes to settle on a busy host, and the judge needs a minute of flat windows after that); a target not steady by then gets a warning in the summary naming the trend (still improving at X %/min, getting slower, or too noisy to tell), the ramp starts anyway, and the first steps' `steady` flags tell whether it mattered.",
+		Rules: []Rule{when(above(0, "must be > 0 with {k:warmup.run} auto, got {v}"), Cond{Key: "warmup.run", Op: "eqfold", Value: "auto"}), durationAtMost(MaxStepTime, "e.g. 5m")},
+		BOSH: &Property{Name: "warmup.max", Default: "5m",
+			Description: "Longest auto warm-up (CredHub's JIT took about 2.5 minutes to settle on a busy host, and the judge needs a minute of flat windows after that); a CredHub not steady by then gets a warning in the summary and the errand output naming the trend, and the ramp starts anyway."},
 		field: func(c *Config) any { return &c.Warmup.Max },
 	},
 	{
@@ -374,6 +374,14 @@ var Keys = []Key{
 		BOSH: &Property{Name: "seed.bytes", Default: 1024,
 			Description: "Approximate size in bytes of each seeded (and set) credential value (64..60000)."},
 		field: func(c *Config) any { return &c.Seed.Bytes },
+	},
+	{
+		Name: "set.names", Type: "int", Default: "500",
+		Help:  "Size of the pool of names `set` requests write (also the `set` requests of `mix` and of the warm-up), per tester: request k writes a new version of `…/set/t<tester>-<k mod set.names>`, so a run leaves at most this many names per tester to clean up (the API cleanup's DELETEs), whatever its load. Keep it at least `steps.max_concurrency`, so no two requests write one name at once (the run warns otherwise).",
+		Rules: []Rule{between(1, 100000, "must be between 1 and 100000 names per tester, got {v}")},
+		BOSH: &Property{Name: "set.names", Default: 500,
+			Description: "Size of the pool of names set requests write new versions of, per tester (1..100000); the API cleanup deletes at most this many set credentials per tester, whatever the load. Keep it above the largest number of requests in flight."},
+		field: func(c *Config) any { return &c.Set.Names },
 	},
 	{
 		Name: "cleanup.mode", Type: "string", Default: "api",
@@ -662,6 +670,14 @@ var Keys = []Key{
 		BOSH: &Property{Name: "saturation.max_steal", Default: 0.1,
 			Description: "Same for the share of the tester VM's CPU time stolen by the hypervisor. 1 = never."},
 		field: func(c *Config) any { return &c.Saturation.MaxSteal },
+	},
+	{
+		Name: "saturation.max_tester_wait", Type: "number", Default: "0.1",
+		Help:  "A step in which this tester's threads waited for a CPU more than this share of the step per core (Linux schedstat run-queue wait / wall / cores: up to about that share of each latency may be the tester's own wait) is `tester_bound`. It also decides a host busy past `saturation.max_host_cpu`: bound only when the tester waited (or its wait is unknown), else reported as a busy host, not a bound. 1 = never.",
+		Rules: []Rule{{Check: "range", Min: num(0), MinExcl: true, Max: num(1), Msg: "must be a fraction above 0 and at most 1 (1 = never flag), got {v}"}},
+		BOSH: &Property{Name: "saturation.max_tester_wait", Default: 0.1,
+			Description: "Same for the time the tester's threads waited for a CPU (run-queue wait), per second of the step and core. A VM busy past saturation.max_host_cpu is tester-bound only when the tester also waited past this. 1 = never."},
+		field: func(c *Config) any { return &c.Saturation.MaxTesterWait },
 	},
 }
 

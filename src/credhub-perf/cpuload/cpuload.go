@@ -39,8 +39,12 @@ type Sample struct {
 	Host    Ticks
 	GCPause time.Duration // total stop-the-world pause time so far
 	Cores   int           // CPUs this process may use (affinity, GOMAXPROCS)
-	// ProcessOK and HostOK: the figures could be read on this system.
-	ProcessOK, HostOK bool
+	// RunWait is the time this process's threads spent runnable, waiting
+	// for a CPU (the kernel's schedstat run_delay, summed over threads).
+	RunWait time.Duration
+	// ProcessOK, HostOK and RunWaitOK: the figures could be read on this
+	// system.
+	ProcessOK, HostOK, RunWaitOK bool
 }
 
 // Usage is what the tester used between two samples. Fractions are nil
@@ -53,21 +57,36 @@ type Usage struct {
 	// used them (the tester, a target on the same machine, a neighbour);
 	// HostSteal: share the hypervisor gave to other guests.
 	HostCPU, HostSteal *float64
-	GCPause            time.Duration
-	Cores              int
-	Wall               time.Duration
+	// TesterWait: the tester's threads' run-queue wait (runnable, waiting
+	// for a CPU) per wall second per core it may use, as TesterCPU is its
+	// CPU: by Little's law every wait delays at most the requests in
+	// flight on that core, so up to about this share of the step's mean
+	// latency may be the tester's own wait for a CPU. TesterWaitTime is
+	// that wait, summed over threads. nil where the kernel does not say
+	// (not Linux, no schedstats).
+	TesterWait     *float64
+	TesterWaitTime time.Duration
+	GCPause        time.Duration
+	Cores          int
+	Wall           time.Duration
 }
 
 // Limits are the bounds past which a step's figures describe the tester,
 // not the target (fractions; 1 = never).
 type Limits struct {
 	TesterCPU, HostCPU, HostSteal float64
+	// TesterWait bounds Usage.TesterWait, the tester's own starvation.
+	TesterWait float64
 }
 
 // DefaultLimits: a tester past 80 % of its cores has too little slack to
-// send on time; a host past 90 % queues the tester behind other work; past
-// 10 % steal the hypervisor, not the tester, sets the pace.
-var DefaultLimits = Limits{TesterCPU: 0.80, HostCPU: 0.90, HostSteal: 0.10}
+// send on time; a host past 90 % queues the tester behind other work
+// (when the tester's wait says it did: Judge); past 10 % steal the
+// hypervisor, not the tester, sets the pace; a tester whose threads spent
+// more than a tenth of the step per core waiting for one may have put up
+// to a tenth of every measured latency down to its own queue (each wait a
+// scheduler slice, milliseconds: the size of a fast CredHub request).
+var DefaultLimits = Limits{TesterCPU: 0.80, HostCPU: 0.90, HostSteal: 0.10, TesterWait: 0.10}
 
 // Take reads the current figures at time now.
 func Take(now time.Time) Sample {
@@ -75,6 +94,7 @@ func Take(now time.Time) Sample {
 	// The process's CPU first, nearest the caller's now: ReadMemStats
 	// stops the world, which on a busy host can take milliseconds.
 	s.Process, s.ProcessOK = processCPU()
+	s.RunWait, s.RunWaitOK = runWait()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	s.GCPause = time.Duration(ms.PauseTotalNs)
@@ -113,6 +133,15 @@ func Between(a, b Sample) Usage {
 		f := perWall / float64(u.Cores)
 		u.TesterCPU = &f
 	}
+	if a.RunWaitOK && b.RunWaitOK && b.RunWait >= a.RunWait && u.Wall > 0 && u.Cores > 0 {
+		// Per wall second and core, not per CPU second it wanted: a tester
+		// that barely runs on a busy host waits at almost every wake-up
+		// (75 % of its wanted time, seen beside a busy target), yet its
+		// waits add little to latencies that are mostly the target's.
+		u.TesterWaitTime = b.RunWait - a.RunWait
+		f := u.TesterWaitTime.Seconds() / u.Wall.Seconds() / float64(u.Cores)
+		u.TesterWait = &f
+	}
 	if a.HostOK && b.HostOK && b.Host.Total > a.Host.Total && b.Host.Total-a.Host.Total >= uint64(minHostTicks*max(b.Host.CPUs, 0)) {
 		total := float64(b.Host.Total - a.Host.Total)
 		busy := float64(b.Host.Busy-a.Host.Busy) / total
@@ -131,18 +160,64 @@ func Between(a, b Sample) Usage {
 	return u
 }
 
-// Bound names the first figure past its bound, as a sentence fragment
-// ("tester CPU 93 %"), or "" when the tester had CPU to spare.
-func (u Usage) Bound(l Limits) string {
+// Bound names why the step measured the tester, as a sentence fragment
+// ("tester CPU 93 %"), or "" when the tester had CPU to spare (Judge).
+func (u Usage) Bound(l Limits) string { return Judge(u, l).Reason }
+
+// Verdict is Judge's answer: Reason names the bound ("" when none);
+// HostBusy notes a busy host the tester did not suffer from (reported,
+// not a bound).
+type Verdict struct {
+	Reason   string
+	HostBusy string
+}
+
+// Judge decides whether a step measured the tester rather than the
+// target, from its usage figures alone (a pure function: tests inject
+// the figures). In order:
+//   - the tester's own CPU past l.TesterCPU of its cores: bound (it had no
+//     slack to send and read on time);
+//   - the host's CPUs busy past l.HostCPU: bound when the tester waited
+//     for a CPU more than l.TesterWait of the step per core, or when
+//     that wait is unknown (no schedstats: the host figure is all there
+//     is); otherwise not bound, but noted as a busy host: the busy CPUs
+//     were someone else's work (on a laptop, most likely the target on
+//     the same machine) that did not delay the tester;
+//   - steal past l.HostSteal: bound;
+//   - the tester's wait alone past l.TesterWait (the host figure below its
+//     bound, or unknown): bound, since a tester that waited for a CPU sent
+//     and read late whatever the host's busy share says. Its reason names
+//     the host CPU, whose advice (a quiet machine) is what helps.
+func Judge(u Usage, l Limits) Verdict {
+	waited := u.TesterWait != nil && *u.TesterWait > l.TesterWait
+	waitFig := func() string {
+		return fmt.Sprintf("the tester's threads waited for a CPU %.0f %% of the step per core", 100**u.TesterWait)
+	}
 	switch {
 	case u.TesterCPU != nil && *u.TesterCPU > l.TesterCPU:
-		return fmt.Sprintf("tester CPU %.0f %% of %d core(s)", 100**u.TesterCPU, u.Cores)
+		return Verdict{Reason: fmt.Sprintf("tester CPU %.0f %% of %d core(s)", 100**u.TesterCPU, u.Cores)}
 	case u.HostCPU != nil && *u.HostCPU > l.HostCPU:
-		return fmt.Sprintf("host CPU %.0f %% busy on the tester's core(s)", 100**u.HostCPU)
+		host := fmt.Sprintf("host CPU %.0f %% busy on the tester's core(s)", 100**u.HostCPU)
+		switch {
+		case u.TesterWait == nil:
+			return Verdict{Reason: host}
+		case waited:
+			return Verdict{Reason: host + ", and " + waitFig()}
+		}
+		if u.HostSteal != nil && *u.HostSteal > l.HostSteal {
+			return Verdict{Reason: fmt.Sprintf("CPU steal %.0f %% on the tester's core(s)", 100**u.HostSteal)}
+		}
+		return Verdict{HostBusy: fmt.Sprintf("host busy (is the target on this machine?): %s, but the tester's threads waited for a CPU only %.1f %% of the step per core; not tester-bound", host, 100**u.TesterWait)}
 	case u.HostSteal != nil && *u.HostSteal > l.HostSteal:
-		return fmt.Sprintf("CPU steal %.0f %% on the tester's core(s)", 100**u.HostSteal)
+		return Verdict{Reason: fmt.Sprintf("CPU steal %.0f %% on the tester's core(s)", 100**u.HostSteal)}
+	case waited:
+		host := "host CPU unknown"
+		if u.HostCPU != nil {
+			host = fmt.Sprintf("host CPU %.0f %% busy", 100**u.HostCPU)
+		}
+		return Verdict{Reason: fmt.Sprintf("%s (%s)", waitFig(), host)}
 	}
-	return ""
+	return Verdict{}
 }
 
 // parseProcStat sums the per-CPU lines ("cpuN ...") of /proc/stat for the
@@ -213,4 +288,18 @@ func parseCPUList(s string) (map[int]bool, error) {
 		return nil, fmt.Errorf("CPU list %q is empty", s)
 	}
 	return out, nil
+}
+
+// parseSchedstat reads a /proc/<pid>/task/<tid>/schedstat line: time on
+// a CPU, time waiting on a run queue (ns), timeslices; it returns the wait.
+func parseSchedstat(line string) (time.Duration, error) {
+	f := strings.Fields(line)
+	if len(f) < 2 {
+		return 0, fmt.Errorf("schedstat %q: want at least 2 fields", line)
+	}
+	ns, err := strconv.ParseUint(f[1], 10, 63)
+	if err != nil {
+		return 0, fmt.Errorf("schedstat %q: %w", line, err)
+	}
+	return time.Duration(ns), nil
 }

@@ -3,6 +3,7 @@ package cpuload
 import (
 	"bufio"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -41,4 +42,31 @@ func hostTicks(cpus map[int]bool) (Ticks, bool) {
 	defer f.Close()
 	t, err := parseProcStat(f, cpus)
 	return t, err == nil
+}
+
+// runWait sums the run-queue wait of this process's threads
+// (/proc/self/task/*/schedstat, field 2). /proc/self/schedstat alone is
+// the main thread's, and Go runs its work on other threads. A thread that
+// exited takes its wait with it; Go keeps its threads, so the sum over a
+// step stays close. false when the kernel has no schedstats.
+func runWait() (time.Duration, bool) {
+	tasks, err := filepath.Glob("/proc/self/task/*/schedstat")
+	if err != nil || len(tasks) == 0 {
+		return 0, false
+	}
+	var sum time.Duration
+	read := 0
+	for _, p := range tasks {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue // the thread exited meanwhile
+		}
+		w, err := parseSchedstat(string(b))
+		if err != nil {
+			return 0, false
+		}
+		sum += w
+		read++
+	}
+	return sum, read > 0
 }

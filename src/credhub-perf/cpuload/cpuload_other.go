@@ -8,3 +8,4 @@ import "time"
 func processCPU() (time.Duration, bool)    { return 0, false }
 func allowedCPUs() (map[int]bool, bool)    { return nil, false }
 func hostTicks(map[int]bool) (Ticks, bool) { return Ticks{}, false }
+func runWait() (time.Duration, bool)       { return 0, false }

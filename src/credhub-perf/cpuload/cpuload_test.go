@@ -1,6 +1,7 @@
 package cpuload
 
 import (
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -105,7 +106,7 @@ func TestBetweenAndBound(t *testing.T) {
 		{Usage{HostSteal: f64(0.25)}, "CPU steal 25 % on the tester's core(s)"},
 		{Usage{}, ""}, // unknown figures never make a step tester-bound
 	} {
-		if got := tc.u.Bound(Limits{1, 1, 1}); got != "" {
+		if got := tc.u.Bound(Limits{1, 1, 1, 1}); got != "" {
 			t.Errorf("limits of 1 bound a step: %q", got)
 		}
 		if got := tc.u.Bound(DefaultLimits); got != tc.want {
@@ -151,7 +152,7 @@ func TestTakeReadsThisProcess(t *testing.T) {
 		t.Skip("figures are read from /proc on Linux only")
 	}
 	a := Take(time.Now())
-	if !a.ProcessOK || !a.HostOK || a.Cores < 1 {
+	if !a.ProcessOK || !a.HostOK || !a.RunWaitOK || a.Cores < 1 {
 		t.Fatalf("sample = %+v", a)
 	}
 	// Longer than minHostTicks per CPU, or the host's share is unknown.
@@ -164,5 +165,81 @@ func TestTakeReadsThisProcess(t *testing.T) {
 	u := Between(a, b)
 	if u.TesterCPU == nil || *u.TesterCPU <= 0 || u.HostCPU == nil || *u.HostCPU <= 0 {
 		t.Fatalf("700 ms of spinning not seen: %+v (%d)", u, x)
+	}
+}
+
+// The rule behind tester_bound, on injected figures: a busy host bounds
+// a step only when the tester itself waited for a CPU (or its wait is
+// unknown); otherwise it is a note, not a bound. A tester that waited
+// is bound whatever the host figure says.
+func TestJudge(t *testing.T) {
+	l := DefaultLimits
+	for _, tc := range []struct {
+		name         string
+		u            Usage
+		reason, note string
+	}{
+		{"quiet", Usage{TesterCPU: f64(0.3), HostCPU: f64(0.4), TesterWait: f64(0.01)}, "", ""},
+		{"tester's own CPU", Usage{TesterCPU: f64(0.93), HostCPU: f64(0.99), TesterWait: f64(0.5), Cores: 2}, "tester CPU 93 % of 2 core(s)", ""},
+		{"busy host, tester starved", Usage{TesterCPU: f64(0.4), HostCPU: f64(0.97), TesterWait: f64(0.25)},
+			"host CPU 97 % busy on the tester's core(s), and the tester's threads waited for a CPU 25 % of the step per core", ""},
+		{"busy host, tester not waiting", Usage{TesterCPU: f64(0.4), HostCPU: f64(0.97), TesterWait: f64(0.012)},
+			"", "host busy (is the target on this machine?): host CPU 97 % busy on the tester's core(s), but the tester's threads waited for a CPU only 1.2 % of the step per core; not tester-bound"},
+		{"busy host, wait unknown", Usage{TesterCPU: f64(0.4), HostCPU: f64(0.97)}, "host CPU 97 % busy on the tester's core(s)", ""},
+		{"busy host and steal, no wait", Usage{HostCPU: f64(0.97), HostSteal: f64(0.2), TesterWait: f64(0)}, "CPU steal 20 % on the tester's core(s)", ""},
+		{"starved, host under its bound", Usage{TesterCPU: f64(0.5), HostCPU: f64(0.85), TesterWait: f64(0.3)},
+			"the tester's threads waited for a CPU 30 % of the step per core (host CPU 85 % busy)", ""},
+		{"starved, host unknown", Usage{TesterWait: f64(0.3)}, "the tester's threads waited for a CPU 30 % of the step per core (host CPU unknown)", ""},
+		{"at the bounds", Usage{TesterCPU: f64(0.8), HostCPU: f64(0.9), HostSteal: f64(0.1), TesterWait: f64(0.1)}, "", ""},
+	} {
+		v := Judge(tc.u, l)
+		if v.Reason != tc.reason || v.HostBusy != tc.note {
+			t.Errorf("%s:\n got %q / %q\nwant %q / %q", tc.name, v.Reason, v.HostBusy, tc.reason, tc.note)
+		}
+		if tc.u.Bound(l) != tc.reason {
+			t.Errorf("%s: Bound disagrees with Judge", tc.name)
+		}
+		if v := Judge(tc.u, Limits{1, 1, 1, 1}); v.Reason != "" {
+			t.Errorf("%s: limits of 1 bound a step: %q", tc.name, v.Reason)
+		}
+	}
+}
+
+// The wait share is run-queue wait per wall second per core, between two
+// readings on a controlled clock; unreadable or going-backwards figures
+// stay unknown.
+func TestBetweenTesterWait(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	a := Sample{Wall: t0, Process: time.Second, ProcessOK: true, RunWait: 2 * time.Second, RunWaitOK: true, Cores: 2}
+	b := Sample{Wall: t0.Add(2 * time.Second), Process: 1600 * time.Millisecond, ProcessOK: true, RunWait: 2400 * time.Millisecond, RunWaitOK: true, Cores: 2}
+	u := Between(a, b)
+	if u.TesterWait == nil || math.Abs(*u.TesterWait-0.1) > 1e-9 || u.TesterWaitTime != 400*time.Millisecond {
+		t.Fatalf("0.4 s wait over 2 s on 2 cores: share %v, time %v; want 0.1, 400ms", u.TesterWait, u.TesterWaitTime)
+	}
+	idle := b
+	idle.RunWait = a.RunWait
+	if u := Between(a, idle); u.TesterWait == nil || *u.TesterWait != 0 {
+		t.Fatalf("a tester that never waited: %v", u.TesterWait)
+	}
+	unknown := b
+	unknown.RunWaitOK = false
+	if u := Between(a, unknown); u.TesterWait != nil {
+		t.Fatal("an unreadable wait reported as known")
+	}
+	back := b
+	back.RunWait = time.Second // a thread with a large wait exited
+	if u := Between(a, back); u.TesterWait != nil {
+		t.Fatal("a wait that went backwards reported as known")
+	}
+}
+
+func TestParseSchedstat(t *testing.T) {
+	if w, err := parseSchedstat("123456 789000 12\n"); err != nil || w != 789*time.Microsecond {
+		t.Fatalf("got %v %v", w, err)
+	}
+	for _, bad := range []string{"", "12", "1 x 3", "1 -5 2"} {
+		if _, err := parseSchedstat(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
 	}
 }

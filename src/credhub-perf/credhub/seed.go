@@ -81,16 +81,24 @@ func SeedValue(i, size int) json.RawMessage {
 	return b
 }
 
-// SetBodyTemplate is the body of a set request: a unique name and a unique
-// password per request ({{uuid}} is filled in by the engine).
-func SetBodyTemplate(n Names, tester, size int) string {
+// SetBodyTemplate is the body of a set request: a new version of one of
+// the tester's pool of `names` names ({{cycle N}}: the engine's requests
+// name them in turn) with a unique password per request ({{uuid}}). A
+// bounded pool keeps what a run leaves behind, and its API cleanup, at
+// most `names` credentials per tester whatever the load; a unique name per
+// request left one credential per request (a heavy set ramp: a cleanup of
+// hundreds of thousands of deletes).
+func SetBodyTemplate(n Names, tester, size, names int) string {
+	if names < 1 {
+		names = 1
+	}
 	m := brokerCredentials(0, size-40, "PASSWORD")
 	v, _ := json.Marshal(m)
 	value := strings.Replace(string(v), `"PASSWORD"`, `"{{uuid}}"`, 1)
 	value = strings.ReplaceAll(value, ":PASSWORD@", ":{{uuid}}@")
 	value = strings.ReplaceAll(value, "password=PASSWORD", "password={{uuid}}")
 	name, _ := json.Marshal(n.SetPrefix(tester))
-	return fmt.Sprintf(`{"name":%s,"type":"json","value":%s}`, strings.TrimSuffix(string(name), `"`)+`{{uuid}}"`, value)
+	return fmt.Sprintf(`{"name":%s,"type":"json","value":%s}`, strings.TrimSuffix(string(name), `"`)+fmt.Sprintf(`{{cycle %d}}"`, names), value)
 }
 
 // InterpolateBodyTemplate is a VCAP_SERVICES body with three bindings whose

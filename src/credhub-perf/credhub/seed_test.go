@@ -26,17 +26,17 @@ func TestSeedValueSizeAndShape(t *testing.T) {
 
 func TestBodiesAreJSONOnceFilled(t *testing.T) {
 	n := Names{RunID: "r1"}
-	fill := strings.NewReplacer("{{uuid}}", "0b7e1c1e-1f6d-4c9e-8f0e-3d7e8e0f9a1b", "{{rand 50}}", "42")
+	fill := strings.NewReplacer("{{uuid}}", "0b7e1c1e-1f6d-4c9e-8f0e-3d7e8e0f9a1b", "{{rand 50}}", "42", "{{cycle 500}}", "17")
 	var set struct {
 		Name  string         `json:"name"`
 		Type  string         `json:"type"`
 		Value map[string]any `json:"value"`
 	}
-	body := fill.Replace(SetBodyTemplate(n, 3, 1024))
+	body := fill.Replace(SetBodyTemplate(n, 3, 1024, 500))
 	if err := json.Unmarshal([]byte(body), &set); err != nil {
 		t.Fatalf("set body: %v\n%s", err, body)
 	}
-	if set.Type != "json" || !strings.HasPrefix(set.Name, "/credhub-perf/r1/set/t3-0b7e") || set.Value["password"] != "0b7e1c1e-1f6d-4c9e-8f0e-3d7e8e0f9a1b" {
+	if set.Type != "json" || set.Name != "/credhub-perf/r1/set/t3-17" || set.Value["password"] != "0b7e1c1e-1f6d-4c9e-8f0e-3d7e8e0f9a1b" {
 		t.Fatalf("set body: %+v", set)
 	}
 	var vcap map[string][]map[string]any

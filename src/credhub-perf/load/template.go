@@ -17,19 +17,23 @@ const (
 	segUUID
 	segRand
 	segPick
+	segCycle
 )
 
 type segment struct {
 	kind  segKind
 	lit   []byte
-	n     uint64   // rand N
+	n     uint64   // rand N, cycle N
 	lines [][]byte // pick FILE
 }
 
 // text is a compiled template string. {{seq}} is the request's sequence
 // number (the same everywhere in one request, 1-based, increasing across
-// Runs of one Engine); {{uuid}}, {{rand N}} and {{pick FILE}} draw a fresh
-// value at each occurrence.
+// Runs of one Engine); {{cycle N}} is (seq-1) mod N, so requests name N
+// things in turn (the set scenario's bounded pool of names: requests in
+// flight at once never share a name while fewer than N are in flight, and
+// the run leaves at most N names to clean up); {{uuid}}, {{rand N}} and
+// {{pick FILE}} draw a fresh value at each occurrence.
 type text struct {
 	segs []segment
 }
@@ -97,10 +101,13 @@ func compileExpr(expr, where string, files pickCache) (segment, error) {
 			return segment{kind: segSeq}, nil
 		}
 		return segment{kind: segUUID}, nil
-	case "rand":
+	case "rand", "cycle":
 		n, err := strconv.ParseUint(arg, 10, 64)
 		if err != nil || n == 0 {
-			return segment{}, fmt.Errorf("template in %s: {{rand N}} needs a positive integer N, got %q", where, arg)
+			return segment{}, fmt.Errorf("template in %s: {{%s N}} needs a positive integer N, got %q", where, name, arg)
+		}
+		if name == "cycle" {
+			return segment{kind: segCycle, n: n}, nil
 		}
 		return segment{kind: segRand, n: n}, nil
 	case "pick":
@@ -126,7 +133,7 @@ func compileExpr(expr, where string, files pickCache) (segment, error) {
 		}
 		return segment{kind: segPick, lines: lines}, nil
 	}
-	return segment{}, fmt.Errorf("template in %s: unknown {{%s}}: use {{seq}}, {{uuid}}, {{rand N}} or {{pick FILE}}", where, expr)
+	return segment{}, fmt.Errorf("template in %s: unknown {{%s}}: use {{seq}}, {{cycle N}}, {{uuid}}, {{rand N}} or {{pick FILE}}", where, expr)
 }
 
 // render appends the template's value for request seq to dst.
@@ -142,6 +149,8 @@ func (t *text) render(dst []byte, seq uint64, rng *rand.Rand) []byte {
 			dst = appendUUID(dst, rng)
 		case segRand:
 			dst = strconv.AppendUint(dst, rng.Uint64N(s.n), 10)
+		case segCycle:
+			dst = strconv.AppendUint(dst, (seq-1)%s.n, 10)
 		case segPick:
 			dst = append(dst, s.lines[rng.IntN(len(s.lines))]...)
 		}

@@ -26,6 +26,12 @@ func (r *runner) checkBeforeTarget(ctx context.Context) error {
 	if modes := insecureModes(r.c); len(modes) > 0 {
 		r.log.Printf("warning: insecure mode %s (recorded in meta.json's insecure); use it against test systems only", strings.Join(modes, ", "))
 	}
+	if w := setPoolWarning(r.c); w != "" {
+		r.log.Printf("warning: %s", w)
+	}
+	if keys := r.c.UnusedDatabaseKeys(); len(keys) > 0 && r.tester0() {
+		r.log.Printf("warning: %s", UnusedDatabaseWarning(r.c.Cleanup.Mode, keys))
+	}
 	if r.c.Cleanup.Mode == "database" && r.tester0() {
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
@@ -87,4 +93,29 @@ func insecureModes(c config.Config) []string {
 func cleanupDatabase(c config.Config) cleanup.Database {
 	d := c.Cleanup.Database
 	return cleanup.Database{Type: d.Type, Host: d.Host, Port: d.Port, User: d.User, Password: d.Password, Name: d.Name, TLS: d.TLS, CACertFile: d.CACertFile}
+}
+
+// UnusedDatabaseWarning says that database settings were given without
+// the database cleanup that uses them.
+func UnusedDatabaseWarning(mode string, keys []string) string {
+	what := "the run deletes its own credentials through the API"
+	if mode == "none" {
+		what = "the run leaves its credentials in CredHub"
+	}
+	return fmt.Sprintf("%s set but cleanup.mode is %s: the database settings are not used and %s; set cleanup.mode: database to empty CredHub's credential tables instead (all of them: a dedicated test CredHub only)", strings.Join(keys, ", "), mode, what)
+}
+
+// setPoolWarning says when the set requests' pool of names is smaller
+// than the requests that may be in flight at once: names are written in
+// turn, so requests that far apart write one name together, which CredHub
+// serialises (a new name's first two writes may even conflict).
+func setPoolWarning(c config.Config) string {
+	writes := false
+	for _, s := range c.Scenarios {
+		writes = writes || s == "set" || (s == "mix" && c.Mix.Set > 0)
+	}
+	if !writes || c.Set.Names >= c.Steps.MaxConcurrency {
+		return ""
+	}
+	return fmt.Sprintf("set.names %d is below steps.max_concurrency %d: requests in flight together may write one name at once; raise set.names", c.Set.Names, c.Steps.MaxConcurrency)
 }

@@ -74,6 +74,24 @@ func Cleanup(ctx context.Context, o CleanupOptions) int {
 	case strings.EqualFold(runID, config.RendezvousDir), strings.EqualFold(runID, preflightDir):
 		return fail(ExitUsage, "run id %q is reserved for the %s credentials of runs, not a run", runID, strings.ToLower(runID))
 	}
+	if len(o.RunDirs) == 0 {
+		// No directory given: look for the run's directories in
+		// output_dir, so the cleanup is recorded where the run's results
+		// are whenever they are on this machine.
+		found := findRunDirs(c.OutputDir, runID)
+		for _, dir := range found {
+			ms, err := readMetas(dir)
+			if err != nil {
+				continue
+			}
+			log.Printf("cleanup: found the run directory %s", dir)
+			o.RunDirs = append(o.RunDirs, dir)
+			metas = append(metas, ms...)
+		}
+		if len(found) == 0 {
+			log.Printf("cleanup: no run directory of run %s in output_dir %s: nothing records this cleanup (give the run directory as an argument to record it there)", runID, c.OutputDir)
+		}
+	}
 	var errs []error
 	for _, err := range c.Validate(false) {
 		// Only the target matters here: the rest of a run's configuration
@@ -140,6 +158,27 @@ func Cleanup(ctx context.Context, o CleanupOptions) int {
 	fmt.Fprintf(o.Stdout, "cleanup: removed %d credentials under %s/\n", total, run.Prefix())
 
 	now := o.Clock.Now().UTC().Format(time.RFC3339)
+	for _, dir := range o.RunDirs {
+		ms, _ := readMetas(dir)
+		scenario := ""
+		if len(ms) > 0 {
+			scenario = ms[0].meta.Scenario
+		}
+		e := results.CleanupEntry{At: now, RunID: runID, Command: "credhub-perf cleanup", Path: run.Prefix() + "/",
+			Removed: int64(deleted[scenario]), RemovedTotal: int64(total), Status: "ok"}
+		if scenario != "" {
+			e.Path = run.Prefix() + "/" + scenario + "/"
+		}
+		if status != ExitOK {
+			e.Status, e.Error = "failed", "did not finish: see its log"
+		}
+		if err := results.AppendCleanupRecord(dir, e); err != nil {
+			log.Printf("error: recording the cleanup in %s: %v", dir, err)
+			status = max(status, ExitFailed)
+			continue
+		}
+		fmt.Fprintf(o.Stdout, "cleanup: recorded in %s\n", filepath.Join(dir, results.CleanupRecordFile))
+	}
 	for _, m := range metas {
 		changed := false
 		if m.meta.Status == "running" {
@@ -196,4 +235,46 @@ func readMetas(dir string) ([]metaFile, error) {
 		out = append(out, metaFile{p, &m})
 	}
 	return out, nil
+}
+
+// ForeignNote says that a database cleanup removed k credentials outside
+// the run's path (names: a few of them).
+func ForeignNote(k int64, names []string, prefix string) string {
+	s := fmt.Sprintf("the database cleanup removed %d credentials not written by this run (outside %s/)", k, prefix)
+	if len(names) > 0 {
+		s += ", e.g. " + strings.Join(names, ", ")
+		if int64(len(names)) < k {
+			s += ", …"
+		}
+	}
+	return s + ": cleanup.mode database empties all of CredHub; use it on a dedicated test CredHub only"
+}
+
+// findRunDirs lists the directories in outputDir whose meta.json (or a
+// tester's meta-<i>.json) is of run runID; a capped scan, since
+// output_dir may hold many runs.
+func findRunDirs(outputDir, runID string) []string {
+	entries, err := os.ReadDir(outputDir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for i, e := range entries {
+		if i >= 10000 {
+			break
+		}
+		// Run directories are named <run id>-<scenario>[-<label>] when
+		// the run id is the start stamp, but a chosen run id need not be
+		// in the name: read each directory's meta.
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(outputDir, e.Name())
+		ms, err := readMetas(dir)
+		if err != nil || len(ms) == 0 || ms[0].meta.RunID != runID {
+			continue
+		}
+		out = append(out, dir)
+	}
+	return out
 }

@@ -362,7 +362,7 @@ func (r *runner) template(scenario string, n credhub.Names) (load.Template, erro
 	case "get":
 		return load.Template{Name: "get", Method: "GET", URL: base + "/api/v1/data?current=true&name=" + n.SeedTemplate(r.c.Seed.Credentials), Header: http.Header{"Accept": {"application/json"}}}, nil
 	case "set":
-		return load.Template{Name: "set", Method: "PUT", URL: base + "/api/v1/data", Header: json, Body: credhub.SetBodyTemplate(n, r.c.Tester.Index, r.c.Seed.Bytes)}, nil
+		return load.Template{Name: "set", Method: "PUT", URL: base + "/api/v1/data", Header: json, Body: credhub.SetBodyTemplate(n, r.c.Tester.Index, r.c.Seed.Bytes, r.c.Set.Names)}, nil
 	case "interpolate":
 		return load.Template{Name: "interpolate", Method: "POST", URL: base + "/api/v1/interpolate", Header: json, Body: credhub.InterpolateBodyTemplate(n, r.c.Seed.Credentials)}, nil
 	case "mix":
@@ -461,6 +461,9 @@ func (r *runner) newMeta(scenario string, n credhub.Names, planned int) *results
 	if scenario == "mix" {
 		m.Mix = &results.MetaMix{Get: c.Mix.Get, Set: c.Mix.Set, Interpolate: c.Mix.Interpolate}
 	}
+	if scenario == "set" || scenario == "mix" {
+		m.SetNames = c.Set.Names
+	}
 	if len(c.Steps.Rates) > 0 {
 		m.Mode = "open"
 	}
@@ -476,14 +479,14 @@ func (r *runner) newMeta(scenario string, n credhub.Names, planned int) *results
 	}
 	m.SeededByTester0 = c.Tester.Count > 1
 	l := r.cpuLimits()
-	m.Saturation = &results.Saturation{MaxTesterCPU: l.TesterCPU, MaxHostCPU: l.HostCPU, MaxSteal: l.HostSteal}
+	m.Saturation = &results.Saturation{MaxTesterCPU: l.TesterCPU, MaxHostCPU: l.HostCPU, MaxSteal: l.HostSteal, MaxTesterWait: l.TesterWait}
 	m.Insecure = insecureModes(c)
 	return m
 }
 
 func (r *runner) cpuLimits() cpuload.Limits {
 	l := r.c.Saturation
-	return cpuload.Limits{TesterCPU: l.MaxTesterCPU, HostCPU: l.MaxHostCPU, HostSteal: l.MaxSteal}
+	return cpuload.Limits{TesterCPU: l.MaxTesterCPU, HostCPU: l.MaxHostCPU, HostSteal: l.MaxSteal, TesterWait: l.MaxTesterWait}
 }
 
 func (r *runner) slo() results.SLO {
@@ -618,6 +621,7 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 			meta.StoppedReason = sum.StoppedReason
 			writeMeta()
 			sum.Finish()
+			sum.Stopped = results.StoppedNote(meta, len(sum.Steps), sum.StoppedReason, nil)
 			_ = writeSummary()
 			// Said before the cleanup: a second interrupt or the errand's
 			// kill may cut it short, and then nothing more is printed.
@@ -641,6 +645,12 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 		default:
 			meta.CleanupStatus = "ok"
 			r.log.Printf("cleanup (%s): removed %d credentials in %s", c.Cleanup.Mode, res.Deleted, res.Elapsed.Round(time.Millisecond))
+		}
+		if res.Foreign > 0 {
+			// The database cleanup empties all of CredHub: say when that
+			// took credentials this run did not write.
+			meta.CleanupForeign, meta.CleanupForeignNames = res.Foreign, res.ForeignNames
+			r.log.Printf("warning: %s", ForeignNote(res.Foreign, res.ForeignNames, credhub.Names{RunID: r.runID}.Prefix()))
 		}
 	} else if r.tester0() {
 		meta.CleanupStatus = "skipped"
@@ -678,6 +688,7 @@ func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
 	meta.StoppedReason = sum.StoppedReason
 	writeMeta()
 	sum.Finish()
+	sum.Stopped = results.StoppedNote(meta, len(sum.Steps), sum.StoppedReason, nil)
 	if err := writeSummary(); err != nil {
 		r.log.Printf("error: writing the summary: %v", err)
 		status = max(status, ExitFailed)
@@ -703,7 +714,7 @@ func (r *runner) cleanup(ctx context.Context, n credhub.Names) (cleanup.Result, 
 		d := r.c.Cleanup.Database
 		db := cleanup.Database{Type: d.Type, Host: d.Host, Port: d.Port, User: d.User, Password: d.Password, Name: d.Name, TLS: d.TLS, CACertFile: d.CACertFile}
 		r.log.Printf("cleanup: emptying CredHub's credential tables in %s database %q on %s", d.Type, d.Name, d.Host)
-		return db.Truncate(ctx)
+		return db.Truncate(ctx, credhub.Names{RunID: r.runID}.Prefix()+"/")
 	}
 	return cleanup.Result{Mode: "none"}, nil
 }

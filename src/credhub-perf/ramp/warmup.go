@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/credhub-perf/credhub-perf/config"
@@ -11,98 +12,202 @@ import (
 	"github.com/credhub-perf/credhub-perf/results"
 )
 
-// warmupWindow is the length of the windows an auto warm-up compares.
+// warmupWindow is the length of the windows an auto warm-up measures.
 const warmupWindow = 5 * time.Second
 
-// Agreement of two consecutive warm-up windows: throughput and p50 within
-// warmupAgree of each other, or within warmupNoise standard errors when the
-// windows hold too few requests (or latencies too spread) to resolve 5 %
-// (a slow target), so that a steady target is recognised whatever its
-// speed. Three agreements in a row end an auto warm-up.
+// The auto warm-up judges a trend, not an agreement between neighbours: a
+// JVM's JIT keeps compiling rarer paths for minutes, each window a little
+// faster than the last, and neighbouring windows that differ by 1-2 %
+// agreed while the target still got 10-20 % faster over the next minute
+// (CredHub on a busy host took about 2.5 minutes to finish). So over the
+// last 12 to 48 windows it fits a least-squares line to
+// log(throughput) and to log(p50) against time and reads the slopes, in
+// relative change per minute, with their confidence intervals from the
+// fit's own residuals (so a busy host's noisy windows widen them instead
+// of passing for a trend or for its absence):
+//   - steady: for some fit over the last 12, 18, 24, 36 or 48 windows (1 to
+//     4 minutes) both 95 % intervals lie within ±trendTol (5 %/min): any
+//     change left is smaller than that. Longer fits let a steady but
+//     noisy target be recognised (the interval narrows as the span grows:
+//     ±15 % noise per window gives ±27 %/min over 1 minute, ±5 %/min over
+//     3); shorter ones let a target that has just stopped improving be
+//     recognised without waiting for its improving windows to leave a
+//     long fit;
+//   - still improving at X %/min: over the last 2 minutes (or all the
+//     windows there are) throughput rises, or p50 falls, by more than
+//     trendTol a minute, and a one-sided interval at 1 - 3.4e-6 (zStrict)
+//     excludes no change: far stricter than steady's, because the judge
+//     looks again at every window and a noisy steady target must not read
+//     as a warming one (only the label depends on it: what ends the
+//     warm-up is steady, which the interval's width guards);
+//   - getting slower at X %/min: the same the other way (a target that
+//     degrades under load: a growing database, a leak);
+//   - too noisy to tell: none of these.
+//
+// Fewer than trendMin windows (a minute) never judge.
 const (
-	warmupAgree  = 0.05
-	warmupNoise  = 3.0
-	warmupAgreed = 3
+	trendMin   = 12
+	trendTol   = 0.05
+	trendLabel = 24 // windows of the fit that says which way a target moves
 )
 
-// warmupJudge decides when consecutive windows agree; it only sees
-// window figures, so tests feed it any history.
-type warmupJudge struct {
-	prev    *warmupWindowStats
-	streak  int
-	windows int
-}
+// trendFits are the fit lengths, in windows, steady is looked for in.
+var trendFits = []int{12, 18, 24, 36, 48}
 
-// warmupWindowStats is what the judge knows of a window. p50lo and p50hi
-// are the window's latency quantiles at 0.5 ∓ 1/sqrt(n): the order
-// statistics sqrt(n) ranks either side of the median, whose spread gives
-// the median's standard error (medianSE).
+// Warm-up verdicts.
+const (
+	verdictEarly     = "early"
+	verdictSteady    = "steady"
+	verdictImproving = "improving"
+	verdictSlower    = "slower"
+	verdictNoisy     = "noisy"
+)
+
+// warmupWindowStats is what the judge knows of a window: when it ran
+// (its middle, from the warm-up's start), its request count, throughput
+// and p50.
 type warmupWindowStats struct {
-	requests     int64
-	throughput   float64
-	p50          time.Duration
-	p50lo, p50hi time.Duration
-}
-
-// add records a window and reports whether the target is now steady.
-func (j *warmupJudge) add(w warmupWindowStats) bool {
-	j.windows++
-	if j.prev != nil && windowsAgree(*j.prev, w) {
-		j.streak++
-	} else {
-		j.streak = 0
-	}
-	j.prev = &w
-	return j.streak >= warmupAgreed
+	at         time.Duration
+	requests   int64
+	throughput float64
+	p50        time.Duration
 }
 
 // windowStats takes a window's figures from the engine's snapshot.
-func windowStats(s results.Snapshot) warmupWindowStats {
-	w := warmupWindowStats{requests: s.Requests, throughput: s.Throughput, p50: s.P50}
-	if s.Requests > 0 {
-		lo, hi := medianBand(s.Requests)
-		w.p50lo, w.p50hi = s.Quantile(lo), s.Quantile(hi)
+func windowStats(at time.Duration, s results.Snapshot) warmupWindowStats {
+	return warmupWindowStats{at: at, requests: s.Requests, throughput: s.Throughput, p50: s.P50}
+}
+
+// slope is a fitted trend: relative change per minute (log units), with
+// the half-widths of its 95 % confidence interval and of the strict one
+// (zStrict) that names a direction.
+type slope struct {
+	b, h95, hStrict float64
+}
+
+// Normal quantiles of the intervals: 95 % two-sided, and a one-sided
+// 1 - 3.4e-6. Why so strict for a direction: the judge looks again after
+// every window (up to 60 looks in a 5-minute warm-up, 4 one-sided tests
+// each), and at 99.9 % a flat target with ±15 % noise a window read as
+// improving or getting slower at some look in 5 % of 1,500 seeded series.
+// A real JVM warm-up, 10-20 %/min or more, stays far past it.
+const (
+	z95     = 1.959964
+	zStrict = 4.5
+)
+
+// fitSlope fits log(y) = a + b·t (t in minutes) by least squares; ok is
+// false when the figures cannot be fitted (fewer than 3 windows, a zero
+// figure, all windows at one time).
+func fitSlope(ws []warmupWindowStats, y func(w warmupWindowStats) float64) (slope, bool) {
+	n := len(ws)
+	if n < 3 {
+		return slope{}, false
 	}
-	return w
-}
-
-// medianBand returns the quantiles 0.5 ∓ 1/sqrt(n) (clamped to [0, 1]).
-func medianBand(n int64) (lo, hi float64) {
-	d := 1 / math.Sqrt(float64(n))
-	return math.Max(0, 0.5-d), math.Min(1, 0.5+d)
-}
-
-// medianSE is the standard error of a window's p50, relative to it,
-// estimated distribution-free from the window's own latencies: the median's
-// rank in a sample of n has standard deviation sqrt(n)/2, so the order
-// statistics at 0.5 ∓ 1/sqrt(n) lie about ±2 standard errors from it
-// whatever the latency distribution (McKean and Schrader's estimator,
-// (X(n/2+sqrt n) - X(n/2-sqrt n)) / 4). A fixed 1.5/sqrt(n), right for an
-// exponential spread, gave ±23 % at 750 requests a window, so a target
-// with CredHub's tight warm latencies could still be getting 10-20 %
-// faster a window and "agree". Order statistics rather than a bootstrap:
-// the engine keeps a histogram (quantiles to 0.1 %), not the latencies,
-// and two quantile look-ups cost nothing and need no random numbers. ±2
-// rather than ±1 standard error: twice the ranks between the two order
-// statistics, so a steadier estimate from one window.
-func medianSE(w warmupWindowStats) float64 {
-	return float64(w.p50hi-w.p50lo) / 4 / float64(w.p50)
-}
-
-func windowsAgree(a, b warmupWindowStats) bool {
-	if a.requests == 0 || b.requests == 0 || a.throughput <= 0 || a.p50 <= 0 || b.p50 <= 0 {
-		return false
+	var mx, my float64
+	xs, ys := make([]float64, n), make([]float64, n)
+	for i, w := range ws {
+		v := y(w)
+		if !(v > 0) || math.IsInf(v, 0) {
+			return slope{}, false
+		}
+		xs[i], ys[i] = w.at.Minutes(), math.Log(v)
+		mx += xs[i]
+		my += ys[i]
 	}
-	na, nb := float64(a.requests), float64(b.requests)
-	// Counts: Poisson standard error of the difference, relative to the
-	// mean. Median: each window's own standard error (medianSE), relative
-	// to a's p50.
-	tputTol := math.Max(warmupAgree, warmupNoise*math.Sqrt(na+nb)/((na+nb)/2))
-	seA, seB := medianSE(a), medianSE(b)*float64(b.p50)/float64(a.p50)
-	p50Tol := math.Max(warmupAgree, warmupNoise*math.Hypot(seA, seB))
-	dt := math.Abs(b.throughput-a.throughput) / a.throughput
-	dp := math.Abs(float64(b.p50-a.p50)) / float64(a.p50)
-	return dt <= tputTol && dp <= p50Tol
+	mx /= float64(n)
+	my /= float64(n)
+	var sxx, sxy float64
+	for i := range xs {
+		sxx += (xs[i] - mx) * (xs[i] - mx)
+		sxy += (xs[i] - mx) * (ys[i] - my)
+	}
+	if sxx <= 0 {
+		return slope{}, false
+	}
+	b := sxy / sxx
+	var rss float64
+	for i := range xs {
+		r := ys[i] - my - b*(xs[i]-mx)
+		rss += r * r
+	}
+	df := float64(n - 2)
+	se := math.Sqrt(rss / df / sxx)
+	return slope{b: b, h95: tQuantile(z95, df) * se, hStrict: tQuantile(zStrict, df) * se}, true
+}
+
+// tQuantile is Student's t quantile for df degrees of freedom at the
+// probability whose normal quantile is z, by the Cornish-Fisher expansion:
+// within 0.3 % of the exact value at z95 from 10 degrees of freedom on
+// (the fits here have 10 to 46), a few % under it at zStrict.
+func tQuantile(z, df float64) float64 {
+	z3, z5, z7 := z*z*z, z*z*z*z*z, z*z*z*z*z*z*z
+	return z + (z3+z)/(4*df) + (5*z5+16*z3+3*z)/(96*df*df) + (3*z7+19*z5+17*z3-15*z)/(384*df*df*df)
+}
+
+// pctPerMin formats a log slope as a relative change per minute.
+func pctPerMin(b float64) string {
+	v := 100 * math.Expm1(b)
+	if math.Abs(v) < 0.05 {
+		v = 0 // no "-0.0"
+	}
+	return fmt.Sprintf("%+.1f %%/min", v)
+}
+
+// warmupVerdict is the judge's answer on a series of windows.
+type warmupVerdict struct {
+	Kind string // verdict* constants
+	Text string
+}
+
+// judgeWarmup judges the windows so far (oldest first): a pure function,
+// so tests feed it any series.
+func judgeWarmup(ws []warmupWindowStats) warmupVerdict {
+	if len(ws) < trendMin {
+		return warmupVerdict{verdictEarly, fmt.Sprintf("%d of the %d windows a trend needs", len(ws), trendMin)}
+	}
+	tput := func(w warmupWindowStats) float64 { return w.throughput }
+	p50 := func(w warmupWindowStats) float64 { return float64(w.p50) }
+	span := func(k int) string {
+		return (ws[len(ws)-1].at - ws[len(ws)-k].at + warmupWindow).Round(time.Second).String()
+	}
+	var widest string
+	for _, k := range trendFits {
+		if k > len(ws) {
+			break
+		}
+		last := ws[len(ws)-k:]
+		t, ok1 := fitSlope(last, tput)
+		l, ok2 := fitSlope(last, p50)
+		if !ok1 || !ok2 {
+			return warmupVerdict{verdictNoisy, "too noisy to tell: a window without responses"}
+		}
+		within := func(s slope) bool { return s.b-s.h95 >= -trendTol && s.b+s.h95 <= trendTol }
+		if within(t) && within(l) {
+			return warmupVerdict{verdictSteady, fmt.Sprintf("steady: over the last %s throughput %s (95 %% interval %s..%s) and p50 %s (%s..%s), within ±%.0f %%/min",
+				span(k), pctPerMin(t.b), pctPerMin(t.b-t.h95), pctPerMin(t.b+t.h95), pctPerMin(l.b), pctPerMin(l.b-l.h95), pctPerMin(l.b+l.h95), 100*trendTol)}
+		}
+		widest = fmt.Sprintf("over the last %s the 95 %% interval of throughput's change is %s..%s and of p50's %s..%s, wider than ±%.0f %%/min",
+			span(k), pctPerMin(t.b-t.h95), pctPerMin(t.b+t.h95), pctPerMin(l.b-l.h95), pctPerMin(l.b+l.h95), 100*trendTol)
+	}
+	// Not steady: which way, if any, judged on one fit (the last two
+	// minutes, or all there is), at the stricter level.
+	k := min(len(ws), trendLabel)
+	last := ws[len(ws)-k:]
+	t, _ := fitSlope(last, tput)
+	l, _ := fitSlope(last, p50)
+	// Improvement per minute: throughput up, p50 down.
+	gt, gl := t.b, -l.b
+	better := func(g, h float64) bool { return g > trendTol && g-h > 0 }
+	worse := func(g, h float64) bool { return g < -trendTol && g+h < 0 }
+	figs := fmt.Sprintf("throughput %s, p50 %s over the last %s", pctPerMin(t.b), pctPerMin(l.b), span(k))
+	switch {
+	case better(gt, t.hStrict) || better(gl, l.hStrict):
+		return warmupVerdict{verdictImproving, fmt.Sprintf("still improving at %.1f %%/min (%s)", 100*math.Expm1(math.Max(gt, gl)), figs)}
+	case worse(gt, t.hStrict) || worse(gl, l.hStrict):
+		return warmupVerdict{verdictSlower, fmt.Sprintf("getting slower at %.1f %%/min (%s)", -100*math.Expm1(math.Min(gt, gl)), figs)}
+	}
+	return warmupVerdict{verdictNoisy, "too noisy to tell: " + widest}
 }
 
 // warmupStep is the load of the run warm-up: half the ramp's largest
@@ -138,7 +243,8 @@ func (s *scenarioState) warmup(ctx context.Context) error {
 	lockstep := !s.start.IsZero()
 	what := loadLabel(base)
 	r.log.Printf("warm-up: %s, %s", what, map[string]string{config.WarmupFixed: "for " + limit.String(), config.WarmupAuto: "until steady, at most " + limit.String()}[mode])
-	var judge warmupJudge
+	var windows []warmupWindowStats
+	verdict := warmupVerdict{Kind: verdictEarly}
 	began := r.o.Clock.Now()
 	for {
 		elapsed := r.o.Clock.Now().Sub(began)
@@ -165,11 +271,21 @@ func (s *scenarioState) warmup(ctx context.Context) error {
 		if snap.Requests > 0 && snap.StatusCodes[0] == snap.Requests {
 			return fmt.Errorf("warm-up: no request got a response from %s (%s): the target is down or unreachable", r.c.Target.URL, topError(snap))
 		}
-		steady := judge.add(windowStats(snap))
-		r.log.Progress(fmt.Sprintf("warm-up: %s in, %.1f req/s, p50 %s (windows agreeing: %d/%d)", r.o.Clock.Now().Sub(began).Round(time.Second), snap.Throughput, fmtMS(snap.P50), min(judge.streak, warmupAgreed), warmupAgreed))
-		if mode == config.WarmupAuto && steady && !w.Steady {
+		// The window's middle, on the warm-up's clock: a short last
+		// window (at warmup.max) sits where it ran.
+		end := r.o.Clock.Now().Sub(began)
+		windows = append(windows, windowStats(end-st.Duration/2, snap))
+		if len(windows) > trendFits[len(trendFits)-1] {
+			windows = windows[1:]
+		}
+		if mode == config.WarmupAuto && !w.Steady {
+			verdict = judgeWarmup(windows)
+			w.Verdict = verdict.Kind
+		}
+		r.log.Progress(fmt.Sprintf("warm-up: %s in, %.1f req/s, p50 %s (%s)", end.Round(time.Second), snap.Throughput, fmtMS(snap.P50), verdictShort(verdict)))
+		if mode == config.WarmupAuto && verdict.Kind == verdictSteady && !w.Steady {
 			w.Steady = true
-			w.Reason = fmt.Sprintf("steady after %s: throughput and p50 of %d consecutive %s windows agreed", r.o.Clock.Now().Sub(began).Round(time.Second), warmupAgreed+1, warmupWindow)
+			w.Reason = fmt.Sprintf("steady after %s: %s", end.Round(time.Second), strings.TrimPrefix(verdict.Text, "steady: "))
 			if !lockstep {
 				break
 			}
@@ -185,7 +301,7 @@ func (s *scenarioState) warmup(ctx context.Context) error {
 	case mode == config.WarmupFixed:
 		w.Reason = fmt.Sprintf("fixed: warmup.run %s", fixed)
 	case !w.Steady:
-		w.Reason = fmt.Sprintf("not steady by warmup.max %s", limit)
+		w.Reason = fmt.Sprintf("not steady by warmup.max %s: %s", limit, verdict.Text)
 		warn := w.Warning()
 		s.sum.Warnings = append(s.sum.Warnings, warn)
 		r.log.Printf("WARNING: %s", warn)
@@ -193,4 +309,19 @@ func (s *scenarioState) warmup(ctx context.Context) error {
 	}
 	r.log.Printf("warm-up done: %d requests in %.0f s (%s)", w.Requests, w.DurationS, w.Reason)
 	return nil
+}
+
+// verdictShort is the progress line's word on the trend so far.
+func verdictShort(v warmupVerdict) string {
+	switch v.Kind {
+	case verdictEarly:
+		return "judging the trend after " + (trendMin * warmupWindow).String()
+	case verdictImproving, verdictSlower:
+		if i := strings.Index(v.Text, " ("); i > 0 {
+			return v.Text[:i]
+		}
+	case verdictNoisy:
+		return "too noisy to tell yet"
+	}
+	return v.Text
 }

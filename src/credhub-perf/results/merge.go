@@ -386,6 +386,17 @@ func SummarizeDir(dir string, defaultSLO SLO) (*Summary, error) {
 		sum.checkTesters(files, metas, ends)
 	}
 	sum.Finish()
+	var first *Meta
+	for _, m := range metas {
+		if first == nil || m.Tester == 0 {
+			first = m
+		}
+	}
+	rec, err := ReadCleanupRecord(dir)
+	if err != nil {
+		sum.Warnings = append(sum.Warnings, err.Error())
+	}
+	sum.Stopped = StoppedNote(first, len(sum.Steps), sum.StoppedReason, rec)
 	if err := sum.WriteFiles(dir); err != nil {
 		return nil, err
 	}

@@ -30,6 +30,15 @@ type TesterUsage struct {
 	GCPauseS          float64  `json:"gc_pause_s"`
 	TesterBound       bool     `json:"tester_bound"`
 	TesterBoundReason string   `json:"tester_bound_reason,omitempty"`
+	// TesterWait: the tester's threads' run-queue wait (schedstat) per wall
+	// second per core (cpuload.Usage.TesterWait); TesterWaitS that wait in
+	// seconds, summed over threads. Absent when unknown and in runs
+	// written before them.
+	TesterWait  *float64 `json:"tester_wait,omitempty"`
+	TesterWaitS *float64 `json:"tester_wait_s,omitempty"`
+	// HostBusy notes a host busy past its bound while the tester did not
+	// wait for a CPU: reported, not a bound (cpuload.Judge).
+	HostBusy string `json:"host_busy,omitempty"`
 }
 
 // NewMetaStep records a measured step with the tester's usage during it.
@@ -37,9 +46,16 @@ func NewMetaStep(st SummaryStep, u cpuload.Usage, l cpuload.Limits) MetaStep {
 	m := MetaStep{Concurrency: st.Concurrency, Rate: st.Rate, Requests: st.Requests, DurationS: st.DurationS,
 		TesterUsage: TesterUsage{TesterCPU: round4p(u.TesterCPU), HostCPU: round4p(u.HostCPU), HostSteal: round4p(u.HostSteal),
 			GCPauseS: secs(u.GCPause)}, TesterCores: u.Cores}
-	if why := u.Bound(l); why != "" {
-		m.TesterBound, m.TesterBoundReason = true, why
+	if u.TesterWait != nil {
+		m.TesterWait = round4p(u.TesterWait)
+		w := secs(u.TesterWaitTime)
+		m.TesterWaitS = &w
 	}
+	v := cpuload.Judge(u, l)
+	if v.Reason != "" {
+		m.TesterBound, m.TesterBoundReason = true, v.Reason
+	}
+	m.HostBusy = v.HostBusy
 	return m
 }
 
@@ -59,10 +75,14 @@ type Warmup struct {
 	DurationS   float64 `json:"duration_s"`
 	Requests    int64   `json:"requests"`
 	Errors      int64   `json:"errors"`
-	// Steady: auto found three agreeing windows in a row (fixed and off:
-	// not judged, false); Reason says how the warm-up ended.
+	// Steady: auto found no trend beyond ±5 %/min (fixed and off: not
+	// judged, false); Reason says how the warm-up ended.
 	Steady bool   `json:"steady"`
 	Reason string `json:"reason"`
+	// Verdict is an auto warm-up's last judgement of the trend: steady,
+	// improving, slower, noisy or early (under a minute of windows);
+	// absent for off and fixed, and in runs written before it.
+	Verdict string `json:"verdict,omitempty"`
 }
 
 // Seed is meta.json's `seed`.
@@ -120,23 +140,32 @@ type Meta struct {
 	Mix *MetaMix `json:"mix,omitempty"`
 
 	// Additions.
-	RunID           string  `json:"run_id"`
-	Command         string  `json:"command"` // run | capacity
-	Auth            string  `json:"auth"`    // mtls | uaa
-	StartAt         string  `json:"start_at,omitempty"`
-	WarmupS         float64 `json:"warmup_s"`
-	PlannedSteps    int     `json:"planned_steps"`
-	Abort           Abort   `json:"abort"`
-	StoppedReason   string  `json:"stopped_reason"`
-	Status          string  `json:"status"` // running | ok | failed | interrupted
-	Error           string  `json:"error,omitempty"`
-	CleanupStatus   string  `json:"cleanup_status"` // skipped | ok | failed | not-run | running (interrupted, cleanup under way)
-	CleanupError    string  `json:"cleanup_error,omitempty"`
-	CleanupDeleted  int64   `json:"cleanup_deleted"`
-	CredentialPath  string  `json:"credential_path"`
-	ResultsFile     string  `json:"results_file"`
-	SeededByTester0 bool    `json:"seeded_by_tester_0"`
-	Warmup          *Warmup `json:"warmup,omitempty"`
+	RunID          string  `json:"run_id"`
+	Command        string  `json:"command"` // run | capacity
+	Auth           string  `json:"auth"`    // mtls | uaa
+	StartAt        string  `json:"start_at,omitempty"`
+	WarmupS        float64 `json:"warmup_s"`
+	PlannedSteps   int     `json:"planned_steps"`
+	Abort          Abort   `json:"abort"`
+	StoppedReason  string  `json:"stopped_reason"`
+	Status         string  `json:"status"` // running | ok | failed | interrupted
+	Error          string  `json:"error,omitempty"`
+	CleanupStatus  string  `json:"cleanup_status"` // skipped | ok | failed | not-run | running (interrupted, cleanup under way)
+	CleanupError   string  `json:"cleanup_error,omitempty"`
+	CleanupDeleted int64   `json:"cleanup_deleted"`
+	// CleanupForeign counts the credentials a database cleanup removed
+	// that were not under the run's path (someone else's, an earlier
+	// run's), CleanupForeignNames a few of their names; absent when none.
+	CleanupForeign      int64    `json:"cleanup_foreign,omitempty"`
+	CleanupForeignNames []string `json:"cleanup_foreign_names,omitempty"`
+	CredentialPath      string   `json:"credential_path"`
+	ResultsFile         string   `json:"results_file"`
+	SeededByTester0     bool     `json:"seeded_by_tester_0"`
+	// SetNames is set.names, the pool of names this tester's set requests
+	// write new versions of (set and mix runs; absent otherwise and in
+	// runs written before it).
+	SetNames int     `json:"set_names,omitempty"`
+	Warmup   *Warmup `json:"warmup,omitempty"`
 	// Saturation: the bounds past which a step was tester-bound.
 	Saturation *Saturation `json:"saturation,omitempty"`
 	// ScenarioStartAt is when this scenario's first step started on every
@@ -163,9 +192,10 @@ type Meta struct {
 
 // Saturation is meta.json's `saturation` (config saturation.*).
 type Saturation struct {
-	MaxTesterCPU float64 `json:"max_tester_cpu"`
-	MaxHostCPU   float64 `json:"max_host_cpu"`
-	MaxSteal     float64 `json:"max_steal"`
+	MaxTesterCPU  float64 `json:"max_tester_cpu"`
+	MaxHostCPU    float64 `json:"max_host_cpu"`
+	MaxSteal      float64 `json:"max_steal"`
+	MaxTesterWait float64 `json:"max_tester_wait,omitempty"`
 }
 
 // WriteMeta writes meta.json into dir.
@@ -204,5 +234,5 @@ func (w *Warmup) Warning() string {
 	if w == nil || w.Mode != "auto" || w.Steady {
 		return ""
 	}
-	return fmt.Sprintf("warm-up: the target was not steady after %.0f s at concurrency %d (%s); the first steps may measure a target still warming up: check their steady flags, or raise warmup.max", w.DurationS, w.Concurrency, w.Reason)
+	return fmt.Sprintf("warm-up: the target was not steady after %.0f s at concurrency %d (%s); the ramp started anyway, so the first steps may measure a target still warming up: check their steady flags, or raise warmup.max", w.DurationS, w.Concurrency, w.Reason)
 }

@@ -111,7 +111,19 @@ func (st *SummaryStep) AddTester(tester, testers int, m MetaStep) {
 	worst(&st.TesterCPU, m.TesterCPU)
 	worst(&st.HostCPU, m.HostCPU)
 	worst(&st.HostSteal, m.HostSteal)
+	worst(&st.TesterWait, m.TesterWait)
+	worst(&st.TesterWaitS, m.TesterWaitS)
 	st.GCPauseS = math.Max(st.GCPauseS, m.GCPauseS)
+	if m.HostBusy != "" {
+		why := m.HostBusy
+		if testers > 1 {
+			why = fmt.Sprintf("tester %d: %s", tester, why)
+		}
+		if st.HostBusy != "" {
+			why = st.HostBusy + "; " + why
+		}
+		st.HostBusy = why
+	}
 	if m.TesterBound {
 		why := m.TesterBoundReason
 		if testers > 1 {
@@ -287,12 +299,16 @@ type Summary struct {
 	// null); IncompleteReason names them (MissingTestersReason), as every
 	// step's incomplete_reason does. headroom-plot takes this verdict from
 	// here when summary.json was computed from the directory's files.
-	MissingTesters   []int     `json:"missing_testers"`
-	Incomplete       bool      `json:"incomplete,omitempty"`
-	IncompleteReason string    `json:"incomplete_reason,omitempty"`
-	StoppedReason    string    `json:"stopped_reason"`
-	Capacity         *Capacity `json:"capacity,omitempty"`
-	Warnings         []string  `json:"warnings,omitempty"`
+	MissingTesters   []int  `json:"missing_testers"`
+	Incomplete       bool   `json:"incomplete,omitempty"`
+	IncompleteReason string `json:"incomplete_reason,omitempty"`
+	StoppedReason    string `json:"stopped_reason"`
+	// Stopped says how far a run that did not complete its planned steps
+	// got, why, and whether its credentials were removed (StoppedNote);
+	// absent when it completed them.
+	Stopped  string    `json:"stopped,omitempty"`
+	Capacity *Capacity `json:"capacity,omitempty"`
+	Warnings []string  `json:"warnings,omitempty"`
 	// StepWarnings flag steps whose figures describe the tester more than
 	// the target (an open-loop schedule the tester could not keep).
 	StepWarnings []string `json:"step_warnings,omitempty"`
@@ -340,6 +356,11 @@ func (s *Summary) Finish() {
 		if st.TesterBound {
 			st.TesterBoundAdvice = TesterBoundAdvice(st.TesterBoundReason)
 			s.StepWarnings = append(s.StepWarnings, fmt.Sprintf("%s at step %d (%s): %s; the step measured the tester, not CredHub, and is not counted as capacity", st.TesterBoundReason, st.Step, st.label(), strings.Join(st.TesterBoundAdvice, "; ")))
+		}
+		if st.HostBusy != "" && !st.TesterBound {
+			// Reported so a reader knows the host was busy, but the
+			// tester's own wait says it was not held back by it.
+			s.StepWarnings = append(s.StepWarnings, fmt.Sprintf("step %d (%s): %s", st.Step, st.label(), st.HostBusy))
 		}
 		if st.Incomplete {
 			s.StepWarnings = append(s.StepWarnings, fmt.Sprintf("step %d (%s) is incomplete: %s; its throughput undercounts the load the target carried, and it is not counted as capacity", st.Step, st.label(), st.IncompleteReason))
@@ -845,7 +866,9 @@ func (s *Summary) WriteTable(w io.Writer) {
 		}
 		fmt.Fprintf(w, "steadiness: %s; %s\n", s.NotJudgedReason, note)
 	}
-	if s.StoppedReason != "" {
+	if s.Stopped != "" {
+		fmt.Fprintln(w, s.Stopped)
+	} else if s.StoppedReason != "" {
 		fmt.Fprintf(w, "stopped: %s\n", s.StoppedReason)
 	}
 	for _, warn := range append(append([]string(nil), s.Warnings...), s.StepWarnings...) {

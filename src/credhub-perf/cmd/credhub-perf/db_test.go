@@ -80,7 +80,7 @@ func TestDatabaseCleanup(t *testing.T) {
 					t.Fatalf("%s: %v", q, err)
 				}
 			}
-			_, err := db.Truncate(context.Background())
+			_, err := db.Truncate(context.Background(), "/credhub-perf/x/")
 			if !errors.Is(err, cleanup.ErrNotCredHub) || !strings.Contains(err.Error(), "encryption_key_canary") || strings.Contains(err.Error(), env["DB_PASSWORD"]) {
 				t.Fatalf("want a refusal naming the missing tables, got %v", err)
 			}
@@ -113,6 +113,9 @@ cleanup:
 			if r.code != 0 {
 				t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
+			if strings.Count(r.stderr, "removed 1 credentials not written by this run") != 1 || !strings.Contains(r.stderr, "e.g. /other/app/creds:") {
+				t.Fatalf("no warning of the application's credential removed:\n%s", r.stderr)
+			}
 			if strings.Contains(r.stderr+r.stdout, env["DB_PASSWORD"]) {
 				t.Fatal("the database password reached the log")
 			}
@@ -127,6 +130,12 @@ cleanup:
 				}
 				if meta.Cleanup != "database" || meta.CleanupStatus != "ok" || meta.CleanupDeleted == 0 {
 					t.Fatalf("meta %+v", meta)
+				}
+				// The first scenario's cleanup also removed the application's
+				// credential, and says so; the second found only its own.
+				if meta.Scenario == "get" && (meta.CleanupForeign != 1 || len(meta.CleanupForeignNames) != 1 || meta.CleanupForeignNames[0] != "/other/app/creds") ||
+					meta.Scenario == "set" && (meta.CleanupForeign != 0 || meta.CleanupForeignNames != nil) {
+					t.Fatalf("%s: cleanup_foreign %d %v", meta.Scenario, meta.CleanupForeign, meta.CleanupForeignNames)
 				}
 				rows, failed := countRows(t, filepath.Join(dir, "results.csv"))
 				if rows != 300 || failed != 0 {

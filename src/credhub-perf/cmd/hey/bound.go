@@ -51,9 +51,15 @@ func usageFigures(u cpuload.Usage) string {
 		}
 		return fmt.Sprintf("%.0f %%", 100**p)
 	}
-	return strings.Join([]string{
+	figs := []string{
 		fmt.Sprintf("tester CPU %s of %d core(s)", pct(u.TesterCPU), u.Cores),
 		"host CPU " + pct(u.HostCPU) + " busy",
 		"steal " + pct(u.HostSteal),
-	}, ", ")
+	}
+	if u.TesterWait != nil {
+		// Only where the kernel keeps schedstats; elsewhere the other
+		// figures decide, as before.
+		figs = append(figs, "tester's threads waited for a CPU "+pct(u.TesterWait)+" of the run per core")
+	}
+	return strings.Join(figs, ", ")
 }

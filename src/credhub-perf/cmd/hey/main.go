@@ -96,7 +96,8 @@ TLS:
   -insecure    Do not verify the server certificate.
 
 URL, -d/-D body and -H values may contain {{seq}} (request number),
-{{uuid}}, {{rand N}} (0..N-1) and {{pick FILE}} (a random line of FILE).
+{{cycle N}} ((seq-1) mod N), {{uuid}}, {{rand N}} (0..N-1) and
+{{pick FILE}} (a random line of FILE).
 
 After the load, a "WARNING: tester-bound" block (stderr, and the summary)
 says when the figures describe this tester rather than the server: its
