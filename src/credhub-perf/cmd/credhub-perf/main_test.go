@@ -611,12 +611,12 @@ func TestCapacitySearch(t *testing.T) {
 	// 2 workers x 4 ms: 500 req/s at most; latency ~ concurrency x 2 ms
 	// once queueing. SLO p95 <= 25 ms is met up to about 11 workers (fewer
 	// on a loaded machine, hence the wide bounds below).
-	cfg := writeConfig(t, s.URL, `steps: {min_concurrency: 1, max_concurrency: 32, step: 1, requests: 200}
+	// Probes of 3 s are long enough to be judged steady, so they count
+	// without a run warm-up (whose auto mode judges minutes of load).
+	cfg := writeConfig(t, s.URL, `steps: {min_concurrency: 1, max_concurrency: 32, step: 1, duration: 3s}
 slo: {percentile: 95, latency: 25ms}
 capacity: {max_probes: 8}`)
-	// Probes of 200 requests are too short to judge steady: they count
-	// after a run warm-up judged steady.
-	r := perf(t, "capacity", "--config", cfg, "--scenario", "get", "--warmup.run", "auto")
+	r := perf(t, "capacity", "--config", cfg, "--scenario", "get")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
