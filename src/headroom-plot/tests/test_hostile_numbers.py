@@ -83,3 +83,83 @@ def test_flags_at_their_limits_draw(tmp, capsys, monkeypatch):
     got = cli.main([str(d), "--out", str(tmp / "out2"), "--format", "png", "--slo-ms", "0.001",
                     "--target-rps", "0.001", "--window", "0.001", "--slo-percentile", "1e-300", "--replicates", "0"])
     _one_line(capsys, 0, got)
+
+
+LONG = os.environ.get("HEADROOM_PLOT_HOSTILE") == "long"  # scripts/bench-hostile
+
+
+def _meta(**kw):
+    m = {"scenario": "get", "label": "run", "instances": 1, "slo": {"percentile": 95, "latency_s": 0.1}}
+    m.update(kw)
+    return json.dumps(m).encode()
+
+
+def _steps(**kw):
+    return json.dumps({"steps": [dict({"concurrency": c, "rate": 0, "requests": 120}, **kw) for c in (1, 2, 4)]})
+
+
+@pytest.mark.parametrize("meta,needle", [
+    (b'{"slo": {"percentile": NaN, "latency_s": 0.1}}', "meta.json: slo.percentile: NaN is not a number"),
+    (b'{"slo": {"percentile": 95, "latency_s": Infinity}}', "meta.json: slo.latency_s: Infinity is not a number"),
+    (b'{"instances": -Infinity}', "meta.json: instances: -Infinity is not a number"),
+    (b'{"slo": {"percentile": 95, "latency_s": 1e999}}', "meta.json: slo.latency_s: 1e999 is beyond the range"),
+    (b'{"instances": ' + b"9" * 5000 + b"}", "meta.json: instances: 999"),
+    (b'{"seed": {"bytes": 123456789012345678901}}', "meta.json: seed.bytes: 1234"),
+    (_meta(slo={"percentile": 1e308, "latency_s": 0.1}), "meta.json: slo.percentile: 1e+308 is out of range (0, 100]"),
+    (_meta(slo={"percentile": 0, "latency_s": 0.1}), "meta.json: slo.percentile: 0 is out of range"),
+    (_meta(slo={"percentile": 95, "latency_s": -0.1}), "meta.json: slo.latency_s: -0.1 is out of range (0, 10000]"),
+    (_meta(slo={"percentile": 95, "latency_s": 1e308}), "meta.json: slo.latency_s: 1e+308 is out of range"),
+    (_meta(slo={"percentile": "95", "latency_s": 0.1}), 'meta.json: slo.percentile: "95" is not a number'),
+    (_meta(slo=[95, 0.1]), "meta.json: slo: expected a JSON object"),
+    (_meta(instances=0), "meta.json: instances: 0 is out of range [1, 10000]"),
+    (_meta(instances=1e300), "meta.json: instances: 1e+300 is not an integer"),
+    (_meta(instances=2.5), "meta.json: instances: 2.5 is not an integer"),
+    (_meta(instances="2"), 'meta.json: instances: "2" is not an integer'),
+    (_meta(instances=True), "meta.json: instances: true is not an integer"),
+    (_meta(label=5), "meta.json: label: 5 is not a string"),
+    (_meta(label="x" * 5000), "meta.json: label: 5000 characters, more than 200"),
+    (_meta(scenario=["get"] * 100000), "meta.json: scenario: "),
+    (_meta(steps={"concurrency": 1}), "meta.json: steps: expected a list"),
+    (_meta(steps=[{"concurrency": 1}, 7]), "meta.json: steps[1]: expected a JSON object"),
+    (_meta(steps=[{"concurrency": -1}]), "meta.json: steps[0].concurrency: -1 is out of range"),
+    (_meta(steps=[{"concurrency": 1, "rate": 1e300}]), "meta.json: steps[0].rate: 1e+300 is out of range"),
+    (_meta(steps=[{"concurrency": 1, "duration_s": -5}]), "meta.json: steps[0].duration_s: -5 is out of range"),
+    (_meta(warmup={"mode": "auto", "duration_s": 1e300}), "meta.json: warmup.duration_s: 1e+300 is out of range"),
+    (_meta(warmup={"mode": "auto", "requests": -1}), "meta.json: warmup.requests: -1 is out of range"),
+    (b'{"a": ' * 40 + b"1" + b"}" * 40, "meta.json: a.a.a.a"),
+    (b'{"steps": ' + b"[" * 900 + b"]" * 900 + b"}", "nested deeper than 32 levels"),
+    (b"[" * 100000, "meta.json: JSON nested too deeply"),
+    (b'{"label": "' + b"x" * (5 << 20) + b'"}', "meta.json: larger than 4 MiB"),
+    (b"[" * (5 << 20), "meta.json: larger than 4 MiB"),
+])
+def test_hostile_meta_values(tmp, capsys, monkeypatch, meta, needle):
+    monkeypatch.setenv("HEADROOM_PLOT_NO_FORK", "1")
+    d = _run_dir(tmp, meta=meta)
+    got = cli.main([str(d), "--out", str(tmp / "out"), "--format", "png"])
+    _one_line(capsys, 2, got, needle, str(d))
+
+
+@pytest.mark.parametrize("summary,needle", [
+    (_steps(throughput=float("nan")).encode(), "summary.json: steps[0].throughput: NaN is not a number"),
+    (_steps(throughput=-1).encode(), "summary.json: steps[0].throughput: -1 is out of range"),
+    (_steps(requests=-1).encode(), "summary.json: steps[0].requests: -1 is out of range"),
+    (_steps(requests=1.5).encode(), "summary.json: steps[0].requests: 1.5 is not an integer"),
+    (_steps(rate=float("inf")).encode(), "summary.json: steps[0].rate: Infinity is not a number"),
+    (b'{"steps": 5}', "summary.json: steps: expected a list"),
+    (b'{"steps": [' + b"1e400," * 10 + b"1]}", "summary.json: steps[0]: 1e400 is beyond"),
+    (b" " * (5 << 20) + b"{}", "summary.json: larger than 4 MiB"),
+])
+def test_hostile_summary_values(tmp, capsys, monkeypatch, summary, needle):
+    monkeypatch.setenv("HEADROOM_PLOT_NO_FORK", "1")
+    d = _run_dir(tmp, summary=summary)
+    got = cli.main([str(d), "--out", str(tmp / "out"), "--format", "png"])
+    _one_line(capsys, 2, got, needle)
+
+
+def test_meta_json_strings_are_cleaned_not_refused(tmp, capsys, monkeypatch):
+    """A lone surrogate or a control character in a label is drawn as U+FFFD or a space."""
+    monkeypatch.setenv("HEADROOM_PLOT_NO_FORK", "1")
+    d = _run_dir(tmp, meta=b'{"label": "bad\\udcffla\\u0000bel", "scenario": "get", "instances": 1}')
+    _one_line(capsys, 0, cli.main([str(d), "--out", str(tmp / "out"), "--format", "png"]))
+    report = (tmp / "out" / "report.md").read_text()
+    assert "bad\ufffdla bel" in report
