@@ -63,6 +63,8 @@ class Run:
     # A mixed run's own latency bounds per request type (meta.json slo.latency_by_request_s); a type
     # not listed is held to the run's SLO.
     slo_by_request: dict = field(default_factory=dict)
+    # The plots' time axis (analysis.time_axis): start, end, and why it ends before the last request.
+    time_axis: tuple = (0.0, 1.0, "")
 
     @property
     def total(self) -> int:
@@ -492,6 +494,10 @@ def load_run(arg: str, opts: Options) -> Run:
               win_errors=np.concatenate(werr), win_max=np.concatenate(wmax), win_step=np.concatenate(wstep),
               has_failures_column=has_fail, warnings=warnings, error_messages=msgs.most_common(5),
               by_request=by_request, slo_by_request=slo_by_request)
+    run.time_axis = analysis.time_axis(np.array([s.t0 for s in steps]), np.array([s.t1 for s in steps]), offset,
+                                       latency)
+    if run.time_axis[2]:
+        run.warnings.append(f"{label}: {run.time_axis[2]} (drawn to the axis' end and noted on the plots)")
     for t in tables:  # keep the parsed columns only where they are still needed
         t.latency = t.offset = t.start = t.status = t.concurrency = t.rate = t.sched_lag = t.error = None
         t.segment = None

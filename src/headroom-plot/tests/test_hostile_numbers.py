@@ -163,3 +163,53 @@ def test_meta_json_strings_are_cleaned_not_refused(tmp, capsys, monkeypatch):
     _one_line(capsys, 0, cli.main([str(d), "--out", str(tmp / "out"), "--format", "png"]))
     report = (tmp / "out" / "report.md").read_text()
     assert "bad\ufffdla bel" in report
+
+
+def _slow_files(root, latency="9999.5"):
+    """One results file per reader format, each with a request of `latency` seconds among 5 ms ones."""
+    ours = root / "ours"
+    ours.mkdir()
+    rows, t = [], 0.0
+    for c in (1, 2, 4):
+        step = closed_step(t, c, 0.005 * (1 + c / 4), 120, jitter=0.3)
+        rows += [(r[0], r[1], 200, c) for r in step]
+        t = max(r[0] + r[1] for r in step) + 0.01
+    rows.insert(5, (0.01, float(latency), 200, 1))
+    write_ours(ours / "results.csv", rows)
+    write_meta(ours, instances=1, label="ours")
+    fork = root / "fork.csv"
+    fork.write_text("start-time,response-time\n" + "".join(
+        f"2017-06-01T10:00:{i // 100:02d}.{i % 100:02d}Z,{latency if i == 3 else '0.0050'}\n" for i in range(300)))
+    hey = root / "hey.csv"
+    hey.write_text("response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset\n"
+                   + "".join(f"{latency if i == 3 else '0.0050'},0,0,0,0,0,200,{i / 100:.4f}\n" for i in range(300)))
+    return [ours, fork, hey]
+
+
+@pytest.mark.parametrize("fmt", ["ours", "fork", "hey"])
+def test_a_response_of_9999_s_draws_with_the_time_axis_cut_and_said(tmp, capsys, monkeypatch, fmt):
+    """9999.5 s is within the reader's 10000 s: every plot draws, in every format, the time axis ends
+    after the last request's start, and a warning and a note on the plot say so (before: matplotlib's
+    "Image size ... is too large", or minutes encoding a PNG 2.4 million pixels wide)."""
+    monkeypatch.setenv("HEADROOM_PLOT_NO_FORK", "1")
+    path = dict(zip(("ours", "fork", "hey"), _slow_files(tmp)))[fmt]
+    out = tmp / "out"
+    got = cli.main([str(path), "--out", str(out), "--format", "png,svg,pdf"])
+    err = _one_line(capsys, 0, got)
+    assert "time axis cut at" in err and "1 request(s) end after it, the last at 9,999." in err, err
+    from PIL import Image
+    for name in os.listdir(out):
+        if name.endswith(".png"):
+            w, h = Image.open(out / name).size
+            assert w < 2000 and h < 2000, (name, w, h)
+    assert any("time axis cut at" in (out / p).read_text() for p in os.listdir(out) if p.endswith(".svg"))
+
+
+def test_time_axis_is_cut_only_when_late_ends_take_most_of_it():
+    import numpy as np
+
+    from headroom_plot.analysis import time_axis
+    off = np.array([0.0, 1.0, 2.0, 3.0])
+    assert time_axis(np.array([0.0]), np.array([3.01]), off, np.full(4, 0.01)) == (0.0, 3.01, "")
+    lo, hi, note = time_axis(np.array([0.0]), np.array([9999.5]), off, np.array([9999.5, 0.01, 0.01, 0.01]))
+    assert (lo, hi) == (0.0, pytest.approx(4.0)) and note.startswith("time axis cut at 4 s: 1 request(s)")
