@@ -213,3 +213,60 @@ def test_time_axis_is_cut_only_when_late_ends_take_most_of_it():
     assert time_axis(np.array([0.0]), np.array([3.01]), off, np.full(4, 0.01)) == (0.0, 3.01, "")
     lo, hi, note = time_axis(np.array([0.0]), np.array([9999.5]), off, np.array([9999.5, 0.01, 0.01, 0.01]))
     assert (lo, hi) == (0.0, pytest.approx(4.0)) and note.startswith("time axis cut at 4 s: 1 request(s)")
+
+
+def _bounded(args, seconds=10, data_mb=500):
+    """The console script on args within `seconds` and `data_mb` of data segment (prlimit --data, as
+    scripts/bench-hostile bounds credhub-perf): (exit status, stderr)."""
+    import resource
+    import subprocess
+    import sys
+
+    exe = os.path.join(os.path.dirname(sys.executable), "headroom-plot")
+    if not os.path.exists(exe):
+        pytest.skip("console script not installed in this environment")
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_DATA, (data_mb << 20, data_mb << 20))
+
+    p = subprocess.run([exe] + args, capture_output=True, text=True, timeout=seconds, preexec_fn=limit)
+    assert p.returncode >= 0, f"ended by signal {-p.returncode}: {p.stderr}"
+    assert "Traceback" not in p.stderr and "internal error" not in p.stderr, p.stderr
+    return p.returncode, p.stderr
+
+
+BIG = [
+    ("nested", lambda n: b"[" * n),
+    ("object", lambda n: b'{"a": [' + b"1," * (n // 2) + b"1]}"),
+    ("strings", lambda n: b'{"label": [' + b'"\\udcff",' * (n // 9) + b'""]}'),
+]
+
+
+@pytest.mark.parametrize("name,make", BIG if LONG else BIG[:1], ids=[b[0] for b in (BIG if LONG else BIG[:1])])
+@pytest.mark.parametrize("which", ["meta.json", "summary.json"] if LONG else ["meta.json"])
+def test_a_60_mb_json_file_is_one_line_within_bounds(tmp, name, make, which):
+    d = _run_dir(tmp)
+    (d / which).write_bytes(make(60 << 20))
+    rc, err = _bounded([str(d), "--out", str(tmp / "out")])
+    assert rc == 2 and err.count("\n") == 1 and f"{which}: larger than 4 MiB" in err, err
+
+
+@pytest.mark.skipif(not LONG, reason="the long variant: scripts/bench-hostile")
+@pytest.mark.parametrize("fmt", ["ours", "fork", "hey"])
+def test_slow_responses_draw_within_bounds(tmp, fmt):
+    path = dict(zip(("ours", "fork", "hey"), _slow_files(tmp)))[fmt]
+    rc, err = _bounded([str(path), "--out", str(tmp / "out"), "--format", "png,svg,pdf"])
+    assert rc == 0 and "time axis cut at" in err, err
+
+
+@pytest.mark.skipif(not LONG, reason="the long variant: scripts/bench-hostile")
+def test_a_step_spanning_the_offset_limits_draws_within_bounds(tmp):
+    """Offsets from -1e7 to 1e7 s in one step: 20 million one-second windows before they were capped."""
+    d = tmp / "wide"
+    d.mkdir()
+    rows = [(-9_999_999.0, 0.001, 200, 1)] + [(i * 0.01, 0.001, 200, 1) for i in range(200)] \
+        + [(9_999_999.0, 0.001, 200, 1)]
+    write_ours(d / "results.csv", rows)
+    write_meta(d, instances=1, label="wide")
+    rc, err = _bounded([str(d), "--out", str(tmp / "out"), "--format", "png,svg,pdf"])
+    assert rc == 0, err
