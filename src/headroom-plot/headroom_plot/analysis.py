@@ -320,6 +320,9 @@ class Knee:
         return float(x * slope / self.curve(x))
 
 
+MAX_KNEE_POINTS = 64
+
+
 def fit_knee(x: np.ndarray, r: np.ndarray, elasticity: float = 1.0) -> Knee | None:
     """Fit the queueing-shaped curve to per-step (throughput, mean latency) and find the knee.
 
@@ -339,6 +342,13 @@ def fit_knee(x: np.ndarray, r: np.ndarray, elasticity: float = 1.0) -> Knee | No
     x, r = x[keep], r[keep]
     if len(x) < 3:
         return None
+    if len(x) > MAX_KNEE_POINTS:
+        # The grid below costs (grid points x steps) per fit, and the bootstrap fits a hundred times:
+        # thousands of steps took gigabytes and minutes. A ramp has tens; beyond MAX_KNEE_POINTS the
+        # curve is fitted to an even subset in throughput order, which keeps both ends.
+        pick = np.argsort(x, kind="stable")[np.unique(np.linspace(0, len(x) - 1, MAX_KNEE_POINTS).round()
+                                                     .astype(np.int64))]
+        x, r = x[pick], r[pick]
     xm = float(x.max())
     w = 1.0 / r
     y = r * w  # = 1

@@ -395,6 +395,14 @@ def load_run(arg: str, opts: Options) -> Run:
     lat, off, err, step, conc_of, rate_of, lag, req = [], [], [], [], {}, {}, [], []
     nsteps = []
     sids = [analysis.assign_steps(t.segment, t.concurrency, t.rate, t.offset) for t in tables]
+    for t, sid in zip(tables, sids):
+        n = int(sid.max()) + 1 if len(sid) else 0
+        if n > MAX_STEPS:
+            # Every step is a point, a band and a bootstrap column: 20000 one-row steps ran out of
+            # memory after minutes. A ramp or a capacity search has tens.
+            raise InputError(f"{t.path}: {n:,} steps (a new step at every change of concurrency and rate, or "
+                             f"repeated header), more than the {MAX_STEPS:,} headroom-plot draws; split the file "
+                             "into runs, or check that its concurrency and rate columns are not damaged")
     # Several credhub-perf testers: steps paired by slot (analysis.pair_slots), not by position.
     slots = None
     if len(tables) > 1 and all(t.concurrency is not None and t.rate is not None for t in tables):
@@ -527,6 +535,10 @@ def load_run(arg: str, opts: Options) -> Run:
     if w:
         run.warnings.insert(0, w)
     return run
+
+
+# Steps of one results file at most (see load_run).
+MAX_STEPS = 1000
 
 
 # A meta.json's largest `testers` believed (results.maxTesters): a hostile value must not list millions.

@@ -270,3 +270,26 @@ def test_a_step_spanning_the_offset_limits_draws_within_bounds(tmp):
     write_meta(d, instances=1, label="wide")
     rc, err = _bounded([str(d), "--out", str(tmp / "out"), "--format", "png,svg,pdf"])
     assert rc == 0, err
+
+
+def test_more_steps_than_drawn_is_one_line(tmp, capsys):
+    """A step at every row (a damaged concurrency column): 20000 steps ran out of memory after minutes."""
+    from conftest import our_row
+    from headroom_plot import runs
+    d = tmp / "steps"
+    d.mkdir()
+    n = runs.MAX_STEPS + 1
+    write_ours(d / "results.csv", [our_row(i * 0.001, 0.001, concurrency=1 + i) for i in range(n)])
+    got = cli.main([str(d), "--out", str(tmp / "out")])
+    _one_line(capsys, 2, got, f"results.csv: {n:,} steps", f"more than the {runs.MAX_STEPS:,}")
+
+
+def test_knee_of_many_steps_is_fitted_to_a_subset_with_both_ends():
+    import numpy as np
+
+    from headroom_plot.analysis import MAX_KNEE_POINTS, fit_knee
+    x = np.linspace(10, 990, 900)
+    r = 0.002 + 0.001 / (1 - x / 1000)
+    k = fit_knee(x, r)
+    assert k.points == MAX_KNEE_POINTS and k.measured_max == 990
+    assert k.throughput == pytest.approx(fit_knee(x[::10], r[::10]).throughput, rel=0.05)
