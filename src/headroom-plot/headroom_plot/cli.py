@@ -120,6 +120,15 @@ def _bounded(flag: str):
     return conv
 
 
+MAX_TITLE = 200  # characters: a title is one line on a 12-inch plot; 100000 took minutes and gigabytes
+
+
+def _title(v: str) -> str:
+    if len(v) > MAX_TITLE:
+        raise argparse.ArgumentTypeError(f"--title must be at most {MAX_TITLE} characters (got {len(v)})")
+    return v
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
         """Usage errors as one line (argparse prints the usage first), exit status 2."""
@@ -156,7 +165,8 @@ def parser() -> argparse.ArgumentParser:
                         "intervals off)")
     p.add_argument("--format", default="png,svg", metavar="LIST",
                    help="comma-separated image formats: png, svg, pdf (default png,svg)")
-    p.add_argument("--title", default=None, help="title for the report and the overlay plot")
+    p.add_argument("--title", type=_title, default=None,
+                   help=f"title for the report and the overlay plot (at most {MAX_TITLE} characters)")
     p.add_argument("--no-report", action="store_true", help="write only the images")
     p.add_argument("--quiet", action="store_true", help="do not print warnings (paths are still printed)")
     p.add_argument("--version", action="version", version=f"headroom-plot {__version__}")

@@ -293,3 +293,10 @@ def test_knee_of_many_steps_is_fitted_to_a_subset_with_both_ends():
     k = fit_knee(x, r)
     assert k.points == MAX_KNEE_POINTS and k.measured_max == 990
     assert k.throughput == pytest.approx(fit_knee(x[::10], r[::10]).throughput, rel=0.05)
+
+
+def test_a_title_longer_than_a_line_is_one_line(tmp, capsys):
+    """A 100000-character --title drew for minutes in gigabytes."""
+    d = _run_dir(tmp)
+    got = cli.main([str(d), "--out", str(tmp / "out"), "--title", "x" * (cli.MAX_TITLE + 1)])
+    _one_line(capsys, 2, got, f"--title must be at most {cli.MAX_TITLE} characters (got {cli.MAX_TITLE + 1})")
