@@ -300,3 +300,19 @@ def test_a_title_longer_than_a_line_is_one_line(tmp, capsys):
     d = _run_dir(tmp)
     got = cli.main([str(d), "--out", str(tmp / "out"), "--title", "x" * (cli.MAX_TITLE + 1)])
     _one_line(capsys, 2, got, f"--title must be at most {cli.MAX_TITLE} characters (got {cli.MAX_TITLE + 1})")
+
+
+def test_a_target_far_beyond_every_count_is_noted_not_drawn_to_scale(tmp, capsys, monkeypatch):
+    """--target-rps 1e9 stretched the scalability axis to 1e9: every measurement lay along its floor."""
+    import numpy as np
+
+    from synth import run_dir
+    monkeypatch.setenv("HEADROOM_PLOT_NO_FORK", "1")
+    rng = np.random.default_rng(1)
+    dirs = [str(run_dir(tmp / f"r{n}", rng, 200.0 * n ** 0.9, n, duration=3.0)) for n in (1, 2, 4)]
+    out = tmp / "out"
+    got = cli.main(dirs + ["--out", str(out), "--format", "svg", "--quiet", "--target-rps", "1e9",
+                           "--replicates", "50"])
+    err = _one_line(capsys, 0, got, "no instance count reaches 1e+09 req/s")
+    svg = (out / "scalability-get.svg").read_text()
+    assert "target 1e+09 req/s is far above this axis" in svg, err
