@@ -31,10 +31,11 @@ def assign_steps(segment: np.ndarray, concurrency: np.ndarray | None, rate: np.n
                  offset: np.ndarray) -> np.ndarray:
     """Step index per row: runs of equal (header block, concurrency, rate).
 
-    Rows are written in completion order, so a straggler of one step can land
-    after the first rows of the next; when the runs in file order interleave
-    like that, the runs are taken in start (offset) order instead, where a
-    step's rows are contiguous.
+    When the runs in file order interleave (a straggler of one step after the
+    first rows of the next), the runs are taken in start (offset) order
+    instead, where a step's rows are contiguous. The CSV reader refuses such
+    a credhub-perf file, as the Go reader does (docs/csv-format.md); rows
+    built otherwise still get their steps.
     """
     n = len(segment)
     if n == 0:
