@@ -117,8 +117,14 @@ func ReadCSVFrom(r io.Reader, name string, fn func(*Row) error) (ReadInfo, error
 	var row Row
 	var firstStart time.Time
 	segment := -1
-	lastKey := ""
-	var stepLine map[string]int // step key -> line of its first row
+	// A step is its (concurrency, rate) as numbers, as headroom-plot reads it: "50" and "50.0" are
+	// one step in both readers.
+	type stepKey struct {
+		concurrency int
+		rate        float64
+	}
+	lastKey, haveLast := stepKey{}, false
+	var stepLine map[stepKey]int // step -> line of its first row
 	lineNo := 0
 	for {
 		line, err := br.ReadSlice('\n')
@@ -191,8 +197,8 @@ func ReadCSVFrom(r io.Reader, name string, fn func(*Row) error) (ReadInfo, error
 			return info, fmt.Errorf("%s:%d: %w: fix or delete that line", name, lineNo, err)
 		}
 		if info.Format == FormatOurs {
-			key := string(fields[cols["concurrency"]]) + "/" + string(fields[cols["rate"]])
-			if key != lastKey {
+			key := stepKey{row.Concurrency, row.Rate}
+			if !haveLast || key != lastKey {
 				// A step's rows are contiguous as written; a step that comes
 				// back after another began means the rows were reordered
 				// (a sorted or concatenated file) and every step figure
@@ -202,11 +208,11 @@ func ReadCSVFrom(r io.Reader, name string, fn func(*Row) error) (ReadInfo, error
 						name, lineNo, fields[cols["concurrency"]], fields[cols["rate"]], first)
 				}
 				if stepLine == nil {
-					stepLine = map[string]int{}
+					stepLine = map[stepKey]int{}
 				}
 				stepLine[key] = lineNo
 				segment++
-				lastKey = key
+				lastKey, haveLast = key, true
 			}
 		}
 		row.Segment = segment

@@ -3,7 +3,10 @@ package results
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -221,4 +224,58 @@ func FuzzReadCSV(f *testing.F) {
 			}
 		}
 	})
+}
+
+// hostileDir holds small damaged results files that headroom-plot's reader
+// (src/headroom-plot/tests/test_csvread_shared.py) reads too: expect.json
+// gives each file the verdict both readers must reach, and the line a
+// refusal must name.
+const hostileDir = "testdata/hostile-csv"
+
+func TestSharedHostileCSVVerdicts(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(hostileDir, "expect.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want struct {
+		Files []struct {
+			File    string `json:"file"`
+			Verdict string `json:"verdict"`
+			Line    int    `json:"line"`
+			Why     string `json:"why"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal(raw, &want); err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, c := range want.Files {
+		listed[c.File] = true
+		t.Run(c.File, func(t *testing.T) {
+			path := filepath.Join(hostileDir, c.File)
+			_, err := ReadCSV(path, func(*Row) error { return nil })
+			switch c.Verdict {
+			case "accept":
+				if err != nil {
+					t.Fatalf("%s (%s): refused: %v", c.File, c.Why, err)
+				}
+			case "refuse":
+				if err == nil {
+					t.Fatalf("%s (%s): accepted", c.File, c.Why)
+				}
+				prefix := fmt.Sprintf("%s:%d: ", path, c.Line)
+				if msg := err.Error(); !strings.HasPrefix(msg, prefix) || strings.Contains(msg, "\n") {
+					t.Fatalf("%s (%s): want one line starting %q, got %q", c.File, c.Why, prefix, msg)
+				}
+			default:
+				t.Fatalf("%s: verdict %q: want accept or refuse", c.File, c.Verdict)
+			}
+		})
+	}
+	files, _ := filepath.Glob(filepath.Join(hostileDir, "*.csv"))
+	for _, f := range files {
+		if !listed[filepath.Base(f)] {
+			t.Errorf("%s has no verdict in expect.json", f)
+		}
+	}
 }

@@ -35,10 +35,11 @@ def assign_steps(segment: np.ndarray, concurrency: np.ndarray | None, rate: np.n
                  offset: np.ndarray) -> np.ndarray:
     """Step index per row: runs of equal (header block, concurrency, rate).
 
-    Rows are written in completion order, so a straggler of one step can land
-    after the first rows of the next; when the runs in file order interleave
-    like that, the runs are taken in start (offset) order instead, where a
-    step's rows are contiguous.
+    When the runs in file order interleave (a straggler of one step after the
+    first rows of the next), the runs are taken in start (offset) order
+    instead, where a step's rows are contiguous. The CSV reader refuses such
+    a credhub-perf file, as the Go reader does (docs/csv-format.md); rows
+    built otherwise still get their steps.
     """
     n = len(segment)
     if n == 0:
@@ -176,15 +177,40 @@ def pair_slots(local: list[list[tuple]]) -> tuple[list[list[int]], list[Slot], l
     return [[rank[i] for i in m] for m in maps], [slots[i] for i in order], warnings
 
 
+def time_axis(t0: np.ndarray, t1: np.ndarray, offset: np.ndarray, latency: np.ndarray) -> tuple[float, float, str]:
+    """The time axis of the plots, (start, end, note): the steps' spans [t0, t1], unless requests that
+    only end late would take most of it.
+
+    A step's span ends with its slowest request, so one 9999 s request stretches an axis whose
+    requests all started within seconds: everything else is squeezed into a sliver at its left.
+    When what follows the last request's start is longer than the time over which requests
+    started, the axis ends a little after that last start, and the note (for the plots and the
+    warnings) says how many requests end past it and when the last one does ("" when not cut)."""
+    lo, hi = float(np.min(t0)), float(np.max(t1))
+    last = float(offset.max())
+    starts = last - lo
+    if hi - last <= max(starts, 1.0):
+        return lo, hi, ""
+    cut = last + max(0.05 * starts, 1.0)
+    late = int(np.count_nonzero(offset + latency > cut))
+    return lo, cut, (f"time axis cut at {cut - lo:,.4g} s: {late:,} request(s) end after it, the last at "
+                     f"{hi - lo:,.6g} s")
+
+
+# Windows per step at most: a step stretched by one very slow request (a 9999 s response, a
+# hostile offset) would otherwise get millions of windows and their arrays; beyond it they widen.
+MAX_WINDOWS = 100_000
+
+
 def windows(offset: np.ndarray, t0: float, t1: float, width: float) -> tuple[np.ndarray, int, float]:
     """Window index (0..k-1) of each row of ONE step, by start offset.
 
     The step's span [t0, t1] is cut into k = max(1, floor(span / width))
-    equal windows, so no window straddles two steps and a step shorter than
+    equal windows (at most MAX_WINDOWS), so no window straddles two steps and a step shorter than
     the width is one window of its own (never merged into a neighbour).
     """
     span = max(t1 - t0, 1e-9)
-    k = max(1, int(math.floor(span / width + 1e-9)))
+    k = max(1, min(MAX_WINDOWS, int(math.floor(span / width + 1e-9))))
     w = span / k
     idx = np.floor((offset - t0) / w).astype(np.int32)
     np.clip(idx, 0, k - 1, out=idx)
@@ -342,6 +368,9 @@ class Knee:
         return float(x * slope / self.curve(x))
 
 
+MAX_KNEE_POINTS = 64
+
+
 def fit_knee(x: np.ndarray, r: np.ndarray, elasticity: float = 1.0) -> Knee | None:
     """Fit the queueing-shaped curve to per-step (throughput, mean latency) and find the knee.
 
@@ -361,6 +390,13 @@ def fit_knee(x: np.ndarray, r: np.ndarray, elasticity: float = 1.0) -> Knee | No
     x, r = x[keep], r[keep]
     if len(x) < 3:
         return None
+    if len(x) > MAX_KNEE_POINTS:
+        # The grid below costs (grid points x steps) per fit, and the bootstrap fits a hundred times:
+        # thousands of steps took gigabytes and minutes. A ramp has tens; beyond MAX_KNEE_POINTS the
+        # curve is fitted to an even subset in throughput order, which keeps both ends.
+        pick = np.argsort(x, kind="stable")[np.unique(np.linspace(0, len(x) - 1, MAX_KNEE_POINTS).round()
+                                                     .astype(np.int64))]
+        x, r = x[pick], r[pick]
     xm = float(x.max())
     w = 1.0 / r
     y = r * w  # = 1

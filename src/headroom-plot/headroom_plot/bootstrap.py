@@ -46,6 +46,7 @@ KNEE_REPLICATES = 100          # the knee fit is a grid search: fewer replicates
 SLICES_PER_STEP = 8
 BIN_WIDTH = 0.004              # relative width of the latency bins
 MAX_BINS = 4000
+MAX_CELLS = 1 << 22           # slices x bins, slices x replicates of one step (32 MB as float64)
 LEVEL = 0.95
 
 
@@ -82,14 +83,18 @@ def step_replicates(lat: np.ndarray, off: np.ndarray, err: np.ndarray, percentil
     t0 = float(off.min())
     t1 = float((off + lat).max())
     span = max(t1 - t0, 1e-9)
-    width = min(width, span / SLICES_PER_STEP)
+    lo = max(float(lat.min()), 1e-7)
+    hi = max(float(lat.max()), lo * (1 + BIN_WIDTH))
+    nb = int(min(MAX_BINS, math.ceil(math.log(hi / lo) / BIN_WIDTH) + 1))
+    # Slices x bins is the histogram's size and slices x replicates the weights': a step stretched by
+    # one very slow request has many slices and many bins at once (10000 x 4000 took 700 MB, 100000
+    # slices x 400 replicates 1.4 GB), so past MAX_CELLS the slices widen.
+    most = max(SLICES_PER_STEP, MAX_CELLS // max(nb, reps))
+    width = max(min(width, span / SLICES_PER_STEP), span / most)
     idx, k, w = analysis.windows(off, t0, t1, width)
     counts = np.bincount(idx, minlength=k).astype(np.float64)
     errs = np.bincount(idx, weights=err.astype(np.float64), minlength=k)
     sums = np.bincount(idx, weights=lat, minlength=k)
-    lo = max(float(lat.min()), 1e-7)
-    hi = max(float(lat.max()), lo * (1 + BIN_WIDTH))
-    nb = int(min(MAX_BINS, math.ceil(math.log(hi / lo) / BIN_WIDTH) + 1))
     step = math.log(hi / lo) / nb
     b = np.clip((np.log(np.maximum(lat, lo) / lo) / step).astype(np.int64), 0, nb - 1)
     hist = np.bincount(idx.astype(np.int64) * nb + b, minlength=k * nb).reshape(k, nb).astype(np.float64)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import signal
@@ -82,46 +83,90 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "run"
 
 
-def _positive(kind):
-    def conv(v):
+# Every numeric flag's range. The upper bounds keep each figure drawable and each loop bounded:
+# 10000 s is the longest latency a results file can hold, 1e9 req/s its largest rate; a window
+# under 1 ms would cut a step into more windows than it has requests.
+LIMITS = {
+    # flag: (type, low, low included, high, unit and hint)
+    "--slo-percentile": (float, 0.0, False, 100.0, "(a percentile, e.g. 95 or 99.9)"),
+    "--slo-ms": (float, 0.001, True, 1e7, "milliseconds (at most 10000 s, the longest latency a results file holds)"),
+    "--target-rps": (float, 0.001, True, 1e9, "req/s"),
+    "--max-error-rate": (float, 0.0, True, 1.0, "(a fraction: 0.01 = 1%)"),
+    "--window": (float, 0.001, True, 1e7, "seconds"),
+    "--knee-elasticity": (float, 0.0, False, 100.0, "(1 = the default knee)"),
+    "--littles-tolerance": (float, 0.0, False, 100.0, "(a fraction: 0.10 = 10%)"),
+    "--replicates": (int, 0, True, 100_000, "(0 turns intervals off)"),
+}
+
+
+def _bounded(flag: str):
+    """argparse type for `flag`: a finite number within LIMITS[flag], else one line naming the flag,
+    the range and what was given (float() alone takes nan, inf and 1e999)."""
+    kind, lo, lo_in, hi, unit = LIMITS[flag]
+    shown_lo, shown_hi = (f"{x:g}".replace("e+0", "e").replace("e+", "e") for x in (lo, hi))
+    rng = f"{'[' if lo_in else '('}{shown_lo}, {shown_hi}]"
+    what = "an integer" if kind is int else "a finite number"
+
+    def conv(v: str):
         try:
-            x = kind(v)
+            x = kind(v.strip())
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{v!r} is not a number") from None
-        if x <= 0:
-            raise argparse.ArgumentTypeError(f"{v!r} must be greater than 0")
+            x = None
+        ok = x is not None and math.isfinite(x) and (x >= lo if lo_in else x > lo) and x <= hi
+        if not ok:
+            raise argparse.ArgumentTypeError(f"{flag} must be {what} in {rng} {unit} "
+                                             f"(got {v[:40]!r})")
         return x
     return conv
 
 
+MAX_TITLE = 200  # characters: a title is one line on a 12-inch plot; 100000 took minutes and gigabytes
+
+
+def _title(v: str) -> str:
+    if len(v) > MAX_TITLE:
+        raise argparse.ArgumentTypeError(f"--title must be at most {MAX_TITLE} characters (got {len(v)})")
+    return v
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        """Usage errors as one line (argparse prints the usage first), exit status 2."""
+        message = re.sub(r"^argument [^:]+: (?=--)", "", message)
+        _say(f"headroom-plot: error: {message}; see headroom-plot --help")
+        raise SystemExit(2)
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="headroom-plot", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
         description="Draw headroom plots (latency vs throughput, with the knee and the SLO) and write a "
                     "capacity report: how many CredHub instances serve T req/s within the latency SLO.")
     p.add_argument("inputs", nargs="+", metavar="RUN_DIR|CSV", help="run directories or results CSV files")
     p.add_argument("--out", required=True, metavar="DIR", help="directory for plots and reports (created)")
-    p.add_argument("--slo-percentile", type=_positive(float), default=None, metavar="P",
-                   help="latency percentile the SLO bounds (default: meta.json's slo, else 95)")
-    p.add_argument("--slo-ms", type=_positive(float), default=None, metavar="L",
-                   help="SLO latency bound in milliseconds (default: meta.json's slo, else 100)")
-    p.add_argument("--target-rps", type=_positive(float), default=None, metavar="T",
-                   help="recommend the instance count that serves T req/s within the SLO "
+    p.add_argument("--slo-percentile", type=_bounded("--slo-percentile"), default=None, metavar="P",
+                   help="latency percentile the SLO bounds, in (0, 100] (default: meta.json's slo, else 95)")
+    p.add_argument("--slo-ms", type=_bounded("--slo-ms"), default=None, metavar="L",
+                   help="SLO latency bound in milliseconds, in [0.001, 1e7] (default: meta.json's slo, else 100)")
+    p.add_argument("--target-rps", type=_bounded("--target-rps"), default=None, metavar="T",
+                   help="recommend the instance count that serves T req/s within the SLO, T in [0.001, 1e9] "
                         "(marked extrapolated beyond the largest measured count)")
-    p.add_argument("--max-error-rate", type=float, default=0.01, metavar="R",
-                   help="steps with a larger failed fraction do not count as capacity (default 0.01)")
-    p.add_argument("--window", type=_positive(float), default=1.0, metavar="SECONDS",
-                   help="throughput window for the scatter; windows never straddle steps (default 1)")
-    p.add_argument("--knee-elasticity", type=_positive(float), default=1.0, metavar="E",
-                   help="the knee is where 1%% more throughput costs E%% more latency on the fitted curve "
-                        "(default 1)")
-    p.add_argument("--littles-tolerance", type=_positive(float), default=0.10, metavar="F",
-                   help="warn when a closed-loop step's Little's law residual exceeds F (default 0.10)")
-    p.add_argument("--replicates", type=int, default=400, metavar="B",
-                   help="bootstrap replicates behind the 95 %% intervals (default 400; 0 turns intervals off)")
+    p.add_argument("--max-error-rate", type=_bounded("--max-error-rate"), default=0.01, metavar="R",
+                   help="steps with a larger failed fraction do not count as capacity; in [0, 1] (default 0.01)")
+    p.add_argument("--window", type=_bounded("--window"), default=1.0, metavar="SECONDS",
+                   help="throughput window for the scatter, in [0.001, 1e7]; windows never straddle steps (default 1)")
+    p.add_argument("--knee-elasticity", type=_bounded("--knee-elasticity"), default=1.0, metavar="E",
+                   help="the knee is where 1%% more throughput costs E%% more latency on the fitted curve; "
+                        "in (0, 100] (default 1)")
+    p.add_argument("--littles-tolerance", type=_bounded("--littles-tolerance"), default=0.10, metavar="F",
+                   help="warn when a closed-loop step's Little's law residual exceeds F; in (0, 100] (default 0.10)")
+    p.add_argument("--replicates", type=_bounded("--replicates"), default=400, metavar="B",
+                   help="bootstrap replicates behind the 95 %% intervals, in [0, 100000] (default 400; 0 turns "
+                        "intervals off)")
     p.add_argument("--format", default="png,svg", metavar="LIST",
                    help="comma-separated image formats: png, svg, pdf (default png,svg)")
-    p.add_argument("--title", default=None, help="title for the report and the overlay plot")
+    p.add_argument("--title", type=_title, default=None,
+                   help=f"title for the report and the overlay plot (at most {MAX_TITLE} characters)")
     p.add_argument("--no-report", action="store_true", help="write only the images")
     p.add_argument("--quiet", action="store_true", help="do not print warnings (paths are still printed)")
     p.add_argument("--version", action="version", version=f"headroom-plot {__version__}")
@@ -279,7 +324,10 @@ def main(argv: list[str] | None = None) -> int:
     from .output import OutputError, sweep
     out_dir = None
     try:
-        args = parser().parse_args(argv)
+        try:
+            args = parser().parse_args(argv)
+        except SystemExit as exc:  # --help, --version, or a usage error already said in one line
+            return exc.code if isinstance(exc.code, int) else 2
         out_dir = args.out
         code = _main(args)
         _raise_if_stopped()
@@ -342,15 +390,6 @@ def _main(args) -> int:
     if bad or not formats:
         print(f"headroom-plot: error: --format {args.format!r}: use png, svg or pdf, comma-separated",
               file=sys.stderr)
-        return 2
-    if not 0 <= args.max_error_rate <= 1:
-        print("headroom-plot: error: --max-error-rate must be between 0 and 1 (0.01 = 1%)", file=sys.stderr)
-        return 2
-    if not 0 <= args.replicates <= 100_000:
-        print("headroom-plot: error: --replicates must be between 0 and 100000 (0: no intervals)", file=sys.stderr)
-        return 2
-    if args.slo_percentile is not None and args.slo_percentile > 100:
-        print("headroom-plot: error: --slo-percentile must be at most 100", file=sys.stderr)
         return 2
 
     # matplotlib's import is mostly Python bytecode: do it in a thread while the CSV parse

@@ -222,6 +222,10 @@ class _Reader:
         self.warnings: list[str] = []
         self.header_count = 0
         self.first_start: str | None = None
+        # credhub-perf files: the steps met so far (sorted) with their first lines, and the last one
+        self._seen = np.empty(0, dtype=np.complex128)
+        self._seen_line = np.empty(0, dtype=np.int64)
+        self._last_step: complex | None = None
 
     def fail(self, line: int, msg: str) -> "_LineError":
         return _LineError(line, msg)
@@ -314,6 +318,8 @@ class _Reader:
                 return
 
     def _collect(self, res: dict) -> None:
+        if "steps" in res:
+            self._check_steps(*res["steps"])
         if "segs" in res:
             self.segments.append(res["segs"] + self.header_count)
         self.header_count += res.get("nheaders", 0)
@@ -324,6 +330,42 @@ class _Reader:
         room = ERROR_SAMPLE - len(self.error_messages)
         if room > 0:
             self.error_messages += res.get("msgs", [])[:room]
+
+    def _check_steps(self, keys: np.ndarray, lines: np.ndarray) -> None:
+        """Refuse a step whose rows come back after another step's (the Go reader's rule): a credhub-perf
+        file holds each step's rows together, so a step seen before is a sorted or concatenated file,
+        whose step figures would be silently wrong. keys: the chunk's runs of one (concurrency, rate),
+        as concurrency + 1j * rate; lines: each run's first line in the chunk. Chunks come in file order."""
+        if len(keys) and self._last_step is not None and keys[0] == self._last_step:
+            keys, lines = keys[1:], lines[1:]  # the previous chunk's last step goes on
+        if len(keys) == 0:
+            return
+        # The first run whose step was seen before, in an earlier chunk or earlier in this one.
+        uniq, first = np.unique(keys, return_index=True)
+        again = np.ones(len(keys), dtype=bool)
+        again[first] = False
+        seen_at = np.searchsorted(self._seen, keys)
+        seen_at = np.minimum(seen_at, len(self._seen) - 1) if len(self._seen) else seen_at
+        if len(self._seen):
+            again |= self._seen[seen_at] == keys
+        bad = np.flatnonzero(again)
+        if len(bad):
+            i = int(bad[0])
+            k = keys[i]
+            if len(self._seen) and self._seen[seen_at[i]] == k:
+                at = int(self._seen_line[seen_at[i]])
+            else:
+                at = self._base + int(lines[int(np.flatnonzero(keys == k)[0])])
+            rate = np.format_float_positional(k.imag, trim="-")
+            raise InputError(
+                f"{self.path}:{self._base + int(lines[i])}: rows of the step at concurrency {int(k.real)}, rate "
+                f"{rate} appear again after another step (first at line {at}): the rows are out of order (a "
+                "sorted or concatenated file?); use the file as credhub-perf wrote it, each step's rows "
+                "together in run order")
+        order = np.argsort(np.concatenate((self._seen, uniq)), kind="stable")
+        self._seen = np.concatenate((self._seen, uniq))[order]
+        self._seen_line = np.concatenate((self._seen_line, self._base + lines[first]))[order]
+        self._last_step = keys[-1]
 
     def _final_piece(self, chunk: bytes) -> None:
         """The bytes after the last line end: a line cut short by a killed writer.
@@ -357,6 +399,7 @@ class _Reader:
         ends[cr] -= 1
         nonblank = ends > starts
         starts, ends = starts[nonblank], ends[nonblank]
+        line = np.flatnonzero(nonblank)  # each row's line, counted from the chunk's first (0)
         if len(starts) == 0:
             return res
 
@@ -377,21 +420,27 @@ class _Reader:
             hdr = np.flatnonzero(~isdata)
             for i in hdr:
                 text = body[starts[i]:ends[i]]
+                if text.strip() == self.header and self.format != "credhub-perf":
+                    continue  # hey-fork files repeat the header once per step
                 if text.strip() == self.header:
-                    continue
-                shown = text[:60].decode("utf-8", "replace")
-                if text.decode("utf-8", "replace").strip() in FORMATS:
+                    # credhub-perf writes its header once: a second one means two files were joined,
+                    # and their steps would be read as one run's (the Go reader's rule)
+                    found.append((int(starts[i]), "the header repeats (two results files concatenated?): "
+                                  "summarise each file on its own, or split it at that line"))
+                elif text.decode("utf-8", "replace").strip() in FORMATS:
+                    shown = text[:60].decode("utf-8", "replace")
                     found.append((int(starts[i]), f"header of another CSV format ({shown!r}) inside a "
                                   f"'{self.format}' file; split the file or convert it to one format"))
                 else:
+                    shown = text[:60].decode("utf-8", "replace")
                     found.append((int(starts[i]), f"unparseable row {shown!r}: expected a number in the first "
                                   f"column or a repeated header; fix or delete the line"))
                 # Rows after it do not matter: only one that comes earlier can be reported instead.
                 keep = starts < starts[i]
-                starts, ends, isdata = starts[keep], ends[keep], isdata[keep]
+                starts, ends, isdata, line = starts[keep], ends[keep], isdata[keep], line[keep]
                 break
             segs = np.cumsum(~isdata).astype(np.int32)
-            starts, ends, segs = starts[isdata], ends[isdata], segs[isdata]
+            starts, ends, segs, line = starts[isdata], ends[isdata], segs[isdata], line[isdata]
         res["segs"] = segs
         res["nheaders"] = int((~isdata).sum())
         if len(starts) == 0:
@@ -473,10 +522,13 @@ class _Reader:
             fe = ends if j == ncomma else commas(j)
             return fs, fe
 
+        step_key = {}
         for name in WANTED:
             if name not in self.cols:
                 continue
             vals = self._number(name, buf, body, field_bounds(self.cols.index(name)), starts, found)
+            if name in ("concurrency", "rate"):
+                step_key[name] = vals  # before rate is narrowed to float32: steps compare as float64
             if name in _INTEGER:
                 vals = vals.astype(np.int16 if name == "status-code" else np.int32)
             elif name == "rate":
@@ -509,6 +561,8 @@ class _Reader:
         if found:
             pos, msg = min(found)
             raise self.fail(lineno(pos), msg)
+        if self.format == "credhub-perf":
+            res["steps"] = step_runs(step_key["concurrency"], step_key["rate"], line)
         if self.has_error_col:
             fs, fe = field_bounds(self.cols.index("error"))
             nonempty = fe > fs
@@ -651,6 +705,16 @@ class _Reader:
                      start=start, start0=start0, status=cat("status-code"), concurrency=cat("concurrency"),
                      rate=cat("rate"), sched_lag=cat("sched-lag"), error=cat("error"), request=cat("request"), segment=segment,
                      error_messages=self.error_messages, warnings=self.warnings)
+
+
+def step_runs(concurrency: np.ndarray, rate: np.ndarray, line: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The runs of rows with one (concurrency, rate), in order: each run's step as concurrency + 1j * rate
+    (one sortable number; both are finite) and its first row's line."""
+    if len(concurrency) == 0:
+        return np.empty(0, dtype=np.complex128), np.empty(0, dtype=np.int64)
+    change = np.flatnonzero((np.diff(concurrency) != 0) | (np.diff(rate) != 0)) + 1
+    first = np.concatenate(([0], change))
+    return concurrency[first] + 1j * rate[first], line[first]
 
 
 def _days_from_civil(y: np.ndarray, m: np.ndarray, d: np.ndarray) -> np.ndarray:

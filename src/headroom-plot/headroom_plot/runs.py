@@ -68,6 +68,8 @@ class Run:
     # A mixed run's own latency bounds per request type (meta.json slo.latency_by_request_s); a type
     # not listed is held to the run's SLO.
     slo_by_request: dict = field(default_factory=dict)
+    # The plots' time axis (analysis.time_axis): start, end, and why it ends before the last request.
+    time_axis: tuple = (0.0, 1.0, "")
 
     @property
     def total(self) -> int:
@@ -133,33 +135,169 @@ def label_adds(label: str, instances: int | None) -> bool:
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
-def _clean(v):
-    """Strings from JSON as text that can be drawn and written: a lone surrogate (JSON allows
+def _clean_text(v: str) -> str:
+    """A string from JSON as text that can be drawn and written: a lone surrogate (JSON allows
     "\\udcff") becomes U+FFFD, a control character a space."""
-    if isinstance(v, str):
-        return _CONTROL.sub(" ", v.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace"))
-    if isinstance(v, list):
-        return [_clean(x) for x in v]
-    if isinstance(v, dict):
-        return {_clean(k): _clean(x) for k, x in v.items()}
-    return v
+    return _CONTROL.sub(" ", v.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace"))
+
+
+# meta.json and summary.json are a few KB; these bounds are far beyond any credhub-perf writes and
+# keep a damaged or hostile file to one line: without them a 24 MB meta.json of strings ran for
+# minutes in gigabytes, and a few hundred levels of nesting overflowed the recursion limit.
+MAX_JSON_BYTES = 4 << 20
+MAX_JSON_DEPTH = 32
+MAX_JSON_INT = 2 ** 53  # integers beyond lose their value in float64, as in any JSON reader but Python's
+MAX_TEXT = 200          # characters of a label or scenario: names drawn in titles and legends
+
+
+class _Refused:
+    """A number json.loads met that no figure may hold (NaN, Infinity, 1e999, a 5000-digit integer),
+    kept in place so the walk after the parse can name its key."""
+
+    __slots__ = ("text", "why")
+
+    def __init__(self, text: str, why: str):
+        self.text, self.why = text, why
+
+
+def _json_int(text: str):
+    # int() of more than 4300 digits raises (CPython's limit): the length is checked first
+    if len(text.lstrip("-")) > 16 or abs(int(text)) > MAX_JSON_INT:
+        return _Refused(text, "is beyond \u00b12^53 (integers larger than float64 holds exactly)")
+    return int(text)
+
+
+def _json_float(text: str):
+    v = float(text)
+    return v if math.isfinite(v) else _Refused(text, "is beyond the range of a float64")
+
+
+def _json_constant(text: str):
+    return _Refused(text, "is not a number (JSON has no NaN or Infinity)")
+
+
+def _walk(path: str, data):
+    """data with its strings cleaned (_clean_text), walked without recursion; InputError naming the key of
+    the first refused number (in file order) or of a level deeper than MAX_JSON_DEPTH."""
+    root = [None]
+    todo = [(data, root, 0, "", 0)]  # (value, its container, its key there, its name, depth)
+    while todo:
+        v, parent, key, where, depth = todo.pop()
+        if depth > MAX_JSON_DEPTH:
+            where = where if len(where) <= 60 else where[:57] + "..."
+            raise InputError(f"{path}: {where}: nested deeper than {MAX_JSON_DEPTH} levels: not a credhub-perf "
+                             "file; fix or remove the file")
+        if isinstance(v, _Refused):
+            raise InputError(f"{path}: {where or 'the value'}: {v.text[:40]} {v.why}; write a finite number "
+                             "(or null), or remove the file")
+        if isinstance(v, str):
+            parent[key] = _clean_text(v)
+        elif isinstance(v, list):
+            parent[key] = new = [None] * len(v)
+            todo.extend(reversed([(x, new, i, f"{where}[{i}]", depth + 1) for i, x in enumerate(v)]))
+        elif isinstance(v, dict):
+            parent[key] = new = {}
+            items = []
+            for k, x in v.items():
+                k = _clean_text(k)
+                new[k] = None  # the key's place, in file order
+                items.append((x, new, k, f"{where}.{k}" if where else k, depth + 1))
+            todo.extend(reversed(items))
+        else:
+            parent[key] = v
+    return root[0]
 
 
 def _load_json(path: str) -> dict:
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        with open(path, "rb") as f:
+            raw = f.read(MAX_JSON_BYTES + 1)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    if len(raw) > MAX_JSON_BYTES:
+        raise InputError(f"{path}: larger than {MAX_JSON_BYTES >> 20} MiB: not a credhub-perf file (they are a "
+                         "few KB); fix or remove the file")
+    try:
+        data = json.loads(raw.decode("utf-8"), parse_int=_json_int, parse_float=_json_float,
+                          parse_constant=_json_constant)
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); fix or remove the file") from None
     except UnicodeDecodeError:
         raise InputError(f"{path}: not UTF-8 text, so not JSON; fix or remove the file") from None
     except RecursionError:
         raise InputError(f"{path}: JSON nested too deeply; fix or remove the file") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
     if not isinstance(data, dict):
         raise InputError(f"{path}:1: expected a JSON object")
-    return _clean(data)
+    return _walk(path, data)
+
+
+# The values of meta.json and summary.json that reach a figure, a title or a loop, and their ranges:
+# (key, type, low, low included, high, what to write instead). "steps[]" is every element of steps.
+# A key that is absent or null keeps its default; flags of summary.json's steps (steady, tester_bound,
+# tester_cpu...) of the wrong type or range are ignored instead (apply_step_flags).
+META_RULES = (
+    ("scenario", str, 0, True, MAX_TEXT, "a scenario name such as get"),
+    ("label", str, 0, True, MAX_TEXT, "a short run label"),
+    ("instances", int, 1, True, 10_000, "the number of CredHub instances, or null"),
+    ("slo.percentile", float, 0.0, False, 100.0, "the SLO percentile, e.g. 95"),
+    ("slo.latency_s", float, 0.0, False, 10_000.0, "the SLO bound in seconds, e.g. 0.1"),
+    ("steps[].concurrency", int, 1, True, 1_000_000, "the step's worker count"),
+    ("steps[].rate", float, 0.0, True, 1e9, "the step's target rate in req/s (0: closed loop)"),
+    ("steps[].requests", int, 0, True, MAX_JSON_INT, "the step's request count"),
+    ("steps[].duration_s", float, 0.0, True, 1e7, "the step's duration in seconds"),
+    ("warmup.duration_s", float, 0.0, True, 1e7, "the warm-up's duration in seconds"),
+    ("warmup.requests", int, 0, True, MAX_JSON_INT, "the warm-up's request count"),
+)
+SUMMARY_RULES = (
+    ("steps[].concurrency", int, 1, True, 1_000_000, "the step's worker count"),
+    ("steps[].rate", float, 0.0, True, 1e9, "the step's target rate in req/s (0: closed loop)"),
+    ("steps[].requests", int, 0, True, MAX_JSON_INT, "the step's request count"),
+    ("steps[].throughput", float, 0.0, True, 1e9, "the step's throughput in req/s"),
+)
+
+
+def check_values(path: str, doc: dict, rules) -> None:
+    """InputError "FILE: key: problem; fix" for the first value of `rules` that is of the wrong type or out of
+    its range in the parsed JSON object doc."""
+    for key, kind, lo, lo_in, hi, fix in rules:
+        found = [("", doc)]
+        for part in key.split("."):
+            each = part.endswith("[]")
+            name = part[:-2] if each else part
+            nxt = []
+            for where, obj in found:
+                if not isinstance(obj, dict):
+                    raise InputError(f"{path}: {where}: expected a JSON object; fix or remove the file")
+                v = obj.get(name)
+                at = f"{where}.{name}" if where else name
+                if v is None:
+                    continue
+                if each:
+                    if not isinstance(v, list):
+                        raise InputError(f"{path}: {at}: expected a list; fix or remove the file")
+                    nxt += [(f"{at}[{i}]", x) for i, x in enumerate(v)]
+                else:
+                    nxt.append((at, v))
+            found = nxt
+        for where, v in found:
+            _check_value(path, where, v, kind, lo, lo_in, hi, fix)
+
+
+def _check_value(path, where, v, kind, lo, lo_in, hi, fix) -> None:
+    shown = json.dumps(v)[:40]
+    if kind is str:
+        if not isinstance(v, str):
+            raise InputError(f"{path}: {where}: {shown} is not a string; write {fix} in quotes")
+        if len(v) > hi:
+            raise InputError(f"{path}: {where}: {len(v)} characters, more than {hi}; write {fix}")
+        return
+    number = isinstance(v, (int, float)) and not isinstance(v, bool)
+    if not number or (kind is int and not isinstance(v, int)):
+        raise InputError(f"{path}: {where}: {shown} is not {'an integer' if kind is int else 'a number'}; "
+                         f"write {fix}")
+    if not ((v >= lo if lo_in else v > lo) and v <= hi):
+        rng = f"{'[' if lo_in else '('}{lo:g}, {hi:g}]"
+        raise InputError(f"{path}: {where}: {shown} is out of range {rng}; write {fix}")
 
 
 def resolve(arg: str) -> tuple[str, dict, list[str], dict | None]:
@@ -183,13 +321,25 @@ def resolve(arg: str) -> tuple[str, dict, list[str], dict | None]:
                 meta_path = own[0]
                 if not os.path.exists(sp):
                     sp = os.path.join(arg, "summary-" + os.path.basename(own[0])[len("meta-"):])
-        meta = _load_json(meta_path) if os.path.exists(meta_path) else {}
-        summary = _load_json(sp) if os.path.exists(sp) else None
+        meta = load_meta(meta_path) if os.path.exists(meta_path) else {}
+        summary = load_summary(sp) if os.path.exists(sp) else None
         return arg, meta, csvs, summary
     here = os.path.dirname(os.path.abspath(arg))
     meta_path = os.path.join(here, "meta.json")
-    meta = _load_json(meta_path) if os.path.exists(meta_path) else {}
+    meta = load_meta(meta_path) if os.path.exists(meta_path) else {}
     return arg, meta, [arg], None
+
+
+def load_meta(path: str) -> dict:
+    meta = _load_json(path)
+    check_values(path, meta, META_RULES)
+    return meta
+
+
+def load_summary(path: str) -> dict:
+    summary = _load_json(path)
+    check_values(path, summary, SUMMARY_RULES)
+    return summary
 
 
 def _fix_segment_offsets(t: Table) -> None:
@@ -268,6 +418,14 @@ def load_run(arg: str, opts: Options) -> Run:
     lat, off, err, step, conc_of, rate_of, lag, req = [], [], [], [], {}, {}, [], []
     nsteps = []
     sids = [analysis.assign_steps(t.segment, t.concurrency, t.rate, t.offset) for t in tables]
+    for t, sid in zip(tables, sids):
+        n = int(sid.max()) + 1 if len(sid) else 0
+        if n > MAX_STEPS:
+            # Every step is a point, a band and a bootstrap column: 20000 one-row steps ran out of
+            # memory after minutes. A ramp or a capacity search has tens.
+            raise InputError(f"{t.path}: {n:,} steps (a new step at every change of concurrency and rate, or "
+                             f"repeated header), more than the {MAX_STEPS:,} headroom-plot draws; split the file "
+                             "into runs, or check that its concurrency and rate columns are not damaged")
     # Several credhub-perf testers: steps paired by slot (analysis.pair_slots), not by position.
     slots = None
     if len(tables) > 1 and all(t.concurrency is not None and t.rate is not None for t in tables):
@@ -367,6 +525,10 @@ def load_run(arg: str, opts: Options) -> Run:
               win_errors=np.concatenate(werr), win_max=np.concatenate(wmax), win_step=np.concatenate(wstep),
               has_failures_column=has_fail, warnings=warnings, error_messages=msgs.most_common(5),
               by_request=by_request, slo_by_request=slo_by_request)
+    run.time_axis = analysis.time_axis(np.array([s.t0 for s in steps]), np.array([s.t1 for s in steps]), offset,
+                                       latency)
+    if run.time_axis[2]:
+        run.warnings.append(f"{label}: {run.time_axis[2]} (drawn to the axis' end and noted on the plots)")
     for t in tables:  # keep the parsed columns only where they are still needed
         t.latency = t.offset = t.start = t.status = t.concurrency = t.rate = t.sched_lag = t.error = None
         t.segment = None
@@ -405,6 +567,10 @@ def load_run(arg: str, opts: Options) -> Run:
     return run
 
 
+# Steps of one results file at most (see load_run).
+MAX_STEPS = 1000
+
+
 # A meta.json's largest `testers` believed (results.maxTesters): a hostile value must not list millions.
 MAX_TESTERS = 1000
 
@@ -434,9 +600,8 @@ def planned_testers(path: str) -> tuple[int, list[str]]:
     seen, planned = set(), 0
     for p in [os.path.join(path, "meta.json")] + sorted(glob.glob(os.path.join(path, "meta-*.json"))):
         try:
-            with open(p, encoding="utf-8") as f:
-                m = json.load(f)
-        except (OSError, ValueError, RecursionError):
+            m = _load_json(p)
+        except InputError:
             continue  # missing or unreadable: Go leaves it out too (with its own warning)
         if not isinstance(m, dict) or _int(m.get("tester", 0)) is None or m.get("tester", 0) in seen:
             continue
@@ -486,7 +651,8 @@ def request_bounds(path: str, meta: dict) -> tuple[dict, list[str]]:
             out[k] = float(v)
         else:
             bad.append(str(k)[:20])
-    w = [f"{path}: meta.json slo.latency_by_request_s: ignored {', '.join(bad)} (a request type with a bound "
+    named = ", ".join(bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+    w = [f"{path}: meta.json slo.latency_by_request_s: ignored {named} (a request type with a bound "
          "in seconds > 0): held to the run's SLO"] if bad else []
     return out, w
 

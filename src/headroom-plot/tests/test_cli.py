@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from headroom_plot import cli
+from headroom_plot.csvread import InputError
 from headroom_plot.runs import Options, load_run
 
 from conftest import BASE, STEADY_WARMUP, closed_step, our_row, rfc3339, write_meta, write_ours
@@ -266,13 +267,17 @@ def test_mix_capacity_every_type_meets_its_bound(tmp):
 
 def test_mix_hostile_per_type_bounds(tmp):
     """meta.json's per-type bounds that are not a known type with seconds > 0 are left out, with a warning."""
-    for bad in ([0.04], "x", {"set": -1}, {"set": "40ms"}, {"delete": 0.04}, {"set": float("nan")},
-                {"set": True}):
+    for bad in ([0.04], "x", {"set": -1}, {"set": "40ms"}, {"delete": 0.04}, {"set": True}):
         d = _mix_dir(tmp / f"bad{abs(hash(repr(bad)))}", (0.010, 0.030, 0.060),
                      slo={"percentile": 95, "latency_s": 0.02, "latency_by_request_s": bad})
         run = load_run(str(d), Options(slo_s=0.020))
         assert run.slo_by_request == {}, bad
         assert any("latency_by_request_s" in w for w in run.warnings), bad
+    # NaN is not JSON (json.dump writes it anyway): the file is refused, naming the key
+    d = _mix_dir(tmp / "nan", (0.010, 0.030, 0.060),
+                 slo={"percentile": 95, "latency_s": 0.02, "latency_by_request_s": {"set": float("nan")}})
+    with pytest.raises(InputError, match=r"meta.json: slo.latency_by_request_s.set: NaN is not a number"):
+        load_run(str(d), Options(slo_s=0.020))
 
 
 def test_single_type_run_has_no_per_type_table(tmp):

@@ -72,10 +72,18 @@ def test_flags_with_mismatched_steps_are_not_applied(tmp):
 
 
 def test_hostile_flag_values_are_ignored(tmp):
-    flags = [{"steady": "no", "tester_bound": 1, "tester_cpu": float("nan")},
-             {"steady": None, "tester_cpu": -3}, {"tester_cpu": 1e309}, {"host_cpu": "x"}]
+    flags = [{"steady": "no", "tester_bound": 1, "tester_cpu": "x"},
+             {"steady": None, "tester_cpu": -3}, {"tester_cpu": 1e300}, {"host_cpu": "x"}]
     run = load_run(_run_dir(tmp, _summary(flags)), OPTS)
     assert all(s.steady is None and s.tester_bound is None and s.tester_cpu is None for s in run.steps)
+
+
+@pytest.mark.parametrize("value,text", [(float("nan"), "NaN"), (1e309, "Infinity")])
+def test_flag_values_json_cannot_hold_are_refused(tmp, value, text):
+    """json.dump writes NaN and Infinity, which are not JSON: the file is refused, naming the key."""
+    flags = [{"steady": True}, {"tester_cpu": value}, {}, {}]
+    with pytest.raises(runs.InputError, match=rf"summary.json: steps\[1\].tester_cpu: {text} is not a number"):
+        load_run(_run_dir(tmp, _summary(flags)), OPTS)
 
 
 def test_warmup_warning_and_report_line(tmp):

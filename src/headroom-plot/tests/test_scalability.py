@@ -167,7 +167,7 @@ def test_replicates_zero_gives_no_intervals_and_bad_values_exit_2(tmp, capsys):
     cap = json.loads((out / "capacity.json").read_text())["scenarios"]["get"]["capacity"][0]
     assert cap["interval"] is None and cap["capacity_rps"] > 0
     assert cli.main([d, "--out", str(out), "--replicates", "-5"]) == 2
-    assert "--replicates must be between 0 and 100000" in capsys.readouterr().err
+    assert "--replicates must be an integer in [0, 100000]" in capsys.readouterr().err
 
 
 def test_without_replicates_the_point_fit_recommends():

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import our_row, write_meta, write_ours
 from headroom_plot import analysis, report
+from headroom_plot.csvread import InputError
 from headroom_plot.runs import Options, load_run
 
 OPTS = Options(slo_percentile=95, slo_s=0.100)
@@ -80,13 +83,16 @@ def test_overlapping_slots_pair_by_concurrency(tmp):
     assert not any("same plan" in w for w in run.warnings)
 
 
-def test_rows_out_of_order_count_once(tmp):
+def test_rows_out_of_order_are_refused_as_the_go_reader_does(tmp):
+    """credhub-perf writes each step's rows together: a step's row after the next step's began is a sorted or
+    concatenated file, refused by both readers (results.ReadCSV) rather than counted."""
     rows = ([our_row(j * 0.1, 0.001, concurrency=1) for j in range(99)]
             + [our_row(10 + j * 0.1, 0.002, concurrency=2) for j in range(50)]
             + [our_row(9.9, 0.001, concurrency=1)]
             + [our_row(10 + j * 0.1, 0.002, concurrency=2) for j in range(50, 100)])
-    run = _run(tmp, _slots([1, 2]), rows)
-    _check(run, [(2, 200, 1, ""), (4, 200, 2, "")])
+    with pytest.raises(InputError, match=r"results-1.csv:151: rows of the step at concurrency 1, rate 0 appear "
+                                         r"again after another step \(first at line 2\)"):
+        _run(tmp, _slots([1, 2]), rows)
 
 
 def test_complete_run_unchanged_by_pairing(tmp):

@@ -1,0 +1,45 @@
+"""The hostile results CSVs the Go reader's tests read too (src/credhub-perf/results/testdata/hostile-csv):
+both readers give each file expect.json's verdict and refuse it at the same line, so a file one tool
+summarises the other plots. Read whole and in chunks of a few bytes, so a step coming back across a
+chunk boundary is refused like one inside a chunk."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from headroom_plot import csvread
+from headroom_plot.csvread import InputError, read_csv
+
+
+def _fixtures() -> Path:
+    # Found from here upwards, so the test does not depend on where the plotter's directory sits.
+    for up in Path(__file__).resolve().parents:
+        d = up / "src" / "credhub-perf" / "results" / "testdata" / "hostile-csv"
+        if d.is_dir():
+            return d
+    raise FileNotFoundError("src/credhub-perf/results/testdata/hostile-csv not found above " + __file__)
+
+
+FIX = _fixtures()
+CASES = json.loads((FIX / "expect.json").read_text())["files"]
+
+
+def test_every_fixture_has_a_verdict():
+    assert sorted(p.name for p in FIX.glob("*.csv")) == sorted(c["file"] for c in CASES)
+
+
+@pytest.mark.parametrize("chunk", [None, 61], ids=["whole", "chunked"])
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c["file"])
+def test_same_verdict_as_the_go_reader(case, chunk, monkeypatch):
+    if chunk:
+        monkeypatch.setattr(csvread, "CHUNK", chunk)
+    path = str(FIX / case["file"])
+    if case["verdict"] == "accept":
+        read_csv(path)
+        return
+    with pytest.raises(InputError) as exc:
+        read_csv(path)
+    msg = str(exc.value)
+    assert msg.startswith(f"{path}:{case['line']}: ") and "\n" not in msg, (case["why"], msg)
