@@ -813,7 +813,7 @@ def warmup_headline(meta: dict) -> str:
     if w.get("mode") == "off":
         return "warm-up off: the first steps may measure a cold JVM"
     if w.get("mode") == "auto" and w.get("steady") is not True:
-        return (f"warm-up not steady ({_clean(str(w.get('reason') or 'no reason recorded'))}): the first steps "
+        return (f"warm-up not steady ({_clean_text(str(w.get('reason') or 'no reason recorded'))}): the first steps "
                 "may measure a JVM still warming up")
     return ""
 
