@@ -195,7 +195,9 @@ func (m *stepAcc) span() (start, lastStart, end time.Duration) {
 // tester's step joins the merged step with its (concurrency, rate) whose
 // rows' time span on the shared origin overlaps its own (of several, the
 // one that starts latest); otherwise it is a step of its own, which the
-// testers absent from it leave incomplete. Pairing by position added a
+// testers absent from it leave incomplete. Merged steps of one key that
+// share no time are then one when no tester is in both and no other
+// step's requests start between them. Pairing by position added a
 // tester's step 3 to another's step 2 as soon as one tester missed a step.
 // Finish puts the merged steps in the order of their key (the ramp's).
 // Look-ups go through steps sorted by start, so a hostile file whose pair
@@ -267,11 +269,69 @@ func pairSlots(perFile [][]*stepAcc) ([]*stepAcc, []string) {
 			place(into)
 		}
 	}
+	sorted := append([]own(nil), all...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].start < sorted[j].start })
+	// latestBefore(t) is the latest last start of the own steps that start
+	// before t.
+	prefix := make([]time.Duration, len(sorted))
+	for j, o := range sorted {
+		prefix[j] = o.lastStart
+		if j > 0 {
+			prefix[j] = max(prefix[j], prefix[j-1])
+		}
+	}
+	latestBefore := func(t time.Duration) (time.Duration, bool) {
+		j := sort.Search(len(sorted), func(j int) bool { return sorted[j].start >= t })
+		if j == 0 {
+			return 0, false
+		}
+		return prefix[j-1], true
+	}
+	// Steps of one key whose spans do not touch are still one slot when
+	// they have no tester in common and no other step's requests (of any
+	// tester) start between the earlier one's last start and the later
+	// one's first: a tester that stopped early in a slot and one that
+	// began it late (busy host, slow connections) leave a gap, and kept
+	// apart the slot would read as two, each with one tester missing. A
+	// key repeated later in a file has the file's other steps between.
+	pos := map[*stepAcc]int{}
+	for i, m := range merged {
+		pos[m] = i
+	}
+	gone := map[*stepAcc]bool{}
+	for _, m := range merged {
+		list := byKey[m.key]
+		if len(list) < 2 || list[0] != m {
+			continue // each key once, from its first step by start
+		}
+		cur := list[0]
+		for _, next := range list[1:] {
+			_, cl, _ := cur.span()
+			if latest, ok := latestBefore(startOf(next)); !ok || latest > cl || sharesTester(cur, next) {
+				cur = next
+				continue
+			}
+			keep, drop := cur, next
+			if pos[next] < pos[cur] {
+				keep, drop = next, cur
+			}
+			keep.add(drop)
+			gone[drop] = true
+			cur = keep
+		}
+	}
+	if len(gone) > 0 {
+		kept := merged[:0]
+		for _, m := range merged {
+			if !gone[m] {
+				kept = append(kept, m)
+			}
+		}
+		merged = kept
+	}
 	// A tester whose rows in a merged step's slot carry another key did not
 	// run the same plan: the steps stay apart (each incomplete, as some
 	// tester is absent from it), and the run says so.
-	sorted := append([]own(nil), all...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].start < sorted[j].start })
 	var longestOwn time.Duration
 	for _, o := range all {
 		longestOwn = max(longestOwn, o.lastStart-o.start)
@@ -313,6 +373,15 @@ func pairSlots(perFile [][]*stepAcc) ([]*stepAcc, []string) {
 		}
 	}
 	return merged, warnings
+}
+
+func sharesTester(a, b *stepAcc) bool {
+	for _, sp := range b.spans {
+		if spanOf(a, sp.tester) >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func spanOf(m *stepAcc, tester int) int {

@@ -2,6 +2,7 @@ package results
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -371,6 +372,123 @@ func TestMergeOverlappingSlots(t *testing.T) {
 		if strings.Contains(w, "same plan") {
 			t.Errorf("warning %q", w)
 		}
+	}
+}
+
+// writeRows writes a tester's CSV: for each step, one request every 100 ms
+// taking conc ms, from offset from up to (not at) to.
+func writeRows(t *testing.T, path string, steps ...rowSpan) {
+	writeCSVFile(t, path, func(rec func(off, latency time.Duration, c int)) {
+		for _, st := range steps {
+			for off := st.from; off < st.to; off += 100 * time.Millisecond {
+				rec(off, time.Duration(st.conc)*time.Millisecond, st.conc)
+			}
+		}
+	})
+}
+
+type rowSpan struct {
+	conc     int
+	from, to time.Duration
+}
+
+// One tester stops 0.5 s into the last slot; the other, busy, sends its
+// first request of that slot only 1 s in, after the first one's last
+// ended: their rows share no time, yet they are one step, incomplete for
+// both, whichever file comes first, and no plan warning.
+func TestMergeSlotWithAGapBetweenTesters(t *testing.T) {
+	full := []rowSpan{{1, 0, 10 * time.Second}, {2, 10 * time.Second, 20 * time.Second}}
+	stopped := append(full[:2:2], rowSpan{3, 20 * time.Second, 20500 * time.Millisecond})
+	late := append(full[:2:2], rowSpan{3, 21 * time.Second, 30 * time.Second})
+	for _, stops := range []int{0, 1} {
+		dir := t.TempDir()
+		writeRows(t, filepath.Join(dir, fmt.Sprintf("results-%d.csv", stops)), stopped...)
+		writeRows(t, filepath.Join(dir, fmt.Sprintf("results-%d.csv", 1-stops)), late...)
+		sum, err := SummarizeDir(dir, mergeSLO)
+		if err != nil {
+			t.Fatal(err)
+		}
+		why := []string{fmt.Sprintf("tester %d sent load for 0.4 of the step's 9.9 s (stopped 9.5 s early)", stops),
+			fmt.Sprintf("tester %d sent load for 8.9 of the step's 9.9 s (started 1.0 s late)", 1-stops)}
+		if stops == 1 {
+			why[0], why[1] = why[1], why[0]
+		}
+		checkSteps(t, sum, []wantStep{{2, 200, 1, ""}, {4, 200, 2, ""}, {6, 95, 3, strings.Join(why, "; ")}})
+		for _, w := range sum.Warnings {
+			if strings.Contains(w, "same plan") {
+				t.Errorf("tester %d stopped: warning %q", stops, w)
+			}
+		}
+	}
+}
+
+// The gap rule does not join steps of one key that another step lies
+// between: tester 1 ran concurrency 3 in the slot where tester 0 stopped
+// early at 2, so its own step at 2 a slot later is another step, and the
+// testers did not run the same plan.
+func TestMergeGapWithAnotherStepBetween(t *testing.T) {
+	dir := t.TempDir()
+	writeRows(t, filepath.Join(dir, "results-0.csv"), rowSpan{1, 0, 10 * time.Second}, rowSpan{2, 10 * time.Second, 10500 * time.Millisecond})
+	writeRows(t, filepath.Join(dir, "results-1.csv"), rowSpan{1, 0, 10 * time.Second}, rowSpan{3, 10 * time.Second, 20 * time.Second}, rowSpan{2, 20 * time.Second, 30 * time.Second})
+	sum, err := SummarizeDir(dir, mergeSLO)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSteps(t, sum, []wantStep{{2, 200, 1, ""},
+		{2, 5, 2, "tester 1 sent no load in it (its rows in this slot say concurrency 3)"},
+		{2, 100, 2, "tester 0 sent no load in it"},
+		{3, 100, 3, "tester 0 sent no load in it (its rows in this slot say concurrency 2)"}})
+	var plan []string
+	for _, w := range sum.Warnings {
+		if strings.Contains(w, "same plan") {
+			plan = append(plan, w)
+		}
+	}
+	if want := "in the slot at offsets 10.0-10.4 s tester 0's rows say concurrency 2, tester 1's concurrency 3: the testers did not run the same plan; the two steps are kept apart, each incomplete"; len(plan) != 1 || plan[0] != want {
+		t.Errorf("plan warnings %q, want [%q]", plan, want)
+	}
+	// The same with the testers' keys swapped: nothing between them, so
+	// tester 1's late start and tester 0's early stop are one step.
+	dir = t.TempDir()
+	writeRows(t, filepath.Join(dir, "results-0.csv"), rowSpan{1, 0, 10 * time.Second}, rowSpan{2, 10 * time.Second, 10500 * time.Millisecond})
+	writeRows(t, filepath.Join(dir, "results-1.csv"), rowSpan{1, 0, 10 * time.Second}, rowSpan{2, 15 * time.Second, 20 * time.Second})
+	if sum, err = SummarizeDir(dir, mergeSLO); err != nil {
+		t.Fatal(err)
+	}
+	checkSteps(t, sum, []wantStep{{2, 200, 1, ""}, {4, 55, 2, "tester 0 sent load for 0.4 of the step's 9.9 s (stopped 9.5 s early); tester 1 sent load for 4.9 of the step's 9.9 s (started 5.0 s late)"}})
+}
+
+// The fixture of headroom-plot's test_pair_slots_gap_known_answer: tester
+// 0 stopped 0.1 s into concurrency 3, tester 1 began it 0.2 s in, tester 2
+// ran it later and then concurrency 1 again, after that step.
+func TestPairSlotsGapKnownAnswer(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * 100 * time.Millisecond }
+	step := func(tester, conc, a, l, b int) *stepAcc {
+		st := &stepAcc{concurrency: conc, key: stepKey{conc, 0}, stats: NewStats(), steady: NewSteadiness(), byType: NewTypeStats(),
+			spans: []testerSpan{{tester: tester, firstStart: ms(a), lastStart: ms(l), lastEnd: ms(b)}}}
+		r := load.Result{Offset: ms(a), Status: 200, Concurrency: conc}
+		st.stats.Record(&r)
+		return st
+	}
+	merged, warnings := pairSlots([][]*stepAcc{
+		{step(0, 1, 0, 9, 10), step(0, 2, 10, 19, 20), step(0, 3, 20, 21, 21)},
+		{step(1, 1, 0, 9, 10), step(1, 2, 10, 19, 20), step(1, 3, 22, 29, 30)},
+		{step(2, 3, 35, 39, 40), step(2, 1, 40, 49, 50)},
+	})
+	var got []string
+	for _, m := range merged {
+		var testers []string
+		for _, sp := range m.spans {
+			testers = append(testers, fmt.Sprint(sp.tester))
+		}
+		got = append(got, fmt.Sprintf("%d:%s", m.key.concurrency, strings.Join(testers, ",")))
+	}
+	// In creation order; Finish sorts them by key.
+	if want := "1:0,1 2:0,1 3:0,1,2 1:2"; strings.Join(got, " ") != want || len(warnings) != 0 {
+		t.Fatalf("merged %q, warnings %q; want %q and none", got, warnings, want)
+	}
+	if m := merged[2]; m.concurrency != 9 || m.stats.Snapshot().Requests != 3 {
+		t.Fatalf("concurrency 3 step: concurrency %d, %d requests; want 9, 3", m.concurrency, m.stats.Snapshot().Requests)
 	}
 }
 

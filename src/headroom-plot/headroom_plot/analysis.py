@@ -8,6 +8,7 @@ row is an error when status-code is 0 or >= 400 or the error column is not empty
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -94,7 +95,9 @@ def pair_slots(local: list[list[tuple]]) -> tuple[list[list[int]], list[Slot], l
     """Merge the testers' steps by slot, the rule of docs/design.md ("Steps of several testers"), as
     `credhub-perf merge` does: a tester's step joins the merged step with its (concurrency, rate) whose
     time span [first start, last end] on the shared origin overlaps its own (of several, the one that starts
-    latest), else it starts one of its own.
+    latest), else it starts one of its own; then merged steps of one key with no tester in common and no
+    other step's requests starting between them are one (a tester stopped early in the slot, another began
+    late).
 
     `local[i]` lists file i's steps as (tester, (concurrency, rate), first start, last start, last end).
     Returns, per file, each local step's merged index; the merged steps in the ramp's order (by key,
@@ -144,6 +147,37 @@ def pair_slots(local: list[list[tuple]]) -> tuple[list[list[int]], list[Slot], l
 
     order_by_start = sorted(range(len(own)), key=lambda i: own[i][2])  # stable
     starts = [own[i][2] for i in order_by_start]
+    # prefix[j]: the latest last start of the first j + 1 own steps by start
+    prefix = list(itertools.accumulate((own[i][3] for i in order_by_start), max))
+
+    # Steps of one key whose spans do not touch are still one slot when they have no tester in common and no
+    # other step's requests (of any tester) start between the earlier one's last start and the later one's
+    # first: a tester that stopped early in a slot and one that began it late leave a gap, and kept apart the
+    # slot would read as two, each with one tester missing. A key repeated later in a file has the file's
+    # other steps between.
+    into = list(range(len(slots)))
+    for lst in by_key.values():
+        cur = lst[0] if lst else None
+        for nxt in lst[1:]:
+            g, h = slots[cur], slots[nxt]
+            j = bisect.bisect_left(starts, h.start)
+            if j == 0 or prefix[j - 1] > g.last_start or set(g.testers) & set(h.testers):
+                cur = nxt
+                continue
+            keep, drop = (cur, nxt) if cur < nxt else (nxt, cur)
+            k, d = slots[keep], slots[drop]
+            k.start, k.last_start, k.end = min(k.start, d.start), max(k.last_start, d.last_start), max(k.end, d.end)
+            k.testers.extend(d.testers)
+            into[drop] = keep
+            cur = keep
+    if any(i != t for i, t in enumerate(into)):
+        for i in range(len(into)):
+            while into[into[i]] != into[i]:
+                into[i] = into[into[i]]
+        live = [i for i in range(len(slots)) if into[i] == i]
+        renum = {old: new for new, old in enumerate(live)}
+        maps = [[renum[into[i]] for i in m] for m in maps]
+        slots = [slots[i] for i in live]
     longest_own = max((o[3] - o[2] for o in own), default=0.0)
     warnings: list[str] = []
     seen: set[str] = set()

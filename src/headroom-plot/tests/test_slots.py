@@ -95,6 +95,42 @@ def test_rows_out_of_order_are_refused_as_the_go_reader_does(tmp):
         _run(tmp, _slots([1, 2]), rows)
 
 
+def _spans(*spans):
+    """One tester's rows: for each (conc, start, n), n requests of conc ms at concurrency conc, 100 ms apart."""
+    return [our_row(a + j * 0.1, c / 1000, concurrency=c) for c, a, n in spans for j in range(n)]
+
+
+def test_a_slot_with_a_gap_between_testers_is_one_step(tmp):
+    # one tester stops 0.5 s into the last slot, the other sends its first request of it 1 s in
+    stopped, late = _spans((1, 0, 100), (2, 10, 100), (3, 20, 5)), _spans((1, 0, 100), (2, 10, 100), (3, 21, 90))
+    for n, order in enumerate(((stopped, late), (late, stopped))):
+        (tmp / str(n)).mkdir()
+        run = _run(tmp / str(n), *order)
+        _check(run, [(2, 200, 1, ""), (4, 200, 2, ""), (6, 95, 3, "")])
+        assert not any("same plan" in w for w in run.warnings)
+
+
+def test_a_gap_with_another_step_between_stays_apart(tmp):
+    run = _run(tmp, _spans((1, 0, 100), (2, 10, 5)), _spans((1, 0, 100), (3, 10, 100), (2, 20, 100)))
+    _check(run, [(2, 200, 1, ""), (2, 5, 2, "tester 1 sent no load in it (its rows in this slot say concurrency 3)"),
+                 (2, 100, 2, "tester 0 sent no load in it"),
+                 (3, 100, 3, "tester 0 sent no load in it (its rows in this slot say concurrency 2)")])
+    assert [w for w in run.warnings if "same plan" in w] == [
+        "in the slot at offsets 10.0-10.4 s tester 0's rows say concurrency 2, tester 1's concurrency 3: "
+        "the testers did not run the same plan; the two steps are kept apart, each incomplete"]
+
+
+def test_pair_slots_gap_known_answer():
+    # tester 0 stopped 0.1 s into (3, 0); tester 1 began it 0.2 s in; tester 2 repeats (1, 0) after (2, 0)
+    local = [[(0, (1, 0.0), 0.0, 0.9, 1.0), (0, (2, 0.0), 1.0, 1.9, 2.0), (0, (3, 0.0), 2.0, 2.1, 2.1)],
+             [(1, (1, 0.0), 0.0, 0.9, 1.0), (1, (2, 0.0), 1.0, 1.9, 2.0), (1, (3, 0.0), 2.2, 2.9, 3.0)],
+             [(2, (3, 0.0), 3.5, 3.9, 4.0), (2, (1, 0.0), 4.0, 4.9, 5.0)]]
+    maps, slots, warnings = analysis.pair_slots(local)
+    assert maps == [[0, 2, 3], [0, 2, 3], [3, 1]]
+    assert [(g.key[0], g.testers) for g in slots] == [(1, [0, 1]), (1, [2]), (2, [0, 1]), (3, [0, 1, 2])]
+    assert warnings == []
+
+
 def test_complete_run_unchanged_by_pairing(tmp):
     run = _run(tmp, _slots([1, 2, 3]), _slots([1, 2, 3]))
     _check(run, [(2, 200, 1, ""), (4, 200, 2, ""), (6, 200, 3, "")])

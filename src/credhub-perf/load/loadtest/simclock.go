@@ -23,6 +23,14 @@ import (
 // schedule takes as long as its requests do, and what a test checks on
 // the clock (a step's slot, a warm-up's windows, a rendezvous timeout)
 // holds exactly, however slow or busy the machine.
+//
+// Several actors share the clock, so their relative progress is not
+// exact: work between requests (a step's new TLS connections, writing a
+// step's files) takes no simulated time but real time, during which the
+// other actors' requests move the clock on. An actor the host runs late,
+// as on a busy machine, thus starts a step or reads a message a simulated
+// tenth of a second or more after another, as a tester on a busy VM would;
+// a test must allow for that between actors, not only within one.
 type SimClock struct {
 	mu       sync.Mutex
 	now      time.Time
