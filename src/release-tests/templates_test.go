@@ -177,7 +177,7 @@ func TestTemplatesDefaults(t *testing.T) {
 		"keepalive":                 true,
 		"warmup.run":                "auto",
 		"warmup.concurrency":        0,
-		"warmup.max":                "3m",
+		"warmup.max":                "5m",
 		"saturation.max_tester_cpu": 0.8,
 		"saturation.max_host_cpu":   0.9,
 		"saturation.max_steal":      0.1,

@@ -203,7 +203,10 @@ func (r *rehearsal) errandProps(label string, scenarios []interface{}, tester ma
 		"scenarios": scenarios,
 		"steps": map[string]interface{}{
 			"min_concurrency": 1, "max_concurrency": 3, "step": 2,
-			"duration": "1s", "warmup": "0s",
+			// 3 s: a step is judged steady on its own (a shorter one counts
+			// only after an auto warm-up judged steady, which takes minutes),
+			// so the report has a capacity to compare.
+			"duration": "3s", "warmup": "0s",
 		},
 		"seed":    map[string]interface{}{"credentials": 20, "bytes": 256},
 		"cleanup": map[string]interface{}{"mode": "api"},

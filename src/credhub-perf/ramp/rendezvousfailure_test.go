@@ -416,7 +416,13 @@ func cancelTesterZeroInSet(t *testing.T, at time.Duration, scenarios ...string) 
 	t.Helper()
 	p := loadtest.NewPKI(t, loadtest.ECDSA)
 	fake := newFake()
-	clk, srv := simFake(t, p, fake, 2)
+	// 0.1 ms a request, not simFake's 1 ms: work between requests (a
+	// step's new connections, its files) takes real time in which the
+	// other tester's requests move the shared clock; the smaller each
+	// move, the closer the two testers stay in simulated time, so the
+	// stop lands in the last step of both, as the tests below expect.
+	clk := loadtest.NewSimClock(simStart, 2)
+	srv := loadtest.NewMTLSServer(t, p, clk.Handler(fake, func(*http.Request) time.Duration { return 100 * time.Microsecond }), true, false)
 	cfgs := rendezvousPair(t, p, srv.URL, scenarios...)
 	for i := range cfgs {
 		cfgs[i].Steps.MaxConcurrency = 3
