@@ -551,6 +551,11 @@ def load_run(arg: str, opts: Options) -> Run:
                 s.flag_note = "incomplete: " + s.incomplete_reason
     if summary is not None:
         run.warnings += apply_step_flags(run.name(), run.steps, summary)
+        stopped = summary.get("stopped")
+        # A run that did not finish its plan reads as finished without this line
+        # ("stopped after 3 of 8 planned steps (...; cleaned up later by credhub-perf cleanup ...)").
+        if isinstance(stopped, str) and stopped.strip():
+            run.warnings.append(f"{run.name()}: {stopped.strip()[:400]}")
     warm_steady = warmup_steady(meta)
     for s in run.steps:
         if s.steady is None and not s.unjudged:

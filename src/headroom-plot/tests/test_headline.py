@@ -126,3 +126,17 @@ def test_fitted_curve_beyond_the_measured_steps_is_labelled_extrapolated(tmp, mo
     for ln in knee:  # a knee is drawn only within the measured steps, or says it is extrapolated
         x = ln.get_xdata()[0]
         assert x <= run.knee.measured_max * 1.0001 or "EXTRAPOLATED" in ln.get_label()
+
+
+def test_a_stopped_run_says_so_in_the_warnings_and_report(tmp):
+    """summary.json's `stopped` (a run that did not finish its plan) reaches the warnings, naming the
+    scenario, so the report never shows such a run as finished."""
+    d = _ramp(tmp / "stopped", 3.0, STEADY_WARMUP)
+    line = ("stopped after 3 of 8 planned steps (interrupted; cleaned up later by `credhub-perf cleanup`: "
+            "1830 credentials removed)")
+    (tmp / "stopped" / "summary.json").write_text(json.dumps({"stopped": line}))
+    run = load_run(d, OPTS)
+    assert f"get run r: {line}" in run.warnings
+    out = tmp / "out"
+    assert cli.main([d, "--out", str(out), "--format", "png", "--quiet"]) == 0
+    assert line in (out / "report.md").read_text()
