@@ -210,6 +210,10 @@ func (r *rehearsal) errandProps(label string, scenarios []interface{}, tester ma
 		},
 		"seed":    map[string]interface{}{"credentials": 20, "bytes": 256},
 		"cleanup": map[string]interface{}{"mode": "api"},
+		// The rehearsal is not about saturation: credhub-sim and the other
+		// suites share this machine's CPUs, which would flag every step
+		// tester-bound and leave the report without a capacity to compare.
+		"saturation": map[string]interface{}{"max_tester_cpu": 1, "max_host_cpu": 1, "max_steal": 1, "max_tester_wait": 1},
 		// A short fixed warm-up: every tester loads for the same slot.
 		"warmup": map[string]interface{}{"run": "2s"},
 	}
