@@ -9,7 +9,7 @@ export PATH := $(BIN):$(VENV)/bin:$(PATH)
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build venv demo demo-images test bench release blobs bosh-cli clean
+.PHONY: all build venv tools demo demo-images test bench release blobs bosh-cli clean
 
 all: build
 
@@ -20,25 +20,30 @@ build:
 	cd src/credhub-perf && $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
 	cd src/credhub-sim && $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
 
-# The plotter in a local virtualenv.
+# The plotter in a local virtualenv. The pip that venv bundles (Python >= 3.10)
+# installs an editable pyproject package; upgrading it first cost a download.
 venv: $(VENV)/.installed
 $(VENV)/.installed: plotting/pyproject.toml
 	python3 -m venv $(VENV)
-	$(VENV)/bin/pip install -q --upgrade pip
 	$(VENV)/bin/pip install -q -e './plotting[test]'
 	@touch $@
 
-demo: build venv
+# The Go build (CPU) and the virtualenv (mostly waiting on downloads) side by
+# side: on a fresh clone that is the longer of the two, not their sum.
+tools:
+	@$(MAKE) --no-print-directory -j2 build venv
+
+demo: tools
 	scripts/demo
 
 # Regenerates the images the README shows, from a fresh demo run.
 demo-images: demo
 	scripts/demo-images
 
-test: build venv
+test: tools
 	scripts/test-all
 
-bench: build venv
+bench: tools
 	scripts/bench
 
 bosh-cli:

@@ -140,7 +140,11 @@ class Fit:
         ns = ns[np.isfinite(lam)]
         if not len(ns):
             return None, None
-        lo, hi = bootstrap.contain(*np.percentile(ns, [50 * (1 - LEVEL), 50 * (1 + LEVEL)]), self.peak_n)
+        # Replicates with kappa = 0 have no peak (inf): a percentile between two of them is inf - inf
+        # to numpy, a NaN with a RuntimeWarning on stderr; either way the bound is unbounded.
+        with np.errstate(invalid="ignore"):
+            q = np.percentile(ns, [50 * (1 - LEVEL), 50 * (1 + LEVEL)])
+        lo, hi = bootstrap.contain(*q, self.peak_n)
         return float(lo), (float(hi) if np.isfinite(hi) else None)   # None: unbounded (kappa may be 0)
 
     @property
