@@ -66,9 +66,15 @@ type Usage struct {
 	// (not Linux, no schedstats).
 	TesterWait     *float64
 	TesterWaitTime time.Duration
-	GCPause        time.Duration
-	Cores          int
-	Wall           time.Duration
+	// InFlight: the step's mean requests in flight (throughput x mean
+	// latency, Little's law), nil when unknown. A tester sending little
+	// waits little per second even when each of its few requests waits
+	// as long as it takes: its wait over the requests in flight is the
+	// share of each latency that may be the tester's own wait.
+	InFlight *float64
+	GCPause  time.Duration
+	Cores    int
+	Wall     time.Duration
 }
 
 // Limits are the bounds past which a step's figures describe the tester,
@@ -189,9 +195,16 @@ type Verdict struct {
 //     and read late whatever the host's busy share says. Its reason names
 //     the host CPU, whose advice (a quiet machine) is what helps.
 func Judge(u Usage, l Limits) Verdict {
-	waited := u.TesterWait != nil && *u.TesterWait > l.TesterWait
+	share := u.WaitShare()
+	// 1 = never, as for every bound; the share of a latency can pass 1.
+	shareOver := share != nil && *share > l.TesterWait && l.TesterWait < 1
+	waited := u.TesterWait != nil && (*u.TesterWait > l.TesterWait || shareOver)
 	waitFig := func() string {
-		return fmt.Sprintf("the tester's threads waited for a CPU %.0f %% of the step per core", 100**u.TesterWait)
+		f := fmt.Sprintf("the tester's threads waited for a CPU %.0f %% of the step per core", 100**u.TesterWait)
+		if shareOver {
+			f += fmt.Sprintf(" (up to %.0f %% of each request's latency)", 100*min(*share, 1))
+		}
+		return f
 	}
 	switch {
 	case u.TesterCPU != nil && *u.TesterCPU > l.TesterCPU:
@@ -218,6 +231,17 @@ func Judge(u Usage, l Limits) Verdict {
 		return Verdict{Reason: fmt.Sprintf("%s (%s)", waitFig(), host)}
 	}
 	return Verdict{}
+}
+
+// WaitShare is the tester's wait for a CPU over its requests in flight:
+// up to this share of each request's latency may be the tester waiting,
+// not the target. nil when the wait or the requests in flight are unknown.
+func (u Usage) WaitShare() *float64 {
+	if u.TesterWait == nil || u.InFlight == nil || *u.InFlight <= 0 {
+		return nil
+	}
+	s := *u.TesterWait * float64(max(u.Cores, 1)) / *u.InFlight
+	return &s
 }
 
 // parseProcStat sums the per-CPU lines ("cpuN ...") of /proc/stat for the

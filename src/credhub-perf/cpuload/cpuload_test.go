@@ -191,6 +191,15 @@ func TestJudge(t *testing.T) {
 			"the tester's threads waited for a CPU 30 % of the step per core (host CPU 85 % busy)", ""},
 		{"starved, host unknown", Usage{TesterWait: f64(0.3)}, "the tester's threads waited for a CPU 30 % of the step per core (host CPU unknown)", ""},
 		{"at the bounds", Usage{TesterCPU: f64(0.8), HostCPU: f64(0.9), HostSteal: f64(0.1), TesterWait: f64(0.1)}, "", ""},
+		// A hog on the tester's core, the tester sending 50 requests/s of
+		// 2 ms (0.1 in flight): 5 % of each second waiting is up to half
+		// of every latency.
+		{"busy host, few requests each waiting", Usage{TesterCPU: f64(0.01), HostCPU: f64(1), TesterWait: f64(0.05), InFlight: f64(0.1), Cores: 1},
+			"host CPU 100 % busy on the tester's core(s), and the tester's threads waited for a CPU 5 % of the step per core (up to 50 % of each request's latency)", ""},
+		// The target beside the tester: 15 requests in flight, the same
+		// wait is a third of a per cent of each latency.
+		{"busy host, many requests in flight", Usage{TesterCPU: f64(0.2), HostCPU: f64(0.97), TesterWait: f64(0.05), InFlight: f64(15), Cores: 1},
+			"", "host busy (is the target on this machine?): host CPU 97 % busy on the tester's core(s), but the tester's threads waited for a CPU only 5.0 % of the step per core; not tester-bound"},
 	} {
 		v := Judge(tc.u, l)
 		if v.Reason != tc.reason || v.HostBusy != tc.note {

@@ -51,6 +51,10 @@ func NewMetaStep(st SummaryStep, u cpuload.Usage, l cpuload.Limits) MetaStep {
 		w := secs(u.TesterWaitTime)
 		m.TesterWaitS = &w
 	}
+	if st.Throughput > 0 && st.MeanS > 0 {
+		f := st.Throughput * st.MeanS
+		u.InFlight = &f
+	}
 	v := cpuload.Judge(u, l)
 	if v.Reason != "" {
 		m.TesterBound, m.TesterBoundReason = true, v.Reason
