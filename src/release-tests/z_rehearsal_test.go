@@ -949,8 +949,11 @@ func checkReport(t *testing.T, logDir string, runs map[string]string, stdout str
 		b, _ := json.MarshalIndent(ws, "", " ")
 		t.Errorf("capacity.json on the VM differs from the workstation's:\nVM:\n%s\nworkstation:\n%s", a, b)
 	}
-	// The comparison means something only with figures in it: the get
-	// run's capacity and its bootstrap interval (seeded by the run's id).
+	// The comparison means something only with figures in it: some
+	// scenario's capacity and its bootstrap interval (seeded by the run's
+	// id). Any scenario: on a machine shared with other suites a run's
+	// steps may be judged not steady (rightly: the load beside them
+	// changed), which leaves that run without a capacity.
 	var cap struct {
 		Scenarios map[string]struct {
 			Capacity []struct {
@@ -963,8 +966,15 @@ func checkReport(t *testing.T, logDir string, runs map[string]string, stdout str
 	if err := json.Unmarshal(b, &cap); err != nil {
 		t.Fatal(err)
 	}
-	get := cap.Scenarios["get"].Capacity
-	if len(get) != 1 || get[0].CapacityRPS == nil || len(get[0].Interval) != 2 || get[0].Interval[0] == nil {
-		t.Errorf("the VM's capacity.json has no get capacity with an interval to compare:\n%s", b)
+	figures := 0
+	for _, sc := range cap.Scenarios {
+		for _, c := range sc.Capacity {
+			if c.CapacityRPS != nil && len(c.Interval) == 2 && c.Interval[0] != nil {
+				figures++
+			}
+		}
+	}
+	if figures == 0 {
+		t.Errorf("the VM's capacity.json has no capacity with an interval to compare:\n%s", b)
 	}
 }

@@ -673,10 +673,10 @@ var Keys = []Key{
 	},
 	{
 		Name: "saturation.max_tester_wait", Type: "number", Default: "0.1",
-		Help:  "A step in which this tester's threads waited for a CPU more than this share of the step per core (Linux schedstat run-queue wait / wall / cores), or so long that this share of each request's latency may be the tester's own wait (that wait over the step's requests in flight, throughput x mean latency: a tester sending little waits little per second, but each of its requests waits), is `tester_bound`. It also decides a host busy past `saturation.max_host_cpu`: bound only when the tester waited (or its wait is unknown), else reported as a busy host, not a bound. 1 = never.",
+		Help:  "A step in which this tester's threads waited for a CPU more than this share of the step per core (Linux schedstat run-queue wait / wall / cores) is `tester_bound`. It also decides a host busy past `saturation.max_host_cpu`: bound only when the tester waited that much, or so long that this share of each request's latency may be its own wait (the wait over the step's requests in flight, throughput x mean latency: a tester sending little beside a hog on its core waits little per second, but on every request), or when its wait is unknown; else reported as a busy host, not a bound. 1 = never.",
 		Rules: []Rule{{Check: "range", Min: num(0), MinExcl: true, Max: num(1), Msg: "must be a fraction above 0 and at most 1 (1 = never flag), got {v}"}},
 		BOSH: &Property{Name: "saturation.max_tester_wait", Default: 0.1,
-			Description: "Same for the time the tester's threads waited for a CPU (run-queue wait), per second of the step and core, or over the step's requests in flight (the share of each latency that may be the tester's own wait). A VM busy past saturation.max_host_cpu is tester-bound only when the tester also waited past this. 1 = never."},
+			Description: "Same for the time the tester's threads waited for a CPU (run-queue wait), per second of the step and core. A VM busy past saturation.max_host_cpu is tester-bound only when the tester also waited past this, per core or over the step's requests in flight (the share of each latency that may be the tester's own wait). 1 = never."},
 		field: func(c *Config) any { return &c.Saturation.MaxTesterWait },
 	},
 }

@@ -196,9 +196,14 @@ type Verdict struct {
 //     the host CPU, whose advice (a quiet machine) is what helps.
 func Judge(u Usage, l Limits) Verdict {
 	share := u.WaitShare()
+	// The share of each latency decides only on a busy host: there it
+	// tells a tester that sent little but waited on every request (a hog
+	// on its core) from one beside a busy target. On a quiet host the
+	// tester's own threads waking together wait a little too, which the
+	// share, an upper bound, makes look large for a tester sending little.
 	// 1 = never, as for every bound; the share of a latency can pass 1.
 	shareOver := share != nil && *share > l.TesterWait && l.TesterWait < 1
-	waited := u.TesterWait != nil && (*u.TesterWait > l.TesterWait || shareOver)
+	waited := u.TesterWait != nil && *u.TesterWait > l.TesterWait
 	waitFig := func() string {
 		f := fmt.Sprintf("the tester's threads waited for a CPU %.0f %% of the step per core", 100**u.TesterWait)
 		if shareOver {
@@ -214,7 +219,7 @@ func Judge(u Usage, l Limits) Verdict {
 		switch {
 		case u.TesterWait == nil:
 			return Verdict{Reason: host}
-		case waited:
+		case waited || shareOver:
 			return Verdict{Reason: host + ", and " + waitFig()}
 		}
 		if u.HostSteal != nil && *u.HostSteal > l.HostSteal {

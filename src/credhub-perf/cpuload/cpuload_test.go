@@ -200,6 +200,10 @@ func TestJudge(t *testing.T) {
 		// wait is a third of a per cent of each latency.
 		{"busy host, many requests in flight", Usage{TesterCPU: f64(0.2), HostCPU: f64(0.97), TesterWait: f64(0.05), InFlight: f64(15), Cores: 1},
 			"", "host busy (is the target on this machine?): host CPU 97 % busy on the tester's core(s), but the tester's threads waited for a CPU only 5.0 % of the step per core; not tester-bound"},
+		// A quiet host: the tester's own threads waking together waited a
+		// little; over few requests in flight that share is large, but
+		// only a busy host makes it a bound.
+		{"quiet host, little wait over few requests", Usage{TesterCPU: f64(0.03), HostCPU: f64(0.03), TesterWait: f64(0.02), InFlight: f64(0.15), Cores: 1}, "", ""},
 	} {
 		v := Judge(tc.u, l)
 		if v.Reason != tc.reason || v.HostBusy != tc.note {

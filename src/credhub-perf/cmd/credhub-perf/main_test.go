@@ -216,7 +216,9 @@ func waitPerf(t *testing.T, cmd *exec.Cmd, out, errb *bytes.Buffer, limit time.D
 
 func perf(t *testing.T, args ...string) perfRun {
 	cmd, out, errb := startPerf(t, args...)
-	return waitPerf(t, cmd, out, errb, 2*time.Minute)
+	// 4 minutes: an auto warm-up judges at least a minute of flat windows
+	// after the target settles; a hung run still ends here.
+	return waitPerf(t, cmd, out, errb, 4*time.Minute)
 }
 
 func onlyRunDir(t *testing.T, out string) string {
@@ -339,8 +341,11 @@ instances: 1`)
 			if err != nil || len(left) != 0 {
 				t.Fatalf("after cleanup: %d credentials left (%v)", len(left), err)
 			}
-			// set writes its pool of names (set.names, 500) in turn.
-			if scenario == "set" && meta.CleanupDeleted != int64(min(rows, 500)) {
+			// set writes its pool of names (set.names, 500) in turn: never
+			// more than 500 to delete, and every name a recorded write
+			// reached, less the few whose only write was one cut off at a
+			// step's end (at most the concurrency, 4, per step).
+			if scenario == "set" && (meta.CleanupDeleted > 500 || meta.CleanupDeleted < int64(min(rows, 500)-2*4)) {
 				t.Fatalf("cleanup deleted %d, set wrote %d requests to a pool of 500 names", meta.CleanupDeleted, rows)
 			}
 			// The summary subcommand recomputes the same figures.

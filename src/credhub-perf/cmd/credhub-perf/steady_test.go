@@ -106,7 +106,7 @@ func TestRunWarmupAutoMeasuresWarmTarget(t *testing.T) {
 	s := warmingSim(t, 2, "10ms", 4)
 	steps := `steps: {min_concurrency: 1, max_concurrency: 2, step: 1, duration: 3s}`
 	cfg := writeConfig(t, s.URL, steps)
-	first, meta, r := runSummary(t, cfg, "--warmup.run", "auto")
+	first, meta, r := runSummary(t, cfg, "--warmup.run", "auto", "--warmup.max", "150s")
 	w := meta.Warmup
 	if w == nil || w.Mode != "auto" || !w.Steady || w.Requests == 0 || w.DurationS < 60 || w.DurationS > 150 || w.Concurrency != 1 {
 		t.Fatalf("warmup %+v\n%s", w, r.stderr)
