@@ -703,7 +703,16 @@ func TestCustomScenario(t *testing.T) {
 func TestCapacitySearchOpenLoopRealTime(t *testing.T) {
 	loadtest.QuietMachine(t)
 	p := loadtest.NewPKI(t, loadtest.ECDSA)
-	srv := loadtest.NewMTLSServer(t, p, newFake(), true, false)
+	// A 10 ms service time: the fake's own sub-millisecond answers vary
+	// between a step's halves by more than the steadiness test's 10 % with
+	// nothing but the host's caches and clocks; 10 ms of service makes that
+	// a small share of each latency, as a real target's work is.
+	fake := newFake()
+	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(10 * time.Millisecond)
+		fake.ServeHTTP(w, r)
+	})
+	srv := loadtest.NewMTLSServer(t, p, slow, true, false)
 	c := fakeConfig(t, p, srv.URL)
 	c.Steps = config.StepsConfig{MaxConcurrency: 8, Rates: []float64{40}, Duration: config.Duration(2500 * time.Millisecond)}
 	c.SLO.Latency = config.Duration(10 * time.Second)
