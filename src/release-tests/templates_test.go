@@ -504,7 +504,7 @@ func TestTemplatesSeveralTesters(t *testing.T) {
 }
 
 // tester.rendezvous decides how several testers without tester.start_at
-// agree on step 0: through CredHub (auto, or a given name) or by rounding
+// agree on the first step's time: through CredHub (auto, or a given name) or by rounding
 // the clock (off, the fallback).
 func TestTemplatesRendezvous(t *testing.T) {
 	cases := []struct {

@@ -642,7 +642,7 @@ func TestZErrandRehearsal(t *testing.T) {
 			t.Fatal(err)
 		}
 		r.unshare(t, "rehearse-run.sh", nil, dirs...)
-		res := checkPair(t, dirs, "pair", "step 0 agreed through CredHub ("+rendezvous+")", "rendezvous")
+		res := checkPair(t, dirs, "pair", "first step agreed through CredHub ("+rendezvous+")", "rendezvous")
 		if !strings.Contains(res[1].stderr, "previous run's leftover") {
 			t.Errorf("tester 1 does not report the leftover value it ignored:\n%s", indent(res[1].stderr, "  "))
 		}
@@ -753,7 +753,7 @@ func TestZErrandRehearsal(t *testing.T) {
 		launch := time.Now().UTC().Unix()
 		start := time.Unix((launch+delay+interval-1)/interval*interval, 0).UTC().Format(time.RFC3339)
 		r.unshare(t, "rehearse-run.sh", nil, dirs...)
-		checkPair(t, dirs, "rounded", "step 0 at "+start, "rounded")
+		checkPair(t, dirs, "rounded", "first step at "+start, "rounded")
 		checkCleanedUp(t)
 	})
 

@@ -14,7 +14,7 @@ import (
 // Testers started by one `bosh run-errand` come up tens of seconds apart,
 // so rounding a clock reading cannot make them agree on a start time. They
 // agree through CredHub instead, which every tester already reaches with
-// write rights under /credhub-perf/*: tester 0 publishes step 0's time and
+// write rights under /credhub-perf/*: tester 0 publishes the first step's time and
 // the run id, the others wait for that value.
 
 // rendezvousSkew is the least age a value may have and still count as this
@@ -25,7 +25,7 @@ const rendezvousSkew = 2 * time.Minute
 // rendezvousPoll is how often waiting testers read the credential.
 var rendezvousPoll = time.Second
 
-// rendezvousValue is the JSON credential tester 0 writes: step 0's time
+// rendezvousValue is the JSON credential tester 0 writes: the first step's time
 // and the run id, or (Failed set) why tester 0 stopped. It holds no
 // secret.
 type rendezvousValue struct {
@@ -53,14 +53,14 @@ func rendezvousName(name string) string {
 	return "/credhub-perf/" + config.RendezvousDir + "/" + name
 }
 
-// rendezvousWindow is how old a value (and its step 0) may be when a tester
+// rendezvousWindow is how old a value (and its first step) may be when a tester
 // starts: an operator who raises start_delay because tester VMs come up
 // far apart widens it too.
 func (r *runner) rendezvousWindow() time.Duration {
 	return max(rendezvousSkew, r.c.Tester.StartDelay.D())
 }
 
-// publishRendezvous is tester 0's side: step 0 at now + start_delay (whole
+// publishRendezvous is tester 0's side: the first step at now + start_delay (whole
 // seconds, as tester.start_at would be written by hand), a fresh run id.
 func (r *runner) publishRendezvous(ctx context.Context) (rendezvousValue, error) {
 	now := r.o.Clock.Now().UTC()
@@ -82,7 +82,7 @@ func (r *runner) publishRendezvous(ctx context.Context) (rendezvousValue, error)
 		return v, fmt.Errorf("tester.rendezvous: publishing the start time as %s: %w", name, err)
 	}
 	r.published = true
-	r.log.Printf("rendezvous: published step 0 at %s and run id %s as %s for the other %d tester(s)", v.StartAt, v.RunID, name, r.c.Tester.Count-1)
+	r.log.Printf("rendezvous: published the first step at %s and run id %s as %s for the other %d tester(s)", v.StartAt, v.RunID, name, r.c.Tester.Count-1)
 	return v, nil
 }
 
@@ -105,7 +105,7 @@ func (r *runner) acceptRendezvous(v rendezvousValue, began, now time.Time) (time
 		return time.Time{}, fmt.Sprintf("written at %s, more than %s before this tester started (%s): a previous run's leftover", written.UTC().Format(time.RFC3339), w, began.UTC().Format(time.RFC3339))
 	}
 	if start.Before(now.Add(-w)) {
-		return time.Time{}, fmt.Sprintf("its step 0 (%s) is more than %s in the past: a previous run's leftover", v.StartAt, w)
+		return time.Time{}, fmt.Sprintf("its first step (%s) is more than %s in the past: a previous run's leftover", v.StartAt, w)
 	}
 	if r.c.Tester.RunID != "" && v.RunID != r.c.Tester.RunID {
 		return time.Time{}, fmt.Sprintf("its run id %s is not this tester's tester.run_id %s", v.RunID, r.c.Tester.RunID)
@@ -119,7 +119,7 @@ func (r *runner) awaitRendezvous(ctx context.Context, began time.Time) (rendezvo
 	name := rendezvousName(r.c.Tester.Rendezvous)
 	limit := r.c.Tester.RendezvousTimeout.D()
 	deadline := began.Add(limit)
-	r.log.Printf("rendezvous: waiting up to %s for tester 0 to publish step 0's time as %s", limit, name)
+	r.log.Printf("rendezvous: waiting up to %s for tester 0 to publish the first step's time as %s", limit, name)
 	var lastProblem, lastIgnored string
 	for {
 		pctx, cancel := context.WithTimeout(ctx, min(10*time.Second, max(time.Second, deadline.Sub(r.o.Clock.Now()))))
@@ -157,7 +157,7 @@ func (r *runner) awaitRendezvous(ctx context.Context, began time.Time) (rendezvo
 				}
 				break
 			}
-			r.log.Printf("rendezvous: tester 0 published step 0 at %s, run id %s", v.StartAt, v.RunID)
+			r.log.Printf("rendezvous: tester 0 published the first step at %s, run id %s", v.StartAt, v.RunID)
 			return v, nil
 		case ctx.Err() != nil:
 			return rendezvousValue{}, fmt.Errorf("tester.rendezvous: interrupted while waiting for tester 0: %w", ctx.Err())
@@ -171,7 +171,7 @@ func (r *runner) awaitRendezvous(ctx context.Context, began time.Time) (rendezvo
 			lastProblem = err.Error()
 		}
 		if !r.o.Clock.Now().Before(deadline) {
-			return rendezvousValue{}, fmt.Errorf("tester.rendezvous: tester 0 did not publish step 0's time as %s within %s (tester.rendezvous_timeout; last: %s): is tester 0 running against the same CredHub with the same tester.rendezvous? Its log says why it stopped", name, limit, lastProblem)
+			return rendezvousValue{}, fmt.Errorf("tester.rendezvous: tester 0 did not publish the first step's time as %s within %s (tester.rendezvous_timeout; last: %s): is tester 0 running against the same CredHub with the same tester.rendezvous? Its log says why it stopped", name, limit, lastProblem)
 		}
 		if !load.Sleep(ctx, r.o.Clock, min(rendezvousPoll, max(deadline.Sub(r.o.Clock.Now()), time.Millisecond))) {
 			return rendezvousValue{}, fmt.Errorf("tester.rendezvous: interrupted while waiting for tester 0: %w", ctx.Err())

@@ -143,7 +143,7 @@ func TestRendezvousTestersStartedApart(t *testing.T) {
 			// a few ms of simulated time) + start_delay, rounded up to a
 			// whole second.
 			if want := started[0].Add(4 * time.Second).Truncate(time.Second).Add(time.Second); !start.Equal(want) {
-				t.Errorf("step 0 at %s; tester 0 started at %s: want %s, start_delay (4s) later rounded up to a second", metas[0].StartAt, started[0].Format(time.RFC3339Nano), want.Format(time.RFC3339))
+				t.Errorf("first step at %s; tester 0 started at %s: want %s, start_delay (4s) later rounded up to a second", metas[0].StartAt, started[0].Format(time.RFC3339Nano), want.Format(time.RFC3339))
 			}
 
 			// Lockstep: each tester sends step j's requests in slot j.
@@ -219,7 +219,7 @@ func TestRendezvousFailureReplacesStartValue(t *testing.T) {
 	if code == 0 {
 		t.Fatalf("the run should fail (unknown template placeholder)\n%s", log)
 	}
-	if !strings.Contains(log, "rendezvous: published step 0") {
+	if !strings.Contains(log, "rendezvous: published the first step") {
 		t.Fatalf("tester 0 did not publish before failing:\n%s", log)
 	}
 	fake.mu.Lock()
@@ -259,7 +259,7 @@ func TestAcceptRendezvous(t *testing.T) {
 		{"an hour old", 30 * time.Second, value(-time.Hour, -time.Hour+30*time.Second, "r1"), "previous run's leftover"},
 		{"just over the 2 min allowance", 30 * time.Second, value(-121*time.Second, 60*time.Second, "r1"), "more than 2m0s before"},
 		{"a long start_delay widens the window", 5 * time.Minute, value(-4*time.Minute, time.Minute, "r1"), ""},
-		{"step 0 long past", 30 * time.Second, value(time.Second, -10*time.Minute, "r1"), "in the past"},
+		{"first step long past", 30 * time.Second, value(time.Second, -10*time.Minute, "r1"), "in the past"},
 		{"bad run id", 30 * time.Second, value(time.Second, 30*time.Second, "../x"), "is not a run id"},
 		{"bad written_at", 30 * time.Second, rendezvousValue{WrittenAt: "yesterday", StartAt: began.Format(time.RFC3339), RunID: "r1"}, "written_at"},
 		{"bad start_at", 30 * time.Second, rendezvousValue{WrittenAt: began.Format(time.RFC3339Nano), StartAt: "soon", RunID: "r1"}, "start_at"},

@@ -15,7 +15,7 @@ import (
 )
 
 // The other testers depend on tester 0 three times per scenario: for
-// step 0's time (the rendezvous), for the seed, and for a later
+// the first step's time (the rendezvous), for the seed, and for a later
 // scenario's start. When tester 0 stops before it delivers, they would
 // wait out tester.rendezvous_timeout (10 min by default) and then fail
 // with a message that cannot say why. So tester 0, best effort and within

@@ -117,7 +117,7 @@ func (r *refusedAt) get() time.Time {
 	return r.at
 }
 
-// Tester 0 stops before it publishes step 0's time, 3 s after tester 1
+// Tester 0 stops before it publishes the first step's time, 3 s after tester 1
 // began waiting: its output_dir cannot be created (configuration caught
 // late), or it is cancelled (bosh cancel-task) while it checks CredHub.
 // Tester 1 stops on its next poll, not after tester.rendezvous_timeout
@@ -204,7 +204,7 @@ func TestRendezvousTesterZeroFailsBeforePublishing(t *testing.T) {
 // seedRefusal makes the fake refuse tester 0's seed writes under
 // /<scenario>/seed/ with 403, as CredHub without permission does; the
 // first refusal comes 2 s (simulated) late, so that tester 1 has read
-// step 0's time and waits for the seed, whatever the machine's speed.
+// the first step's time and waits for the seed, whatever the machine's speed.
 func seedRefusal(fake *fakeCredHub, clk *loadtest.SimClock, scenario string, at *refusedAt) {
 	var once sync.Once
 	fake.refuse = func(r *http.Request, body []byte) int {
@@ -231,7 +231,7 @@ func TestRendezvousTesterZeroSeedRefused(t *testing.T) {
 	cfgs := rendezvousPair(t, p, srv.URL, "get")
 	runs := executeSimRuns(t, clk, cfgs)
 
-	if runs[0].code == ExitOK || !strings.Contains(runs[0].log, "rendezvous: published step 0") {
+	if runs[0].code == ExitOK || !strings.Contains(runs[0].log, "rendezvous: published the first step") {
 		t.Fatalf("tester 0 should publish, then fail on the refused seed: exit %d\n%s", runs[0].code, runs[0].log)
 	}
 	if refused.get().IsZero() {
@@ -669,7 +669,7 @@ func TestRendezvousTesterZeroStopsInTheLastStep(t *testing.T) {
 
 // Tester 0 seeds with parallel writers, so the last seeded name can be
 // written while a middle one is still in flight (here held 5 s, simulated,
-// long enough for tester 1 to read step 0's time and look at the seed).
+// long enough for tester 1 to read the first step's time and look at the seed).
 // Tester 1 takes the last name as the sign of a complete seed, so tester 0
 // must write it after every other: in CI tester 1 read a middle name back
 // as 404 and failed the scenario.

@@ -26,7 +26,7 @@ type scenarioState struct {
 	dir      string
 	meta     *results.Meta
 	sum      *results.Summary
-	start    time.Time // lockstep origin of step 0; zero = as soon as ready
+	start    time.Time // lockstep origin of the first step; zero = as soon as ready
 	flush    func()    // rewrite meta.json and the summary so far
 
 	csv      *results.CSVWriter
