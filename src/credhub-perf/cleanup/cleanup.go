@@ -205,16 +205,9 @@ func (d Database) truncatePostgres(ctx context.Context, runPrefix string, res *R
 			if err != nil {
 				return fmt.Errorf("naming credentials outside %s: %w", runPrefix, err)
 			}
-			for rows.Next() {
-				var name string
-				if err := rows.Scan(&name); err != nil {
-					rows.Close()
-					return err
-				}
-				res.ForeignNames = append(res.ForeignNames, name)
-			}
+			res.ForeignNames, err = scanNames(rows)
 			rows.Close()
-			if err := rows.Err(); err != nil {
+			if err != nil {
 				return err
 			}
 		}
@@ -279,16 +272,9 @@ func (d Database) truncateMySQL(ctx context.Context, runPrefix string, res *Resu
 			if err != nil {
 				return fmt.Errorf("naming credentials outside %s: %w", runPrefix, err)
 			}
-			for rows.Next() {
-				var name string
-				if err := rows.Scan(&name); err != nil {
-					rows.Close()
-					return err
-				}
-				res.ForeignNames = append(res.ForeignNames, name)
-			}
+			res.ForeignNames, err = scanNames(rows)
 			rows.Close()
-			if err := rows.Err(); err != nil {
+			if err != nil {
 				return err
 			}
 		}
@@ -315,4 +301,25 @@ func (d Database) truncateMySQL(ctx context.Context, runPrefix string, res *Resu
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
+}
+
+// nameRows is what pgx and database/sql result sets share, so both
+// databases' cleanups read the names of a one-column query the same way.
+type nameRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// scanNames reads every row's one column; the caller closes rows.
+func scanNames(rows nameRows) ([]string, error) {
+	var names []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		names = append(names, name)
+	}
+	return names, rows.Err()
 }
