@@ -28,7 +28,7 @@ func TestConfigReferenceScripts(t *testing.T) {
 		}
 	}
 
-	readme := filepath.Join(t.TempDir(), "README.md")
+	readme := filepath.Join(t.TempDir(), "configuration.md")
 	stale := "# README\n\n<!-- config-reference:begin -->\n| stale |\n<!-- config-reference:end -->\n\nAfter.\n"
 	if err := os.WriteFile(readme, []byte(stale), 0o644); err != nil {
 		t.Fatal(err)
