@@ -265,9 +265,9 @@ func TestAcceptRendezvous(t *testing.T) {
 		{"bad start_at", 30 * time.Second, rendezvousValue{WrittenAt: began.Format(time.RFC3339Nano), StartAt: "soon", RunID: "r1"}, "start_at"},
 	}
 	for _, tc := range cases {
-		r := &runner{c: config.Default()}
-		r.c.Tester.StartDelay = config.Duration(tc.delay)
-		_, why := r.acceptRendezvous(tc.v, began, now)
+		c := config.Default()
+		c.Tester.StartDelay = config.Duration(tc.delay)
+		_, why := newTesterGroup(c, nil, nil).acceptRendezvous(tc.v, began, now)
 		switch {
 		case tc.reject == "" && why != "":
 			t.Errorf("%s: rejected: %s", tc.name, why)

@@ -583,10 +583,10 @@ func TestOneLine(t *testing.T) {
 // A database password or UAA secret quoted by an error never reaches the
 // other testers.
 func TestFailureReasonRedacted(t *testing.T) {
-	r := &runner{c: config.Default()}
-	r.c.Cleanup.Database.Password = "s3cret-pw"
-	r.c.UAA.ClientSecret = "uaa-secret"
-	got := oneLine(r.redact("dial postgres://perf:s3cret-pw@db/credhub: refused; token uaa-secret"))
+	c := config.Default()
+	c.Cleanup.Database.Password = "s3cret-pw"
+	c.UAA.ClientSecret = "uaa-secret"
+	got := oneLine(newTesterGroup(c, nil, nil).redact("dial postgres://perf:s3cret-pw@db/credhub: refused; token uaa-secret"))
 	if strings.Contains(got, "s3cret") || strings.Contains(got, "uaa-secret") || !strings.Contains(got, "[redacted]") {
 		t.Errorf("redacted reason %q", got)
 	}
@@ -604,9 +604,11 @@ func FuzzRendezvousFailureValue(f *testing.F) {
 		if json.Unmarshal(raw, &v) != nil || v.Failed == nil {
 			return
 		}
-		r := &runner{c: config.Default(), began: simStart}
-		r.c.Tester = config.TesterConfig{Index: 1, Count: 3, Rendezvous: testRendezvous}
-		_ = r.judgeFailure(v, simStart)
+		c := config.Default()
+		c.Tester = config.TesterConfig{Index: 1, Count: 3, Rendezvous: testRendezvous}
+		g := newTesterGroup(c, nil, nil)
+		g.began = simStart
+		_ = g.judgeFailure(v, simStart)
 		msg := failureError(rendezvousName(testRendezvous), v).Error()
 		if strings.ContainsAny(msg, "\n\r") || len(msg) > 4*(2*maxReason+200)+400 {
 			t.Fatalf("error line of %d bytes: %.200q", len(msg), msg)
