@@ -554,7 +554,7 @@ func TestSIGINTMidRamp(t *testing.T) {
 // while a tester that ignored the shared start or counted its steps from
 // its own would. How closely the two start each step in real time is the
 // schedule's business, checked on the simulated clock
-// (ramp.TestLockstepScenarios); over real processes it measured the
+// (ramp.TestLockstepScenarios); over real processes it would measure the
 // machine's timer jitter (more than 50 ms now and then on a loaded one).
 func TestTwoTestersInLockstep(t *testing.T) {
 	binaries(t)

@@ -1,6 +1,6 @@
 package main
 
-// The saturation test of issue 11 (see steady_test.go): it pins processes
+// The saturation test (see steady_test.go): it pins processes
 // with taskset(1), reads /proc/stat and stops its CPU hog by process
 // group, all Linux only.
 
