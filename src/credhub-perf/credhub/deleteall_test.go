@@ -77,9 +77,9 @@ func runNames(k int) (Names, []string) {
 	return n, names
 }
 
-// A target failing about half the requests once made the cleanup stop at
-// its first failed delete and leave the rest: now every name is tried, and
-// the failed ones again in the next round, until none is left.
+// A target failing about half the deletes: every name is tried, and the
+// failed ones again in the next round, until none is left. Stopping at
+// the first failed delete would leave the rest behind.
 func TestDeleteAllOutlastsFailingDeletes(t *testing.T) {
 	n, names := runNames(40)
 	c, left := fakeStore(t, names, func(name string, attempt int) bool {

@@ -120,8 +120,8 @@ func InterpolateBodyTemplate(n Names, count int) string {
 // serialises writes per instance anyway) and reports progress. The last
 // name is written alone, after every other write has been answered: the
 // other testers take it as the sign that the whole seed is there. (Written
-// with the rest, it could land while a middle name was still in flight, and
-// a tester then read that one as missing.)
+// with the rest, it could land while a middle name is still in flight, and
+// a tester would then read that one as missing.)
 func SeedAll(ctx context.Context, c *Client, n Names, count, size, parallel int, progress func(done int)) error {
 	if count < 1 {
 		return nil

@@ -3,6 +3,7 @@ package ramp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -43,98 +44,147 @@ func Cleanup(ctx context.Context, o CleanupOptions) int {
 	if o.Clock == nil {
 		o.Clock = load.System
 	}
-	log := &logger{w: o.Log}
-	fail := func(code int, format string, a ...any) int {
-		log.Printf("error: "+format, a...)
-		return code
+	cr := &cleanupRun{o: o, log: &logger{w: o.Log}}
+	if err := cr.findRun(); err != nil {
+		cr.log.Printf("error: %v", err)
+		return ExitUsage
 	}
 	c := o.Config
-	runID := c.Tester.RunID
-	var metas []metaFile
-	for _, dir := range o.RunDirs {
+	if errs := targetErrors(c); len(errs) > 0 {
+		for _, err := range errs {
+			cr.log.Printf("config: %v", err)
+		}
+		return ExitUsage
+	}
+	if modes := insecureModes(c); len(modes) > 0 {
+		cr.log.Printf("warning: insecure mode %s; use it against test systems only", strings.Join(modes, ", "))
+	}
+	api, err := cr.connect(ctx)
+	if err != nil {
+		cr.log.Printf("error: %v", err)
+		return ExitUsage
+	}
+	defer api.Close()
+	cr.deleteRun(ctx, api)
+	now := o.Clock.Now().UTC().Format(time.RFC3339)
+	cr.record(now)
+	cr.fixMetas(now)
+	return cr.status
+}
+
+// cleanupRun is one `credhub-perf cleanup`: the run, its run directories
+// and what was deleted for each scenario.
+type cleanupRun struct {
+	o       CleanupOptions
+	log     *logger
+	runID   string
+	metas   []metaFile
+	deleted map[string]int // by scenario; "" = outside any scenario's path
+	total   int
+	// status is the exit status so far: a failed deletion or record makes
+	// it ExitFailed, and the records that follow say the cleanup failed.
+	status int
+}
+
+// findRun fixes the run id (given, or read from the run directories, which
+// must all be of that run) and the run directories to record the cleanup
+// in: those given, or those of the run found in output_dir.
+func (cr *cleanupRun) findRun() error {
+	runID := cr.o.Config.Tester.RunID
+	for _, dir := range cr.o.RunDirs {
 		ms, err := readMetas(dir)
 		if err != nil {
-			return fail(ExitUsage, "%v", err)
+			return err
 		}
 		for _, m := range ms {
 			if runID == "" {
 				runID = m.meta.RunID
 			}
 			if m.meta.RunID != runID {
-				return fail(ExitUsage, "%s belongs to run %q, not %q: give the run directories of one run", m.path, m.meta.RunID, runID)
+				return fmt.Errorf("%s belongs to run %q, not %q: give the run directories of one run", m.path, m.meta.RunID, runID)
 			}
 		}
-		metas = append(metas, ms...)
+		cr.metas = append(cr.metas, ms...)
 	}
 	switch {
 	case runID == "":
-		return fail(ExitUsage, "give the run id (--run-id ID, the run_id of meta.json) or a run directory")
+		return errors.New("give the run id (--run-id ID, the run_id of meta.json) or a run directory")
 	case !config.RunIDPattern.MatchString(runID):
-		return fail(ExitUsage, "run id %q may only hold letters, digits, '.', '_' and '-' (at most 64, not starting with a symbol)", runID)
+		return fmt.Errorf("run id %q may only hold letters, digits, '.', '_' and '-' (at most 64, not starting with a symbol)", runID)
 	case strings.EqualFold(runID, config.RendezvousDir), strings.EqualFold(runID, preflightDir):
-		return fail(ExitUsage, "run id %q is reserved for the %s credentials of runs, not a run", runID, strings.ToLower(runID))
+		return fmt.Errorf("run id %q is reserved for the %s credentials of runs, not a run", runID, strings.ToLower(runID))
 	}
-	if len(o.RunDirs) == 0 {
-		// No directory given: look for the run's directories in
-		// output_dir, so the cleanup is recorded where the run's results
-		// are whenever they are on this machine.
-		found := findRunDirs(c.OutputDir, runID)
-		for _, dir := range found {
-			ms, err := readMetas(dir)
-			if err != nil {
-				continue
-			}
-			log.Printf("cleanup: found the run directory %s", dir)
-			o.RunDirs = append(o.RunDirs, dir)
-			metas = append(metas, ms...)
-		}
-		if len(found) == 0 {
-			log.Printf("cleanup: no run directory of run %s in output_dir %s: nothing records this cleanup (give the run directory as an argument to record it there)", runID, c.OutputDir)
-		}
+	cr.runID = runID
+	if len(cr.o.RunDirs) == 0 {
+		cr.findRunDirs()
 	}
+	return nil
+}
+
+// findRunDirs looks for the run's directories in output_dir, so that the
+// cleanup is recorded where the run's results are whenever they are on
+// this machine.
+func (cr *cleanupRun) findRunDirs() {
+	found := findRunDirs(cr.o.Config.OutputDir, cr.runID)
+	for _, dir := range found {
+		ms, err := readMetas(dir)
+		if err != nil {
+			continue
+		}
+		cr.log.Printf("cleanup: found the run directory %s", dir)
+		cr.o.RunDirs = append(cr.o.RunDirs, dir)
+		cr.metas = append(cr.metas, ms...)
+	}
+	if len(found) == 0 {
+		cr.log.Printf("cleanup: no run directory of run %s in output_dir %s: nothing records this cleanup (give the run directory as an argument to record it there)", cr.runID, cr.o.Config.OutputDir)
+	}
+}
+
+// targetErrors are the configuration's errors that matter to a cleanup:
+// those of the target. The rest of a run's configuration (several testers,
+// a start time) need not hold any more.
+func targetErrors(c config.Config) []error {
 	var errs []error
 	for _, err := range c.Validate(false) {
-		// Only the target matters here: the rest of a run's configuration
-		// (several testers, a start time) need not hold any more.
 		if s := err.Error(); strings.HasPrefix(s, "target.") || strings.HasPrefix(s, "uaa.") {
 			errs = append(errs, err)
 		}
 	}
-	if len(errs) > 0 {
-		for _, err := range errs {
-			log.Printf("config: %v", err)
-		}
-		return ExitUsage
-	}
-	if modes := insecureModes(c); len(modes) > 0 {
-		log.Printf("warning: insecure mode %s; use it against test systems only", strings.Join(modes, ", "))
-	}
+	return errs
+}
 
-	api, token, err := apiClient(c, log.Printf)
+// connect builds the API client and checks that the target answers and
+// (with UAA) that a token is granted.
+func (cr *cleanupRun) connect(ctx context.Context) (*credhub.Client, error) {
+	c := cr.o.Config
+	api, token, err := apiClient(c, cr.log.Printf)
 	if err != nil {
-		return fail(ExitUsage, "%v", err)
+		return nil, err
 	}
-	defer api.Close()
 	pctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	if _, err := api.Info(pctx); err != nil {
-		return fail(ExitUsage, "target %s unreachable: %v", c.Target.URL, err)
+		api.Close()
+		return nil, fmt.Errorf("target %s unreachable: %v", c.Target.URL, err)
 	}
 	if token != nil {
 		if _, err := token.Token(pctx); err != nil {
-			return fail(ExitUsage, "%v", err)
+			api.Close()
+			return nil, err
 		}
 	}
+	return api, nil
+}
 
-	// Scenario by scenario first, so each run directory records what was
-	// removed for it; then whatever else is left under the run's path.
-	run := credhub.Names{RunID: runID}
-	deleted := map[string]int{}
-	var total int
-	status := ExitOK
+// deleteRun deletes scenario by scenario first, so each run directory
+// records what was removed for it; then whatever else is left under the
+// run's path.
+func (cr *cleanupRun) deleteRun(ctx context.Context, api *credhub.Client) {
+	run := credhub.Names{RunID: cr.runID}
+	cr.deleted = map[string]int{}
 	seen := map[string]bool{}
 	var order []string
-	for _, m := range metas {
+	for _, m := range cr.metas {
 		if sc := m.meta.Scenario; config.RunIDPattern.MatchString(sc) && !seen[sc] {
 			seen[sc] = true
 			order = append(order, sc)
@@ -144,42 +194,51 @@ func Cleanup(ctx context.Context, o CleanupOptions) int {
 	for _, s := range append(order, "") {
 		n := run
 		if s != "" {
-			n = credhub.Names{RunID: runID + "/" + s}
+			n = credhub.Names{RunID: cr.runID + "/" + s}
 		}
 		k, err := credhub.DeleteAll(ctx, api, n, 8)
-		deleted[s] += k
-		total += k
+		cr.deleted[s] += k
+		cr.total += k
 		if err != nil {
-			log.Printf("error: %v", err)
-			status = ExitFailed
+			cr.log.Printf("error: %v", err)
+			cr.status = ExitFailed
 			break
 		}
 	}
-	fmt.Fprintf(o.Stdout, "cleanup: removed %d credentials under %s/\n", total, run.Prefix())
+	fmt.Fprintf(cr.o.Stdout, "cleanup: removed %d credentials under %s/\n", cr.total, run.Prefix())
+}
 
-	now := o.Clock.Now().UTC().Format(time.RFC3339)
-	for _, dir := range o.RunDirs {
+// record appends the cleanup (at now) to each run directory's cleanup
+// record.
+func (cr *cleanupRun) record(now string) {
+	run := credhub.Names{RunID: cr.runID}
+	for _, dir := range cr.o.RunDirs {
 		ms, _ := readMetas(dir)
 		scenario := ""
 		if len(ms) > 0 {
 			scenario = ms[0].meta.Scenario
 		}
-		e := results.CleanupEntry{At: now, RunID: runID, Command: "credhub-perf cleanup", Path: run.Prefix() + "/",
-			Removed: int64(deleted[scenario]), RemovedTotal: int64(total), Status: "ok"}
+		e := results.CleanupEntry{At: now, RunID: cr.runID, Command: "credhub-perf cleanup", Path: run.Prefix() + "/",
+			Removed: int64(cr.deleted[scenario]), RemovedTotal: int64(cr.total), Status: "ok"}
 		if scenario != "" {
 			e.Path = run.Prefix() + "/" + scenario + "/"
 		}
-		if status != ExitOK {
+		if cr.status != ExitOK {
 			e.Status, e.Error = "failed", "did not finish: see its log"
 		}
 		if err := results.AppendCleanupRecord(dir, e); err != nil {
-			log.Printf("error: recording the cleanup in %s: %v", dir, err)
-			status = max(status, ExitFailed)
+			cr.log.Printf("error: recording the cleanup in %s: %v", dir, err)
+			cr.status = max(cr.status, ExitFailed)
 			continue
 		}
-		fmt.Fprintf(o.Stdout, "cleanup: recorded in %s\n", filepath.Join(dir, results.CleanupRecordFile))
+		fmt.Fprintf(cr.o.Stdout, "cleanup: recorded in %s\n", filepath.Join(dir, results.CleanupRecordFile))
 	}
-	for _, m := range metas {
+}
+
+// fixMetas marks a run left running as interrupted and records the
+// cleanup's outcome in the meta.json of the testers that own the cleanup.
+func (cr *cleanupRun) fixMetas(now string) {
+	for _, m := range cr.metas {
 		changed := false
 		if m.meta.Status == "running" {
 			m.meta.Status = "interrupted"
@@ -187,27 +246,27 @@ func Cleanup(ctx context.Context, o CleanupOptions) int {
 			changed = true
 		}
 		owner := m.meta.Tester == 0 && m.meta.Cleanup != "none"
-		if owner && status == ExitOK && m.meta.CleanupStatus != "ok" {
+		if owner && cr.status == ExitOK && m.meta.CleanupStatus != "ok" {
 			m.meta.CleanupStatus = "ok"
 			m.meta.CleanupError = ""
-			m.meta.CleanupDeleted += int64(deleted[m.meta.Scenario])
+			m.meta.CleanupDeleted += int64(cr.deleted[m.meta.Scenario])
 			changed = true
 		}
-		if owner && status != ExitOK {
+		if owner && cr.status != ExitOK {
 			m.meta.CleanupStatus = "failed"
 			m.meta.CleanupError = "credhub-perf cleanup at " + now + " did not finish"
 			changed = true
 		}
-		if changed {
-			if err := results.WriteMetaFile(m.path, m.meta); err != nil {
-				log.Printf("error: %v", err)
-				status = max(status, ExitFailed)
-				continue
-			}
-			fmt.Fprintf(o.Stdout, "cleanup: %s: status %s, cleanup_status %s\n", m.path, m.meta.Status, m.meta.CleanupStatus)
+		if !changed {
+			continue
 		}
+		if err := results.WriteMetaFile(m.path, m.meta); err != nil {
+			cr.log.Printf("error: %v", err)
+			cr.status = max(cr.status, ExitFailed)
+			continue
+		}
+		fmt.Fprintf(cr.o.Stdout, "cleanup: %s: status %s, cleanup_status %s\n", m.path, m.meta.Status, m.meta.CleanupStatus)
 	}
-	return status
 }
 
 // readMetas reads meta.json and the testers' meta-<i>.json of a run directory.

@@ -56,19 +56,19 @@ func rendezvousName(name string) string {
 // rendezvousWindow is how old a value (and its first step) may be when a tester
 // starts: an operator who raises start_delay because tester VMs come up
 // far apart widens it too.
-func (r *runner) rendezvousWindow() time.Duration {
-	return max(rendezvousSkew, r.c.Tester.StartDelay.D())
+func (g *testerGroup) rendezvousWindow() time.Duration {
+	return max(rendezvousSkew, g.tester.StartDelay.D())
 }
 
 // publishRendezvous is tester 0's side: the first step at now + start_delay (whole
 // seconds, as tester.start_at would be written by hand), a fresh run id.
-func (r *runner) publishRendezvous(ctx context.Context) (rendezvousValue, error) {
-	now := r.o.Clock.Now().UTC()
-	start := now.Add(r.c.Tester.StartDelay.D())
+func (g *testerGroup) publishRendezvous(ctx context.Context) (rendezvousValue, error) {
+	now := g.clock.Now().UTC()
+	start := now.Add(g.tester.StartDelay.D())
 	if t := start.Truncate(time.Second); t.Before(start) {
 		start = t.Add(time.Second)
 	}
-	runID := r.c.Tester.RunID
+	runID := g.tester.RunID
 	if runID == "" {
 		runID = freshRunID(start)
 	}
@@ -77,18 +77,18 @@ func (r *runner) publishRendezvous(ctx context.Context) (rendezvousValue, error)
 	if err != nil {
 		return v, fmt.Errorf("tester.rendezvous: encoding the value: %w", err)
 	}
-	name := rendezvousName(r.c.Tester.Rendezvous)
-	if err := r.api.SetJSON(ctx, name, body); err != nil {
+	name := rendezvousName(g.tester.Rendezvous)
+	if err := g.api.SetJSON(ctx, name, body); err != nil {
 		return v, fmt.Errorf("tester.rendezvous: publishing the start time as %s: %w", name, err)
 	}
-	r.published = true
-	r.log.Printf("rendezvous: published the first step at %s and run id %s as %s for the other %d tester(s)", v.StartAt, v.RunID, name, r.c.Tester.Count-1)
+	g.published = true
+	g.log.Printf("rendezvous: published the first step at %s and run id %s as %s for the other %d tester(s)", v.StartAt, v.RunID, name, g.tester.Count-1)
 	return v, nil
 }
 
 // acceptRendezvous says why a value read at now by a tester that started
 // at began is not this run's ("" = it is), and returns its start time.
-func (r *runner) acceptRendezvous(v rendezvousValue, began, now time.Time) (time.Time, string) {
+func (g *testerGroup) acceptRendezvous(v rendezvousValue, began, now time.Time) (time.Time, string) {
 	written, err := time.Parse(time.RFC3339Nano, v.WrittenAt)
 	if err != nil {
 		return time.Time{}, fmt.Sprintf("written_at %q is not an RFC3339 time", clipRunes(v.WrittenAt, 40))
@@ -100,30 +100,31 @@ func (r *runner) acceptRendezvous(v rendezvousValue, began, now time.Time) (time
 	if !config.RunIDPattern.MatchString(v.RunID) {
 		return time.Time{}, fmt.Sprintf("run_id %q is not a run id", clipRunes(v.RunID, 80))
 	}
-	w := r.rendezvousWindow()
+	w := g.rendezvousWindow()
 	if written.Before(began.Add(-w)) {
 		return time.Time{}, fmt.Sprintf("written at %s, more than %s before this tester started (%s): a previous run's leftover", written.UTC().Format(time.RFC3339), w, began.UTC().Format(time.RFC3339))
 	}
 	if start.Before(now.Add(-w)) {
 		return time.Time{}, fmt.Sprintf("its first step (%s) is more than %s in the past: a previous run's leftover", v.StartAt, w)
 	}
-	if r.c.Tester.RunID != "" && v.RunID != r.c.Tester.RunID {
-		return time.Time{}, fmt.Sprintf("its run id %s is not this tester's tester.run_id %s", v.RunID, r.c.Tester.RunID)
+	if g.tester.RunID != "" && v.RunID != g.tester.RunID {
+		return time.Time{}, fmt.Sprintf("its run id %s is not this tester's tester.run_id %s", v.RunID, g.tester.RunID)
 	}
 	return start, ""
 }
 
 // awaitRendezvous is the other testers' side: poll until tester 0's value
-// for this run appears, at most tester.rendezvous_timeout after began.
-func (r *runner) awaitRendezvous(ctx context.Context, began time.Time) (rendezvousValue, error) {
-	name := rendezvousName(r.c.Tester.Rendezvous)
-	limit := r.c.Tester.RendezvousTimeout.D()
-	deadline := began.Add(limit)
-	r.log.Printf("rendezvous: waiting up to %s for tester 0 to publish the first step's time as %s", limit, name)
+// for this run appears, at most tester.rendezvous_timeout after this
+// tester began.
+func (g *testerGroup) awaitRendezvous(ctx context.Context) (rendezvousValue, error) {
+	name := rendezvousName(g.tester.Rendezvous)
+	limit := g.tester.RendezvousTimeout.D()
+	deadline := g.began.Add(limit)
+	g.log.Printf("rendezvous: waiting up to %s for tester 0 to publish the first step's time as %s", limit, name)
 	var lastProblem, lastIgnored string
 	for {
-		pctx, cancel := context.WithTimeout(ctx, min(10*time.Second, max(time.Second, deadline.Sub(r.o.Clock.Now()))))
-		raw, err := r.api.GetJSON(pctx, name)
+		pctx, cancel := context.WithTimeout(ctx, min(10*time.Second, max(time.Second, deadline.Sub(g.clock.Now()))))
+		raw, err := g.api.GetJSON(pctx, name)
 		cancel()
 		switch {
 		case err == nil:
@@ -131,33 +132,33 @@ func (r *runner) awaitRendezvous(ctx context.Context, began time.Time) (rendezvo
 			if jerr := json.Unmarshal(raw, &v); jerr != nil {
 				lastProblem = fmt.Sprintf("ignored a value that is not the rendezvous JSON (%s)", oneLine(clipRunes(jerr.Error(), 200)))
 				if lastProblem != lastIgnored {
-					r.log.Printf("rendezvous: ignoring the value of %s: it is not the rendezvous JSON (%s); waiting for tester 0's", name, oneLine(clipRunes(jerr.Error(), 200)))
+					g.log.Printf("rendezvous: ignoring the value of %s: it is not the rendezvous JSON (%s); waiting for tester 0's", name, oneLine(clipRunes(jerr.Error(), 200)))
 					lastIgnored = lastProblem
 				}
 				break
 			}
 			if v.Failed != nil {
-				r.addReaders(ctx, name, &v)
-				why := r.judgeFailure(v, r.o.Clock.Now())
+				g.addReaders(ctx, name, &v)
+				why := g.judgeFailure(v, g.clock.Now())
 				if why == "" {
-					return rendezvousValue{}, r.takeFailure(name, v)
+					return rendezvousValue{}, g.takeFailure(name, v)
 				}
 				lastProblem = "ignored " + why
 				if why != lastIgnored {
-					r.log.Printf("rendezvous: ignoring %s in %s; waiting for tester 0's value", why, name)
+					g.log.Printf("rendezvous: ignoring %s in %s; waiting for tester 0's value", why, name)
 					lastIgnored = why
 				}
 				break
 			}
-			if _, why := r.acceptRendezvous(v, began, r.o.Clock.Now()); why != "" {
+			if _, why := g.acceptRendezvous(v, g.began, g.clock.Now()); why != "" {
 				lastProblem = "ignored a value: " + why
 				if why != lastIgnored {
-					r.log.Printf("rendezvous: ignoring the value of %s: %s; waiting for tester 0's", name, why)
+					g.log.Printf("rendezvous: ignoring the value of %s: %s; waiting for tester 0's", name, why)
 					lastIgnored = why
 				}
 				break
 			}
-			r.log.Printf("rendezvous: tester 0 published the first step at %s, run id %s", v.StartAt, v.RunID)
+			g.log.Printf("rendezvous: tester 0 published the first step at %s, run id %s", v.StartAt, v.RunID)
 			return v, nil
 		case ctx.Err() != nil:
 			return rendezvousValue{}, fmt.Errorf("tester.rendezvous: interrupted while waiting for tester 0: %w", ctx.Err())
@@ -170,10 +171,10 @@ func (r *runner) awaitRendezvous(ctx context.Context, began time.Time) (rendezvo
 			// the deadline, then report it.
 			lastProblem = err.Error()
 		}
-		if !r.o.Clock.Now().Before(deadline) {
+		if !g.clock.Now().Before(deadline) {
 			return rendezvousValue{}, fmt.Errorf("tester.rendezvous: tester 0 did not publish the first step's time as %s within %s (tester.rendezvous_timeout; last: %s): is tester 0 running against the same CredHub with the same tester.rendezvous? Its log says why it stopped", name, limit, lastProblem)
 		}
-		if !load.Sleep(ctx, r.o.Clock, min(rendezvousPoll, max(deadline.Sub(r.o.Clock.Now()), time.Millisecond))) {
+		if !load.Sleep(ctx, g.clock, min(rendezvousPoll, max(deadline.Sub(g.clock.Now()), time.Millisecond))) {
 			return rendezvousValue{}, fmt.Errorf("tester.rendezvous: interrupted while waiting for tester 0: %w", ctx.Err())
 		}
 	}
@@ -181,117 +182,17 @@ func (r *runner) awaitRendezvous(ctx context.Context, began time.Time) (rendezvo
 
 // dropRendezvous is tester 0's part of cleanup: the value is only needed
 // until the others have read it, and a leftover would only be ignored.
-func (r *runner) dropRendezvous() {
-	if !r.published {
+func (g *testerGroup) dropRendezvous() {
+	if !g.published {
 		return
 	}
-	r.published = false
-	name := rendezvousName(r.c.Tester.Rendezvous)
+	g.published = false
+	name := rendezvousName(g.tester.Rendezvous)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	if err := r.api.Delete(ctx, name); err != nil && !credhub.IsNotFound(err) {
-		r.log.Printf("warning: could not delete the rendezvous credential %s (the next run ignores it as stale): %v", name, err)
+	if err := g.api.Delete(ctx, name); err != nil && !credhub.IsNotFound(err) {
+		g.log.Printf("warning: could not delete the rendezvous credential %s (the next run ignores it as stale): %v", name, err)
 		return
 	}
-	r.log.Printf("rendezvous: deleted %s", name)
-}
-
-// Between scenarios, a fixed tester.scenario_gap cannot promise that tester
-// 0 has cleaned up the previous scenario and seeded this one: deleting
-// thousands of set credentials can take longer than any gap, and the other
-// testers' steps would then pass in slots that have already ended. So
-// tester 0 publishes each later scenario's start once it is ready, never
-// earlier than the schedule, and the others wait for it.
-
-// scenarioLead is the least time between tester 0 publishing a scenario's
-// start and that start: enough for the others to read it and check the seed.
-const scenarioLead = 2 * time.Second
-
-// scenarioPoll is how often the other testers read the scenario's start.
-var scenarioPoll = 250 * time.Millisecond
-
-// scenarioStartValue is the JSON credential holding a scenario's start.
-type scenarioStartValue struct {
-	StartAt   string `json:"start_at"`
-	WrittenAt string `json:"written_at"`
-}
-
-// scenarioStartName lives under the scenario's prefix, so the scenario's
-// own cleanup removes it, and a name no other run can hold.
-func scenarioStartName(n credhub.Names) string { return n.Prefix() + "/control/start" }
-
-// agreeScenarioStart fixes s.start for a scenario after the first one when
-// several testers run in lockstep: tester 0 (after its cleanup and seeding)
-// publishes max(schedule, now + scenarioLead); the others take that value,
-// waiting at most tester.rendezvous_timeout past the schedule.
-func (s *scenarioState) agreeScenarioStart(ctx context.Context) error {
-	r := s.r
-	if s.index == 0 || r.c.Tester.Count < 2 || s.start.IsZero() {
-		return nil
-	}
-	name := scenarioStartName(s.names)
-	if r.tester0() {
-		now := r.o.Clock.Now()
-		start := s.start
-		if earliest := now.Add(scenarioLead); earliest.After(start) {
-			start = earliest
-			r.log.Printf("scenario %s: starts at %s, %s after its schedule: cleaning up the previous scenario and seeding took longer than tester.scenario_gap allowed",
-				s.scenario, start.UTC().Format(time.RFC3339Nano), start.Sub(s.start).Round(time.Millisecond))
-		}
-		v := scenarioStartValue{StartAt: start.UTC().Format(time.RFC3339Nano), WrittenAt: now.UTC().Format(time.RFC3339Nano)}
-		body, err := json.Marshal(v)
-		if err != nil {
-			return fmt.Errorf("scenario %s: encoding its start: %w", s.scenario, err)
-		}
-		if err := r.api.SetJSON(ctx, name, body); err != nil {
-			return fmt.Errorf("scenario %s: publishing its start as %s for the other testers: %w", s.scenario, name, err)
-		}
-		s.start = start
-		return nil
-	}
-	limit := r.c.Tester.RendezvousTimeout.D()
-	if limit <= 0 {
-		limit = 10 * time.Minute
-	}
-	deadline := s.start.Add(limit)
-	lastProblem := "the credential does not exist"
-	for {
-		if err := r.tester0Failed(ctx, true); err != nil {
-			return err
-		}
-		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		raw, err := r.api.GetJSON(pctx, name)
-		cancel()
-		switch {
-		case err == nil:
-			var v scenarioStartValue
-			if jerr := json.Unmarshal(raw, &v); jerr != nil {
-				return fmt.Errorf("scenario %s: %s does not hold a start time: %v", s.scenario, name, jerr)
-			}
-			start, perr := time.Parse(time.RFC3339Nano, v.StartAt)
-			if perr != nil {
-				return fmt.Errorf("scenario %s: %s: start_at %q is not an RFC3339 time", s.scenario, name, v.StartAt)
-			}
-			if start.After(s.start) {
-				r.log.Printf("scenario %s: tester 0 starts it at %s, %s after its schedule (its cleanup and seeding took longer than tester.scenario_gap)",
-					s.scenario, v.StartAt, start.Sub(s.start).Round(time.Millisecond))
-			}
-			s.start = start
-			return nil
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case credhub.IsAuth(err):
-			return fmt.Errorf("scenario %s: reading its start %s: %w", s.scenario, name, err)
-		case credhub.IsNotFound(err):
-			lastProblem = "the credential does not exist"
-		default:
-			lastProblem = err.Error()
-		}
-		if !r.o.Clock.Now().Before(deadline) {
-			return fmt.Errorf("scenario %s: tester 0 did not publish its start as %s within %s of the scheduled start (tester.rendezvous_timeout; last: %s): tester 0's log says why it stopped", s.scenario, name, limit, lastProblem)
-		}
-		if !load.Sleep(ctx, r.o.Clock, scenarioPoll) {
-			return ctx.Err()
-		}
-	}
+	g.log.Printf("rendezvous: deleted %s", name)
 }

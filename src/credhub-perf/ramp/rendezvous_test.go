@@ -211,8 +211,8 @@ func TestRendezvousFailureReplacesStartValue(t *testing.T) {
 	c.Tester = config.TesterConfig{Index: 0, Count: 2, Rendezvous: testRendezvous, StartDelay: config.Duration(500 * time.Millisecond),
 		RendezvousTimeout: config.Duration(time.Minute), ScenarioGap: config.Duration(time.Minute)}
 	// The run fails after the rendezvous was published: the scenario's
-	// request template is refused by the load engine (an unwritable
-	// output_dir no longer serves: it is refused before CredHub is contacted).
+	// request template is refused by the load engine (not an unwritable
+	// output_dir, which is refused before CredHub is contacted).
 	c.Scenarios = []string{"custom"}
 	c.Custom.Path = "/api/v1/data?name={{nope}}"
 	code, log := executeSim(t, clk, c)
@@ -265,9 +265,9 @@ func TestAcceptRendezvous(t *testing.T) {
 		{"bad start_at", 30 * time.Second, rendezvousValue{WrittenAt: began.Format(time.RFC3339Nano), StartAt: "soon", RunID: "r1"}, "start_at"},
 	}
 	for _, tc := range cases {
-		r := &runner{c: config.Default()}
-		r.c.Tester.StartDelay = config.Duration(tc.delay)
-		_, why := r.acceptRendezvous(tc.v, began, now)
+		c := config.Default()
+		c.Tester.StartDelay = config.Duration(tc.delay)
+		_, why := newTesterGroup(c, nil, nil).acceptRendezvous(tc.v, began, now)
 		switch {
 		case tc.reject == "" && why != "":
 			t.Errorf("%s: rejected: %s", tc.name, why)

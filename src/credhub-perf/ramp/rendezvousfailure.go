@@ -48,44 +48,40 @@ const maxReason = 400
 // errTester0Failed marks a tester stopping because tester 0 did.
 var errTester0Failed = errors.New("tester 0 stopped")
 
-func (r *runner) rendezvousMode() bool {
-	return r.c.Tester.Rendezvous != "" && r.c.Tester.Count > 1
-}
-
 // publishFailure is tester 0's last word to the others: where it stopped
 // and why, replacing the start value (which it then no longer deletes:
 // the others do, once all have read the failure). Called at most once.
-func (r *runner) publishFailure(where string, cause error) {
-	if !r.tester0() || !r.rendezvousMode() || r.api == nil || r.failurePublished || cause == nil {
+func (g *testerGroup) publishFailure(where string, cause error) {
+	if !g.tester0() || !g.rendezvousMode() || g.api == nil || g.failurePublished || cause == nil {
 		return
 	}
-	r.failurePublished = true
-	name := rendezvousName(r.c.Tester.Rendezvous)
+	g.failurePublished = true
+	name := rendezvousName(g.tester.Rendezvous)
 	v := rendezvousValue{
-		RunID:     r.runID,
-		WrittenAt: r.o.Clock.Now().UTC().Format(time.RFC3339Nano),
-		Failed:    &rendezvousFailure{Tester: 0, Where: oneLine(where), Reason: oneLine(r.redact(cause.Error()))},
+		RunID:     g.runID,
+		WrittenAt: g.clock.Now().UTC().Format(time.RFC3339Nano),
+		Failed:    &rendezvousFailure{Tester: 0, Where: oneLine(where), Reason: oneLine(g.redact(cause.Error()))},
 	}
 	body, err := json.Marshal(v)
 	if err != nil {
-		r.log.Printf("warning: could not encode tester 0's failure for the other testers: %v", err)
+		g.log.Printf("warning: could not encode tester 0's failure for the other testers: %v", err)
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), failurePublishTimeout)
 	defer cancel()
-	if err := r.api.SetJSON(ctx, name, body); err != nil {
-		r.log.Printf("warning: could not tell the other testers through %s that tester 0 stopped (they wait up to tester.rendezvous_timeout, %s): %v", name, r.c.Tester.RendezvousTimeout.D(), err)
+	if err := g.api.SetJSON(ctx, name, body); err != nil {
+		g.log.Printf("warning: could not tell the other testers through %s that tester 0 stopped (they wait up to tester.rendezvous_timeout, %s): %v", name, g.tester.RendezvousTimeout.D(), err)
 		return
 	}
-	r.published = false
-	r.log.Printf("rendezvous: told the other testers through %s that tester 0 stopped %s", name, v.Failed.Where)
+	g.published = false
+	g.log.Printf("rendezvous: told the other testers through %s that tester 0 stopped %s", name, v.Failed.Where)
 }
 
 // redact removes the configuration's secrets from a reason that leaves
 // this tester (a driver's error may quote a connection string). A secret
 // under 4 characters is left: replacing it would blank ordinary words.
-func (r *runner) redact(s string) string {
-	for _, secret := range []string{r.c.Cleanup.Database.Password, r.c.UAA.ClientSecret} {
+func (g *testerGroup) redact(s string) string {
+	for _, secret := range g.secrets {
 		if len(secret) >= 4 {
 			s = strings.ReplaceAll(s, secret, "[redacted]")
 		}
@@ -121,7 +117,7 @@ func oneLine(s string) string {
 
 // judgeFailure says why a failure value read at now is not this run's
 // tester 0's ("" = it is).
-func (r *runner) judgeFailure(v rendezvousValue, now time.Time) string {
+func (g *testerGroup) judgeFailure(v rendezvousValue, now time.Time) string {
 	written, err := time.Parse(time.RFC3339Nano, v.WrittenAt)
 	if err != nil {
 		return fmt.Sprintf("a failure report whose written_at %q is not an RFC3339 time", oneLine(clipRunes(v.WrittenAt, 40)))
@@ -129,22 +125,22 @@ func (r *runner) judgeFailure(v rendezvousValue, now time.Time) string {
 	if v.Failed.Tester != 0 {
 		return fmt.Sprintf("a failure report naming tester %d; only tester 0 writes one", v.Failed.Tester)
 	}
-	if slices.Contains(v.SeenBy, r.c.Tester.Index) {
-		return fmt.Sprintf("a failure report written at %s that this tester (%d) has read before: an earlier run's", written.UTC().Format(time.RFC3339), r.c.Tester.Index)
+	if slices.Contains(v.SeenBy, g.tester.Index) {
+		return fmt.Sprintf("a failure report written at %s that this tester (%d) has read before: an earlier run's", written.UTC().Format(time.RFC3339), g.tester.Index)
 	}
-	w := r.rendezvousWindow()
+	w := g.rendezvousWindow()
 	if written.After(now.Add(w)) {
 		return fmt.Sprintf("a failure report written at %s, more than %s in the future", written.UTC().Format(time.RFC3339), w)
 	}
-	if r.runID != "" && v.RunID != r.runID {
-		return fmt.Sprintf("a failure report for run %q, not this run's %s", oneLine(clipRunes(v.RunID, 80)), r.runID)
+	if g.runID != "" && v.RunID != g.runID {
+		return fmt.Sprintf("a failure report for run %q, not this run's %s", oneLine(clipRunes(v.RunID, 80)), g.runID)
 	}
-	if r.runID != "" && r.c.Tester.RunID == "" {
+	if g.runID != "" && g.tester.RunID == "" {
 		// tester 0's fresh run id: no other run has it.
 		return ""
 	}
-	if written.Before(r.began.Add(-w)) {
-		return fmt.Sprintf("a failure report written at %s, more than %s before this tester started (%s): a previous run's leftover", written.UTC().Format(time.RFC3339), w, r.began.UTC().Format(time.RFC3339))
+	if written.Before(g.began.Add(-w)) {
+		return fmt.Sprintf("a failure report written at %s, more than %s before this tester started (%s): a previous run's leftover", written.UTC().Format(time.RFC3339), w, g.began.UTC().Format(time.RFC3339))
 	}
 	return ""
 }
@@ -173,8 +169,8 @@ func failureError(name string, v rendezvousValue) error {
 // takeFailure acts on a failure value judged this run's: it records this
 // tester as a reader (the last reader deletes the credential) and returns
 // the error to stop with.
-func (r *runner) takeFailure(name string, v rendezvousValue) error {
-	r.ackFailure(name, v)
+func (g *testerGroup) takeFailure(name string, v rendezvousValue) error {
+	g.ackFailure(name, v)
 	return failureError(name, v)
 }
 
@@ -186,14 +182,14 @@ func (r *runner) takeFailure(name string, v rendezvousValue) error {
 
 // failureVersions is how many versions are read to collect the readers:
 // the report and one mark per other tester, with room to spare.
-func (r *runner) failureVersions() int { return min(2*r.c.Tester.Count+4, 1000) }
+func (g *testerGroup) failureVersions() int { return min(2*g.tester.Count+4, 1000) }
 
 // addReaders fills v.SeenBy with every reader of the report v is, read
 // from the credential's versions. Best effort: on error v stays as read.
-func (r *runner) addReaders(ctx context.Context, name string, v *rendezvousValue) {
+func (g *testerGroup) addReaders(ctx context.Context, name string, v *rendezvousValue) {
 	vctx, cancel := context.WithTimeout(ctx, failurePublishTimeout)
 	defer cancel()
-	raws, err := r.api.GetJSONVersions(vctx, name, r.failureVersions())
+	raws, err := g.api.GetJSONVersions(vctx, name, g.failureVersions())
 	if err != nil {
 		return
 	}
@@ -217,34 +213,34 @@ func sameReport(a, b rendezvousValue) bool {
 // ackFailure writes the report again with this tester in seen_by, then
 // deletes the credential when every other tester has read it. Best
 // effort and bounded.
-func (r *runner) ackFailure(name string, v rendezvousValue) {
+func (g *testerGroup) ackFailure(name string, v rendezvousValue) {
 	ctx, cancel := context.WithTimeout(context.Background(), failurePublishTimeout)
 	defer cancel()
-	me := r.c.Tester.Index
+	me := g.tester.Index
 	if !slices.Contains(v.SeenBy, me) {
 		v.SeenBy = append(v.SeenBy, me)
 	}
-	if !seenByAll(v.SeenBy, r.c.Tester.Count) {
+	if !seenByAll(v.SeenBy, g.tester.Count) {
 		body, err := json.Marshal(v)
 		if err != nil {
 			return
 		}
-		if err := r.api.SetJSON(ctx, name, body); err != nil {
-			r.log.Printf("warning: could not mark tester 0's failure report %s as read by tester %d: %v", name, me, err)
+		if err := g.api.SetJSON(ctx, name, body); err != nil {
+			g.log.Printf("warning: could not mark tester 0's failure report %s as read by tester %d: %v", name, me, err)
 			return
 		}
 		// The others' marks written before ours: whoever writes last
 		// sees them all.
-		r.addReaders(ctx, name, &v)
-		if !seenByAll(v.SeenBy, r.c.Tester.Count) {
+		g.addReaders(ctx, name, &v)
+		if !seenByAll(v.SeenBy, g.tester.Count) {
 			return
 		}
 	}
-	if err := r.api.Delete(ctx, name); err != nil && !credhub.IsNotFound(err) {
-		r.log.Printf("warning: could not delete tester 0's failure report %s (the next run's tester 0 overwrites it): %v", name, err)
+	if err := g.api.Delete(ctx, name); err != nil && !credhub.IsNotFound(err) {
+		g.log.Printf("warning: could not delete tester 0's failure report %s (the next run's tester 0 overwrites it): %v", name, err)
 		return
 	}
-	r.log.Printf("rendezvous: every tester has read tester 0's failure report; deleted %s", name)
+	g.log.Printf("rendezvous: every tester has read tester 0's failure report; deleted %s", name)
 }
 
 // seenByAll: every tester but 0 is in seen.
@@ -263,18 +259,18 @@ func seenByAll(seen []int, count int) bool {
 // any. paced: called from a wait loop, it reads at most once per
 // rendezvousPoll (the loops poll faster for what they wait for). A missing
 // or unreadable credential is no news: the wait goes on as before.
-func (r *runner) tester0Failed(ctx context.Context, paced bool) error {
-	if r.tester0() || !r.rendezvousMode() || r.api == nil {
+func (g *testerGroup) tester0Failed(ctx context.Context, paced bool) error {
+	if g.tester0() || !g.rendezvousMode() || g.api == nil {
 		return nil
 	}
-	now := r.o.Clock.Now()
-	if paced && !r.failureCheckedAt.IsZero() && now.Sub(r.failureCheckedAt) < rendezvousPoll {
+	now := g.clock.Now()
+	if paced && !g.failureCheckedAt.IsZero() && now.Sub(g.failureCheckedAt) < rendezvousPoll {
 		return nil
 	}
-	r.failureCheckedAt = now
-	name := rendezvousName(r.c.Tester.Rendezvous)
+	g.failureCheckedAt = now
+	name := rendezvousName(g.tester.Rendezvous)
 	pctx, cancel := context.WithTimeout(ctx, failurePublishTimeout)
-	raw, err := r.api.GetJSON(pctx, name)
+	raw, err := g.api.GetJSON(pctx, name)
 	cancel()
 	if err != nil {
 		return nil
@@ -283,54 +279,32 @@ func (r *runner) tester0Failed(ctx context.Context, paced bool) error {
 	if json.Unmarshal(raw, &v) != nil || v.Failed == nil {
 		return nil
 	}
-	r.addReaders(ctx, name, &v)
-	if why := r.judgeFailure(v, now); why != "" {
-		if why != r.failureIgnored {
-			r.failureIgnored = why
-			r.log.Printf("rendezvous: ignoring %s in %s", why, name)
+	g.addReaders(ctx, name, &v)
+	if why := g.judgeFailure(v, now); why != "" {
+		if why != g.failureIgnored {
+			g.failureIgnored = why
+			g.log.Printf("rendezvous: ignoring %s in %s", why, name)
 		}
 		return nil
 	}
-	return r.takeFailure(name, v)
-}
-
-// tellOthers publishes tester 0's failure in a scenario when some tester
-// may still depend on it: for this scenario's seed or start, for a step
-// still ahead of them, or for a later scenario.
-func (s *scenarioState) tellOthers(where string, cause error) {
-	r := s.r
-	if !r.tester0() {
-		return
-	}
-	switch {
-	case !s.released:
-		where += ", before the others could start it"
-	case s.stepsRun > 0:
-		where += fmt.Sprintf(", at step %d of %d", s.lastStep+1, len(s.plan))
-	default:
-		where += ", before its first step"
-	}
-	// Also after the last scenario's last step started: the others wait
-	// for this (awaitTester0End) so that they do not end ok on a step that
-	// lost tester 0's load.
-	r.publishFailure(where, cause)
+	return g.takeFailure(name, v)
 }
 
 // cleanupOwnWrites deletes what this tester (not 0) wrote in this run's
 // set and mix scenarios when tester 0 stopped: tester 0's cleanup may have
 // run before this tester's last writes (tester 0 cancelled mid-ramp), or
-// not at all.
-func (r *runner) cleanupOwnWrites() {
-	if r.tester0() {
+// not at all. recovery is the command that removes what is left.
+func (g *testerGroup) cleanupOwnWrites(recovery string) {
+	if g.tester0() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	for _, n := range r.wrote {
-		mine := strings.ToLower(n.SetPrefix(r.c.Tester.Index))
-		names, err := r.api.FindPath(ctx, n.Prefix()+"/set")
+	for _, n := range g.wrote {
+		mine := strings.ToLower(n.SetPrefix(g.tester.Index))
+		names, err := g.api.FindPath(ctx, n.Prefix()+"/set")
 		if err != nil {
-			r.log.Printf("warning: could not list what this tester wrote under %s/set: %v; once every tester has stopped, remove the run's credentials with: %s", n.Prefix(), err, r.recoveryCommand())
+			g.log.Printf("warning: could not list what this tester wrote under %s/set: %v; once every tester has stopped, remove the run's credentials with: %s", n.Prefix(), err, recovery)
 			continue
 		}
 		deleted := 0
@@ -338,13 +312,13 @@ func (r *runner) cleanupOwnWrites() {
 			if !strings.HasPrefix(strings.ToLower(name), mine) {
 				continue
 			}
-			if err := r.api.Delete(ctx, name); err != nil && !credhub.IsNotFound(err) {
-				r.log.Printf("warning: could not delete %s, which this tester wrote: %v; once every tester has stopped, remove the run's credentials with: %s", name, err, r.recoveryCommand())
+			if err := g.api.Delete(ctx, name); err != nil && !credhub.IsNotFound(err) {
+				g.log.Printf("warning: could not delete %s, which this tester wrote: %v; once every tester has stopped, remove the run's credentials with: %s", name, err, recovery)
 				break
 			}
 			deleted++
 		}
-		r.log.Printf("cleanup: deleted %d credentials this tester wrote under %s (tester 0 stopped)", deleted, n.SetPrefix(r.c.Tester.Index))
+		g.log.Printf("cleanup: deleted %d credentials this tester wrote under %s (tester 0 stopped)", deleted, n.SetPrefix(g.tester.Index))
 	}
-	r.wrote = nil
+	g.wrote = nil
 }

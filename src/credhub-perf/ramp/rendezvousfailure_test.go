@@ -583,10 +583,10 @@ func TestOneLine(t *testing.T) {
 // A database password or UAA secret quoted by an error never reaches the
 // other testers.
 func TestFailureReasonRedacted(t *testing.T) {
-	r := &runner{c: config.Default()}
-	r.c.Cleanup.Database.Password = "s3cret-pw"
-	r.c.UAA.ClientSecret = "uaa-secret"
-	got := oneLine(r.redact("dial postgres://perf:s3cret-pw@db/credhub: refused; token uaa-secret"))
+	c := config.Default()
+	c.Cleanup.Database.Password = "s3cret-pw"
+	c.UAA.ClientSecret = "uaa-secret"
+	got := oneLine(newTesterGroup(c, nil, nil).redact("dial postgres://perf:s3cret-pw@db/credhub: refused; token uaa-secret"))
 	if strings.Contains(got, "s3cret") || strings.Contains(got, "uaa-secret") || !strings.Contains(got, "[redacted]") {
 		t.Errorf("redacted reason %q", got)
 	}
@@ -604,9 +604,11 @@ func FuzzRendezvousFailureValue(f *testing.F) {
 		if json.Unmarshal(raw, &v) != nil || v.Failed == nil {
 			return
 		}
-		r := &runner{c: config.Default(), began: simStart}
-		r.c.Tester = config.TesterConfig{Index: 1, Count: 3, Rendezvous: testRendezvous}
-		_ = r.judgeFailure(v, simStart)
+		c := config.Default()
+		c.Tester = config.TesterConfig{Index: 1, Count: 3, Rendezvous: testRendezvous}
+		g := newTesterGroup(c, nil, nil)
+		g.began = simStart
+		_ = g.judgeFailure(v, simStart)
 		msg := failureError(rendezvousName(testRendezvous), v).Error()
 		if strings.ContainsAny(msg, "\n\r") || len(msg) > 4*(2*maxReason+200)+400 {
 			t.Fatalf("error line of %d bytes: %.200q", len(msg), msg)
@@ -616,9 +618,9 @@ func FuzzRendezvousFailureValue(f *testing.F) {
 
 // Tester 0 is cancelled during the last step of the last scenario, while
 // tester 1 still loads it: tester 1 runs its step to the end and then
-// exits 1 naming tester 0's stop, not 0 (it used to: nobody needed
-// anything more from tester 0). Their merged summary marks the step
-// incomplete and names both testers' stops.
+// exits 1 naming tester 0's stop, not 0, although it needs nothing more
+// from tester 0: its last step lost tester 0's load. Their merged summary
+// marks the step incomplete and names both testers' stops.
 func TestRendezvousTesterZeroStopsInTheLastStep(t *testing.T) {
 	// Step 3 of 3 starts 2 s after step 1; 0.1 s into it.
 	fake, cfgs, runs := cancelTesterZeroInSet(t, 2100*time.Millisecond, "set")
@@ -671,8 +673,8 @@ func TestRendezvousTesterZeroStopsInTheLastStep(t *testing.T) {
 // written while a middle one is still in flight (here held 5 s, simulated,
 // long enough for tester 1 to read the first step's time and look at the seed).
 // Tester 1 takes the last name as the sign of a complete seed, so tester 0
-// must write it after every other: in CI tester 1 read a middle name back
-// as 404 and failed the scenario.
+// must write it after every other, or tester 1 reads a middle name back as
+// 404 and fails the scenario.
 func TestRendezvousSeedLastNameBeforeMiddle(t *testing.T) {
 	p := loadtest.NewPKI(t, loadtest.ECDSA)
 	fake := newFake()

@@ -21,7 +21,6 @@ import (
 	"github.com/credhub-perf/credhub-perf/credhub"
 	"github.com/credhub-perf/credhub-perf/load"
 	"github.com/credhub-perf/credhub-perf/results"
-	"github.com/credhub-perf/credhub-perf/rsasign"
 	"github.com/credhub-perf/credhub-perf/tlsclient"
 )
 
@@ -71,20 +70,10 @@ type runner struct {
 	stamp   string    // UTC yyyymmddThhmmssZ naming the run directories
 	startAt time.Time // zero unless tester.start_at
 	host    string
-	// published: tester 0 wrote the rendezvous credential and must delete it.
-	published bool
-	// began is when this tester started (before its pre-flight requests):
-	// what a rendezvous value's age is judged against.
-	began time.Time
-	// failurePublished: tester 0 told the others it stopped (once is enough).
-	failurePublished bool
-	// failureCheckedAt and failureIgnored pace and quieten the other
-	// testers' checks for tester 0's failure (tester0Failed).
-	failureCheckedAt time.Time
-	failureIgnored   string
-	// wrote: the set and mix scenarios in which this tester (not 0) wrote,
-	// to delete its own writes if tester 0 stops (cleanupOwnWrites).
-	wrote []credhub.Names
+	// group is this tester's part among several testers: their meeting at
+	// the start, at each seed and scenario start, and their stopping
+	// together.
+	group *testerGroup
 	// prevStart is the agreed start of the previous scenario (lockstep),
 	// which may be later than its schedule (agreeScenarioStart).
 	prevStart time.Time
@@ -157,10 +146,11 @@ func Execute(ctx context.Context, o Options) int {
 		o.Log = os.Stderr
 	}
 	r := &runner{o: o, c: o.Config, log: &logger{w: o.Log, tty: o.TTY}}
-	defer r.dropRendezvous()
+	r.group = newTesterGroup(o.Config, r.log, o.Clock)
+	defer r.group.dropRendezvous()
 	if err := r.setup(ctx); err != nil {
 		r.log.Printf("error: %v", err)
-		r.publishFailure("during setup", interruptedOr(ctx, err))
+		r.group.publishFailure("during setup", interruptedOr(ctx, err))
 		if r.api != nil {
 			r.api.Close()
 		}
@@ -207,9 +197,16 @@ func (r *runner) applyStartAt(startAt string, now time.Time) error {
 		return &SetupError{fmt.Errorf("tester.start_at %s: the whole ramp (until %s) lies in the past; give every tester a time a little in the future", startAt, end.Format(time.RFC3339))}
 	}
 	if r.runID == "" {
-		r.runID = r.stamp
+		r.setRunID(r.stamp)
 	}
 	return nil
+}
+
+// setRunID fixes the run id, which the tester group judges failure
+// reports against.
+func (r *runner) setRunID(id string) {
+	r.runID = id
+	r.group.runID = id
 }
 
 func (r *runner) setup(ctx context.Context) error {
@@ -222,14 +219,15 @@ func (r *runner) setup(ctx context.Context) error {
 	}
 	r.token = token
 	r.api = api
+	r.group.api = api
 	if err := r.checkBeforeTarget(ctx); err != nil {
 		return err
 	}
 	r.host, _ = os.Hostname()
 	began := r.o.Clock.Now().UTC()
-	r.began = began
-	rendezvous := c.Tester.Rendezvous != "" && c.Tester.Count > 1 && c.Tester.StartAt == ""
-	r.runID = c.Tester.RunID
+	r.group.began = began
+	rendezvous := r.group.rendezvousMode() && c.Tester.StartAt == ""
+	r.setRunID(c.Tester.RunID)
 	switch {
 	case c.Tester.StartAt != "":
 		if err := r.applyStartAt(c.Tester.StartAt, began); err != nil {
@@ -240,7 +238,7 @@ func (r *runner) setup(ctx context.Context) error {
 	default:
 		r.stamp = began.Format(stampLayout)
 		if r.runID == "" {
-			r.runID = freshRunID(began)
+			r.setRunID(freshRunID(began))
 		}
 	}
 
@@ -286,14 +284,14 @@ func (r *runner) setup(ctx context.Context) error {
 	var v rendezvousValue
 	var rerr error
 	if r.tester0() {
-		v, rerr = r.publishRendezvous(ctx)
+		v, rerr = r.group.publishRendezvous(ctx)
 	} else {
-		v, rerr = r.awaitRendezvous(ctx, began)
+		v, rerr = r.group.awaitRendezvous(ctx)
 	}
 	if rerr != nil {
 		return &SetupError{rerr}
 	}
-	r.runID = v.RunID
+	r.setRunID(v.RunID)
 	return r.applyStartAt(v.StartAt, r.o.Clock.Now().UTC())
 }
 
@@ -518,191 +516,6 @@ func (r *runner) mixEngine(n credhub.Names) (*load.Engine, error) {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s/%d", r.runID, r.c.Tester.Index)
 	return load.NewMix(r.clientOptions(), ts, []int{r.c.Mix.Get, r.c.Mix.Set, r.c.Mix.Interpolate}, h.Sum64())
-}
-
-// scenario seeds, ramps and cleans up one scenario; it returns the exit status.
-func (r *runner) scenario(ctx context.Context, k int, scenario string) int {
-	c := r.c
-	n := credhub.Names{RunID: r.runID + "/" + scenario}
-	where := fmt.Sprintf("in scenario %s (%d of %d)", scenario, k+1, len(c.Scenarios))
-	fail := func(status int, err error) int {
-		r.log.Printf("error: %v", err)
-		r.publishFailure(where+", before its first step", interruptedOr(ctx, err))
-		return status
-	}
-	tmpl, err := r.template(scenario, n)
-	if err != nil {
-		return fail(ExitUsage, err)
-	}
-	var engine *load.Engine
-	if scenario == "mix" {
-		engine, err = r.mixEngine(n)
-	} else {
-		engine, err = load.New(r.clientOptions(), tmpl)
-	}
-	if err != nil {
-		return fail(ExitUsage, fmt.Errorf("%s scenario: %w", scenario, err))
-	}
-	plan := planSteps(c)
-	dir, err := r.runDir(scenario)
-	if err != nil {
-		return fail(ExitFailed, err)
-	}
-	meta := r.newMeta(scenario, n, len(plan))
-	meta.RSASigner, meta.RSASignerNote = engine.RSASigner()
-	if meta.RSASignerNote != "" && k == 0 {
-		r.log.Printf("tester.fast_rsa: %s signs instead of %s: %s", meta.RSASigner, rsasign.FastName, meta.RSASignerNote)
-	}
-	meta.HTTPClient, meta.HTTPClientNote = engine.HTTPClient()
-	if meta.HTTPClientNote != "" && k == 0 {
-		r.log.Printf("tester.fast_http: %s sends instead of the %s client: %s", meta.HTTPClient, load.FastHTTPName, meta.HTTPClientNote)
-	}
-	if r.o.Capacity {
-		meta.PlannedSteps = c.Capacity.MaxProbes
-	}
-	sum := &results.Summary{SLO: r.slo(), Testers: 1, Steps: []results.SummaryStep{}, Sources: []string{r.resultsName()}}
-	// Tester 0 owns meta.json and summary.json; other testers write only
-	// meta-<i>.json and summary-<i>.json, so that the run directories of
-	// several tester VMs extracted into one directory never overwrite each
-	// other (`credhub-perf collect` assembles them).
-	writeMeta := func() {
-		name := "meta.json"
-		if !r.tester0() {
-			name = fmt.Sprintf("meta-%d.json", c.Tester.Index)
-		}
-		if err := results.WriteMetaFile(filepath.Join(dir, name), meta); err != nil {
-			r.log.Printf("error: writing %s: %v", filepath.Join(dir, name), err)
-		}
-	}
-	writeSummary := func() error {
-		if r.tester0() {
-			return sum.WriteFiles(dir)
-		}
-		return sum.WriteFilesAs(dir, fmt.Sprintf("summary-%d", c.Tester.Index))
-	}
-	writeMeta()
-	r.log.Printf("scenario %s: run directory %s", scenario, dir)
-
-	start := r.scenarioStart(k)
-	state := &scenarioState{r: r, index: k, scenario: scenario, names: n, engine: engine, plan: plan, dir: dir, meta: meta, sum: sum, start: start,
-		flush: func() {
-			writeMeta()
-			_ = writeSummary()
-		}}
-	runErr := state.execute(ctx)
-	r.prevStart = state.start
-	if runErr != nil || ctx.Err() != nil {
-		// Before the cleanup, which a cancelled errand may not outlive.
-		state.tellOthers(where, interruptedOr(ctx, runErr))
-	}
-	if !r.tester0() && state.sentAny && (scenario == "set" || scenario == "mix") {
-		r.wrote = append(r.wrote, n)
-	}
-	if runErr != nil && errors.Is(runErr, errTester0Failed) {
-		// Tester 0 may have cleaned up before this tester's last writes.
-		r.cleanupOwnWrites()
-	}
-
-	// Cleanup always runs, whatever happened, with its own time budget so
-	// that an interrupted run still removes what it wrote.
-	cleanupFailed := false
-	if r.tester0() && (state.seeded || state.sentAny) {
-		if c.Tester.Count > 1 && ctx.Err() == nil {
-			state.waitForOtherTesters(ctx)
-		}
-		if ctx.Err() != nil {
-			// Interrupted (bosh cancel-task: the agent sends SIGTERM and
-			// kills the errand 10 s later): say so on disk before cleaning
-			// up, so a kill during the cleanup leaves a truthful record.
-			meta.Status, meta.Error, meta.CleanupStatus = "interrupted", "interrupted by a signal", "running"
-			if sum.StoppedReason == "" {
-				sum.StoppedReason = "interrupted"
-			}
-			meta.StoppedReason = sum.StoppedReason
-			writeMeta()
-			sum.Finish()
-			sum.Stopped = results.StoppedNote(meta, len(sum.Steps), sum.StoppedReason, nil)
-			_ = writeSummary()
-			// Said before the cleanup: a second interrupt or the errand's
-			// kill may cut it short, and then nothing more is printed.
-			if c.Cleanup.Mode != "none" {
-				r.log.Printf("cleaning up; if this is cut short, remove what is left with: %s", r.recoveryCommand(dir))
-			}
-		}
-		cctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-		res, err := r.cleanup(cctx, n)
-		cancel()
-		meta.CleanupDeleted = res.Deleted
-		switch {
-		case c.Cleanup.Mode == "none":
-			meta.CleanupStatus = "skipped"
-		case err != nil:
-			cleanupFailed = true
-			meta.CleanupStatus = "failed"
-			meta.CleanupError = err.Error()
-			r.log.Printf("error: cleanup (%s) failed: %v", c.Cleanup.Mode, err)
-			r.log.Printf("the results in %s are complete; credentials are left under %s: remove them with: %s", dir, n.Prefix(), r.recoveryCommand(dir))
-		default:
-			meta.CleanupStatus = "ok"
-			r.log.Printf("cleanup (%s): removed %d credentials in %s", c.Cleanup.Mode, res.Deleted, res.Elapsed.Round(time.Millisecond))
-		}
-		if res.Foreign > 0 {
-			// The database cleanup empties all of CredHub: say when that
-			// took credentials this run did not write.
-			meta.CleanupForeign, meta.CleanupForeignNames = res.Foreign, res.ForeignNames
-			r.log.Printf("warning: %s", ForeignNote(res.Foreign, res.ForeignNames, credhub.Names{RunID: r.runID}.Prefix()))
-		}
-	} else if r.tester0() {
-		meta.CleanupStatus = "skipped"
-	}
-
-	meta.EndedAt = r.o.Clock.Now().UTC().Format(time.RFC3339Nano)
-	status := ExitOK
-	switch {
-	case errors.Is(runErr, errSetup):
-		meta.Status, meta.Error = "failed", runErr.Error()
-		status = ExitUsage
-	case ctx.Err() != nil:
-		meta.Status, meta.Error = "interrupted", "interrupted by a signal"
-		if sum.StoppedReason == "" {
-			sum.StoppedReason = "interrupted"
-		}
-		status = ExitFailed
-	case runErr != nil:
-		meta.Status, meta.Error = "failed", runErr.Error()
-		status = ExitFailed
-	default:
-		meta.Status = "ok"
-	}
-	if cleanupFailed && status == ExitOK {
-		status = ExitFailed
-	}
-	if status != ExitOK && k+1 < len(c.Scenarios) {
-		// The others would wait for the next scenario's seed or start.
-		why := errors.New(meta.Error)
-		if meta.Error == "" {
-			why = fmt.Errorf("cleanup (%s) failed: %s", c.Cleanup.Mode, meta.CleanupError)
-		}
-		r.publishFailure(fmt.Sprintf("after scenario %s (%d of %d)", scenario, k+1, len(c.Scenarios)), why)
-	}
-	meta.StoppedReason = sum.StoppedReason
-	writeMeta()
-	sum.Finish()
-	sum.Stopped = results.StoppedNote(meta, len(sum.Steps), sum.StoppedReason, nil)
-	if err := writeSummary(); err != nil {
-		r.log.Printf("error: writing the summary: %v", err)
-		status = max(status, ExitFailed)
-	}
-	r.log.Finish()
-	fmt.Fprintf(r.o.Stdout, "== %s: %s (%s)\n", scenario, dir, meta.Status)
-	sum.WriteTable(r.o.Stdout)
-	switch {
-	case ctx.Err() != nil:
-		r.log.Printf("scenario %s: interrupted; the rows measured so far are in %s", scenario, dir)
-	case runErr != nil:
-		r.log.Printf("error: scenario %s: %v", scenario, runErr)
-	}
-	return status
 }
 
 func (r *runner) cleanup(ctx context.Context, n credhub.Names) (cleanup.Result, error) {

@@ -3,13 +3,10 @@ package ramp
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
 
-	"github.com/credhub-perf/credhub-perf/config"
 	"github.com/credhub-perf/credhub-perf/cpuload"
 	"github.com/credhub-perf/credhub-perf/credhub"
 	"github.com/credhub-perf/credhub-perf/load"
@@ -27,7 +24,6 @@ type scenarioState struct {
 	meta     *results.Meta
 	sum      *results.Summary
 	start    time.Time // lockstep origin of the first step; zero = as soon as ready
-	flush    func()    // rewrite meta.json and the summary so far
 
 	csv      *results.CSVWriter
 	seeded   bool
@@ -65,8 +61,12 @@ func (s *scenarioState) execute(ctx context.Context) error {
 	// Several testers: a later scenario's start is what tester 0 publishes
 	// once it has cleaned up and seeded (agreeScenarioStart); every tester
 	// then warms up from that start.
-	if err := s.agreeScenarioStart(ctx); err != nil {
-		return err
+	if s.index > 0 && !s.start.IsZero() {
+		start, err := r.group.agreeScenarioStart(ctx, s.names, s.scenario, s.start)
+		if err != nil {
+			return err
+		}
+		s.start = start
 	}
 	s.released = true
 	if !s.start.IsZero() {
@@ -90,14 +90,14 @@ func (s *scenarioState) execute(ctx context.Context) error {
 			return ctx.Err()
 		}
 		if c.Tester.Count > 1 && !r.tester0() {
-			if reason := s.stopSignal(ctx, i); reason != "" {
+			if reason := r.group.stopSignal(ctx, s.names, i, s.stepStart(i), r.slot()); reason != "" {
 				s.sum.StoppedReason = reason
 				r.log.Printf("stopping: %s", reason)
 				return nil
 			}
 			// Its steps would now load the target with one tester fewer
 			// than planned.
-			if err := r.tester0Failed(ctx, false); err != nil {
+			if err := r.group.tester0Failed(ctx, false); err != nil {
 				s.sum.StoppedReason = "tester 0 stopped"
 				return err
 			}
@@ -110,7 +110,7 @@ func (s *scenarioState) execute(ctx context.Context) error {
 			s.sum.StoppedReason = reason
 			r.log.Printf("stopping the ramp: %s", reason)
 			if c.Tester.Count > 1 && r.tester0() {
-				s.signalStop(reason)
+				r.group.signalStop(s.names, reason, s.lastStep)
 			}
 			return nil
 		}
@@ -129,19 +129,15 @@ func (s *scenarioState) execute(ctx context.Context) error {
 // next scenario's start is where the others see it.
 func (s *scenarioState) awaitTester0End(ctx context.Context) error {
 	r := s.r
-	if !r.rendezvousMode() || s.start.IsZero() || s.index+1 < len(r.c.Scenarios) {
+	if !r.group.rendezvousMode() || s.start.IsZero() || s.index+1 < len(r.c.Scenarios) {
 		return nil
 	}
 	until := s.stepStart(len(s.plan)).Add(failurePublishTimeout + rendezvousPoll)
-	for {
-		if err := r.tester0Failed(ctx, true); err != nil {
-			s.sum.StoppedReason = "tester 0 stopped"
-			return err
-		}
-		if !r.o.Clock.Now().Before(until) || !load.Sleep(ctx, r.o.Clock, rendezvousPoll) {
-			return nil
-		}
+	if err := r.group.awaitTester0End(ctx, until); err != nil {
+		s.sum.StoppedReason = "tester 0 stopped"
+		return err
 	}
+	return nil
 }
 
 // prepareSeed seeds (tester 0) or waits until the seed is visible (others).
@@ -171,8 +167,7 @@ func (s *scenarioState) prepareSeed(ctx context.Context) error {
 		r.log.Printf("seeded and verified %d credentials in %s", c.Seed.Credentials, r.o.Clock.Now().Sub(t0).Round(time.Millisecond))
 		return nil
 	}
-	// Other testers: tester 0 seeds; wait until the last seeded name reads
-	// back (SeedAll writes it after all the others), at most until one
+	// Other testers: tester 0 seeds; wait for it, at most until one
 	// scenario gap past the start.
 	deadline := r.o.Clock.Now().Add(10 * time.Minute)
 	if !s.start.IsZero() {
@@ -183,25 +178,7 @@ func (s *scenarioState) prepareSeed(ctx context.Context) error {
 			deadline = s.start.Add(max(c.Tester.ScenarioGap.D()+30*time.Second, c.Tester.RendezvousTimeout.D()))
 		}
 	}
-	last := s.names.Seed(c.Seed.Credentials - 1)
-	for {
-		if err := r.tester0Failed(ctx, true); err != nil {
-			return err
-		}
-		_, err := r.api.GetJSON(ctx, last)
-		if err == nil {
-			return credhub.VerifySeed(ctx, r.api, s.names, c.Seed.Credentials)
-		}
-		if !credhub.IsNotFound(err) {
-			return fmt.Errorf("waiting for tester 0's seed: %w", err)
-		}
-		if r.o.Clock.Now().After(deadline) {
-			return fmt.Errorf("tester 0's seed (%s) did not appear by %s: is tester 0 running with the same tester.start_at / run id?", last, deadline.Format(time.RFC3339))
-		}
-		if !load.Sleep(ctx, r.o.Clock, 500*time.Millisecond) {
-			return ctx.Err()
-		}
-	}
+	return r.group.awaitSeed(ctx, s.names, c.Seed.Credentials, deadline)
 }
 
 // stepStart is when step i starts (zero = now) in lockstep mode: after
@@ -405,173 +382,4 @@ func (s *scenarioState) abortCheck(i int, snap results.Snapshot) string {
 		return fmt.Sprintf("abort policy after step %d of %d: %s for %d consecutive step(s)", i+1, len(s.plan), why, s.overRun)
 	}
 	return ""
-}
-
-// signalStop tells the other testers (through a credential under the run's
-// prefix, which cleanup removes) that tester 0 stopped ramping.
-func (s *scenarioState) signalStop(reason string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	b := []byte(fmt.Sprintf(`{"reason":%q,"step":%d}`, reason, s.lastStep))
-	if err := s.r.api.SetJSON(ctx, s.names.Control(), b); err != nil {
-		s.r.log.Printf("warning: could not tell the other testers to stop: %v", err)
-	}
-}
-
-// stopSignal checks, just before step i starts, whether tester 0 stopped.
-func (s *scenarioState) stopSignal(ctx context.Context, i int) string {
-	if at := s.stepStart(i); !at.IsZero() {
-		// Look shortly before the step starts: late enough to see a signal
-		// tester 0 wrote right after the step before the previous one.
-		lead := min(500*time.Millisecond, s.r.slot()/4)
-		if !s.r.o.Clock.SleepUntil(ctx, at.Add(-lead)) {
-			return ""
-		}
-	}
-	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if _, err := s.r.api.GetJSON(cctx, s.names.Control()); err == nil {
-		return fmt.Sprintf("tester 0 stopped the ramp before step %d", i+1)
-	}
-	return ""
-}
-
-// waitForOtherTesters holds tester 0's cleanup until the others are done:
-// the planned end, or (after an abort) the end of the step the others may
-// have started before they saw the stop signal.
-func (s *scenarioState) waitForOtherTesters(ctx context.Context) {
-	if s.start.IsZero() {
-		return
-	}
-	end := s.stepStart(len(s.plan))
-	if s.sum.StoppedReason != "" {
-		end = s.stepStart(min(s.lastStep+2, len(s.plan)))
-	}
-	end = end.Add(config.CleanupWait(s.r.c.Target.Timeout.D()))
-	if d := end.Sub(s.r.o.Clock.Now()); d > 0 {
-		s.r.log.Printf("waiting %s for the other testers to finish before cleaning up", d.Round(time.Second))
-		s.r.o.Clock.SleepUntil(ctx, end)
-	}
-}
-
-// capacity searches the highest concurrency (or rate) meeting the SLO:
-// doubling from the first value until a probe fails or the bound is reached,
-// then bisection, within capacity.max_probes probes.
-func (s *scenarioState) capacity(ctx context.Context) error {
-	r := s.r
-	c := r.c
-	open := len(c.Steps.Rates) > 0
-	lo, hi := 0.0, math.Inf(1)
-	first, bound := float64(c.Steps.MinConcurrency), float64(c.Steps.MaxConcurrency)
-	res := c.Capacity.Resolution
-	if open {
-		first, bound = c.Steps.Rates[0], math.Inf(1)
-		if len(c.Steps.Rates) > 1 {
-			bound = c.Steps.Rates[len(c.Steps.Rates)-1]
-		}
-	}
-	if res == 0 {
-		res = float64(c.Steps.Step)
-		if open {
-			res = 0
-		}
-	}
-	capRes := &results.Capacity{}
-	s.sum.Capacity = capRes
-	passTput := map[float64]float64{}
-	firstLeftOut := false // the first probe met the SLO but did not count
-	probe := func(v float64) (bool, error) {
-		st := load.Step{Concurrency: int(v), Duration: c.Steps.Duration.D()}
-		if open {
-			st = load.Step{Concurrency: c.Steps.MaxConcurrency, Rate: v, Duration: c.Steps.Duration.D()}
-		} else if c.Steps.Duration == 0 {
-			st.Requests = c.Steps.Requests
-		}
-		capRes.Probes++
-		snap, last, err := s.runStep(ctx, capRes.Probes-1, c.Capacity.MaxProbes, st)
-		if err != nil {
-			return false, err
-		}
-		pass := last.MeetsSLO && s.sum.CountsStep(last)
-		why := ""
-		if last.MeetsSLO && !pass && v == first {
-			firstLeftOut = true
-		}
-		if last.MeetsSLO && !pass {
-			why = " but does not count (not steady, not judged steady, or tester-bound; see the warnings)"
-		}
-		r.log.Printf("probe %d: %s %s the SLO (p%g %s, errors %.2f%%)%s", capRes.Probes, loadLabel(st), map[bool]string{true: "meets", false: "misses"}[last.MeetsSLO], c.SLO.Percentile, fmtMS(snap.Quantile(c.SLO.Percentile/100)), 100*last.ErrorRate, why)
-		if pass {
-			passTput[v] = last.Throughput
-		}
-		return pass, nil
-	}
-	v := first
-	for capRes.Probes < c.Capacity.MaxProbes {
-		ok, err := probe(v)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			hi = v
-			break
-		}
-		lo = v
-		if v >= bound {
-			capRes.Note = "the upper bound meets the SLO; raise steps.max_concurrency (or the last rate) to search further"
-			break
-		}
-		v = math.Min(v*2, bound)
-	}
-	for !math.IsInf(hi, 1) && capRes.Probes < c.Capacity.MaxProbes {
-		width := res
-		if open && width == 0 {
-			width = math.Max(lo, 1) * 0.02
-		}
-		if hi-lo <= math.Max(width, 1e-9) || (!open && hi-lo <= 1) {
-			break
-		}
-		mid := (lo + hi) / 2
-		if !open {
-			mid = math.Floor(mid)
-		}
-		ok, err := probe(mid)
-		if err != nil {
-			return err
-		}
-		if ok {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	if lo > 0 {
-		capRes.Found = true
-		capRes.Throughput = passTput[lo]
-		if open {
-			capRes.Rate = lo
-			capRes.Concurrency = c.Steps.MaxConcurrency
-		} else {
-			capRes.Concurrency = int(lo)
-		}
-	} else {
-		capRes.Note = fmt.Sprintf("even the first probe (%s) misses the SLO", loadLabelValue(open, first))
-		if firstLeftOut {
-			capRes.Note = fmt.Sprintf("the first probe (%s) met the SLO but does not count (not steady, not judged steady, or tester-bound; see the warnings)", loadLabelValue(open, first))
-		}
-	}
-	if capRes.Probes >= c.Capacity.MaxProbes && capRes.Note == "" {
-		capRes.Note = "stopped at capacity.max_probes; the answer is within the last bracket"
-	}
-	sort.SliceStable(s.meta.Steps, func(i, j int) bool {
-		return s.meta.Steps[i].Concurrency < s.meta.Steps[j].Concurrency || (s.meta.Steps[i].Concurrency == s.meta.Steps[j].Concurrency && s.meta.Steps[i].Rate < s.meta.Steps[j].Rate)
-	})
-	return nil
-}
-
-func loadLabelValue(open bool, v float64) string {
-	if open {
-		return fmt.Sprintf("rate %g/s", v)
-	}
-	return fmt.Sprintf("concurrency %g", v)
 }

@@ -28,20 +28,26 @@ func TestCleanupAfterKill9(t *testing.T) {
 	}
 	cfg := writeConfig(t, s.URL, `steps: {min_concurrency: 1, max_concurrency: 20, step: 1, duration: 500ms}`)
 	cmd, out, errb := startPerf(t, "run", "--config", cfg, "--scenario", "set", "--run-id", "killed")
-	dir := waitForRows(t, outputDir(t, cfg), 10)
-	time.Sleep(300 * time.Millisecond)
+	// Killed in its second step, mid-ramp: set credentials written, most
+	// steps still ahead.
+	dir := waitForSteps(t, outputDir(t, cfg), 2)
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
 	_, _ = out, errb
 	// Requests the killed process had sent may still be finishing in the
-	// target: wait until the count holds still.
+	// target: wait until the count holds still between two readings.
 	var left []string
 	var err error
-	for prev := -1; ; prev = len(left) {
+	stable := false
+	for prev, deadline := -1, time.Now().Add(30*time.Second); !stable && time.Now().Before(deadline); prev = len(left) {
 		time.Sleep(200 * time.Millisecond)
-		if left, err = api.FindPath(ctx, "/credhub-perf/killed"); err != nil || len(left) == prev {
-			break
+		if left, err = api.FindPath(ctx, "/credhub-perf/killed"); err != nil {
+			t.Fatalf("listing what the killed run left: %v", err)
 		}
+		stable = len(left) == prev
+	}
+	if !stable {
+		t.Fatalf("the credentials under /credhub-perf/killed kept changing for 30 s after the kill (%d now)", len(left))
 	}
 	if err != nil || len(left) == 0 {
 		t.Fatalf("the killed run left %d credentials (%v): nothing to test", len(left), err)

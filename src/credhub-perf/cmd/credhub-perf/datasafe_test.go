@@ -11,10 +11,9 @@ import (
 	"github.com/credhub-perf/credhub-perf/results"
 )
 
-// A capacity search against a target failing half its requests left a
-// credential behind: the cleanup stopped at its first delete that failed
-// all its retries. Whatever the search and the cleanup meet now, nothing
-// stays under /credhub-perf.
+// A capacity search against a target failing half its requests: whatever
+// the search and the cleanup meet (a delete that fails all its retries
+// among them), nothing stays under /credhub-perf.
 func TestCapacityAgainstHalfFailingTargetLeavesNothing(t *testing.T) {
 	binaries(t)
 	s := startSim(t, "", "-error-rate", "0.5")

@@ -1,6 +1,16 @@
 // Command credhub-perf runs CredHub headroom studies: seed, a stepped
 // concurrency (or rate) ramp for get, set and interpolate, cleanup, and
 // exact per-request records; plus capacity search, summary and merge.
+//
+// It is a thin command line over the packages that do the work: run and
+// capacity (package ramp, from a configuration file and one flag per
+// configuration key), cleanup of a run that could not clean up after
+// itself (ramp.Cleanup), summary and merge of run directories (package
+// results), and collect of the tarballs that `bosh run-errand
+// --download-logs` fetches from tester VMs (package collect). The exit
+// status is the contract for scripts and the BOSH errand: 0 ok, 1 the run
+// or its cleanup failed (its results kept), 2 a usage or configuration
+// error or a target unusable at start.
 package main
 
 import (

@@ -159,10 +159,14 @@ output_dir: %s
 warmup:
   run: "0" # the warm-up tests turn it on
 saturation:
-  # The target shares this machine on purpose (and so, on a busy machine,
-  # the tester waits for a CPU behind it and other work); the saturation
-  # test turns the host and wait bounds back on.
+  # Off: the target shares this machine on purpose, and on a busy machine
+  # the tester waits for a CPU behind it and other work, and a virtual
+  # machine's steal rises: any bound could then flag a step tester-bound,
+  # and a test about something else would find no capacity, or a step
+  # that does not count. The saturation test sets its bounds itself.
+  max_tester_cpu: 1
   max_host_cpu: 1
+  max_steal: 1
   max_tester_wait: 1
 %s
 `, url, filepath.Join(certDir, "ca.crt"), filepath.Join(certDir, "client.crt"), filepath.Join(certDir, "client.key"), t.TempDir(), extra)
@@ -466,13 +470,39 @@ func waitForRows(t *testing.T, out string, min int) string {
 	return ""
 }
 
+// waitForSteps waits until the run's results file holds rows of at least
+// steps steps: the run is that far into its ramp, whatever the machine's
+// load made of the time it took.
+func waitForSteps(t *testing.T, out string, steps int) string {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	seen := 0
+	for time.Now().Before(deadline) {
+		files, _ := filepath.Glob(filepath.Join(out, "*", "results*.csv"))
+		if len(files) == 1 {
+			// A row cut off mid-write is skipped, not an error.
+			_, err := results.ReadCSV(files[0], func(r *results.Row) error {
+				seen = max(seen, r.Segment+1)
+				return nil
+			})
+			if err == nil && seen >= steps {
+				return filepath.Dir(files[0])
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("the run in %s did not reach step %d in 60 s (rows of %d steps)", out, steps, seen)
+	return ""
+}
+
 func TestTargetKilledMidRamp(t *testing.T) {
 	binaries(t)
 	s := startSim(t, "")
 	cfg := writeConfig(t, s.URL, `steps: {min_concurrency: 1, max_concurrency: 20, step: 1, duration: 500ms}`)
 	cmd, out, errb := startPerf(t, "run", "--config", cfg, "--scenario", "get")
-	dir := waitForRows(t, outputDir(t, cfg), 10)
-	time.Sleep(600 * time.Millisecond)
+	// Killed once the ramp is in its third step: some steps measured, most
+	// still ahead.
+	dir := waitForSteps(t, outputDir(t, cfg), 3)
 	s.kill()
 	r := waitPerf(t, cmd, out, errb, time.Minute)
 	if r.code != 1 {
@@ -500,8 +530,7 @@ func TestSIGINTMidRamp(t *testing.T) {
 	api := s.client(t)
 	cfg := writeConfig(t, s.URL, `steps: {min_concurrency: 1, max_concurrency: 20, step: 1, duration: 500ms}`)
 	cmd, out, errb := startPerf(t, "run", "--config", cfg, "--scenario", "set", "--run-id", "sigint")
-	dir := waitForRows(t, outputDir(t, cfg), 10)
-	time.Sleep(700 * time.Millisecond)
+	dir := waitForSteps(t, outputDir(t, cfg), 3)
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	r := waitPerf(t, cmd, out, errb, time.Minute)
 	if r.code != 1 {
@@ -525,7 +554,7 @@ func TestSIGINTMidRamp(t *testing.T) {
 // while a tester that ignored the shared start or counted its steps from
 // its own would. How closely the two start each step in real time is the
 // schedule's business, checked on the simulated clock
-// (ramp.TestLockstepScenarios); over real processes it measured the
+// (ramp.TestLockstepScenarios); over real processes it would measure the
 // machine's timer jitter (more than 50 ms now and then on a loaded one).
 func TestTwoTestersInLockstep(t *testing.T) {
 	binaries(t)
@@ -676,7 +705,7 @@ steps: {min_concurrency: 2, max_concurrency: 4, step: 2, duration: 2s}
 seed: {credentials: 10, bytes: 256}
 output_dir: %s
 warmup: {run: "0"}
-saturation: {max_host_cpu: 1}
+saturation: {max_tester_cpu: 1, max_host_cpu: 1, max_steal: 1, max_tester_wait: 1} # off, as in writeConfig
 `, url, filepath.Join(certDir, "ca.crt"), url, secret, t.TempDir())
 	p := filepath.Join(t.TempDir(), "config.yml")
 	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {

@@ -1,10 +1,10 @@
 package main
 
-// Acceptance test of issue 16's mix: against credhub-sim, whose capacity
-// model serialises writes per instance (CredHub's @Synchronized set and
-// generate handlers) while reads use any free core, a mixed run's reads are
-// slower than the same reads alone: sets do not lock reads out, they take
-// cores from them. scripts/test-all runs it on a quiet machine (latencies).
+// The mix scenario against credhub-sim, whose capacity model serialises
+// writes per instance (CredHub's @Synchronized set and generate handlers)
+// while reads use any free core: a mixed run's reads are slower than the
+// same reads alone, since sets do not lock reads out but take cores from
+// them. scripts/test-all runs it on a quiet machine (latencies).
 
 import (
 	"fmt"

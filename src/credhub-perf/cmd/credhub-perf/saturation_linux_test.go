@@ -1,6 +1,6 @@
 package main
 
-// The saturation test of issue 11 (see steady_test.go): it pins processes
+// The saturation test (see steady_test.go): it pins processes
 // with taskset(1), reads /proc/stat and stops its CPU hog by process
 // group, all Linux only.
 
@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/credhub-perf/credhub-perf/cpuload"
 	"github.com/credhub-perf/credhub-perf/load/loadtest"
 	"github.com/credhub-perf/credhub-perf/results"
 )
@@ -65,8 +66,12 @@ func TestTesterSaturationFlagged(t *testing.T) {
 	run := func(what string) (*results.Summary, []float64) {
 		cfg := writeConfig(t, s.URL, `steps: {max_concurrency: 4, rates: [50, 100], duration: 2s}`)
 		rec := startTickRecorder(t, testerCPU)
+		// writeConfig turns every saturation bound off: this test is
+		// about them, so it sets them all, the tester's and steal's at
+		// their defaults.
 		cmd := exec.Command(taskset, "-c", strconv.Itoa(testerCPU), perfBin, "run", "--config", cfg, "--scenario", "get",
-			"--saturation.max_host_cpu", fmt.Sprint(bound), "--saturation.max_tester_wait", "0.1")
+			"--saturation.max_host_cpu", fmt.Sprint(bound), "--saturation.max_tester_wait", "0.1",
+			"--saturation.max_tester_cpu", fmt.Sprint(cpuload.DefaultLimits.TesterCPU), "--saturation.max_steal", fmt.Sprint(cpuload.DefaultLimits.HostSteal))
 		out, err := cmd.CombinedOutput()
 		rec.stop()
 		if err != nil {
@@ -132,7 +137,7 @@ func TestTesterSaturationFlagged(t *testing.T) {
 		_ = syscall.Kill(-hog.Process.Pid, syscall.SIGKILL)
 		_ = hog.Wait()
 	}()
-	time.Sleep(200 * time.Millisecond) // the hog is spinning before the run
+	waitSpinning(t, testerCPU)
 	busy, _ := run("hogged")
 	for i, st := range busy.Steps {
 		// The hog shares the tester's core: the tester waits for it.
@@ -143,6 +148,29 @@ func TestTesterSaturationFlagged(t *testing.T) {
 	if busy.MaxThroughputAtSLO != nil {
 		t.Errorf("tester-bound steps counted as capacity: %v", *busy.MaxThroughputAtSLO)
 	}
+}
+
+// waitSpinning waits until the hog keeps cpu busy (90 % of its ticks
+// over 200 ms), so that the run starts beside a spinning hog, not beside
+// one still being exec'd.
+func waitSpinning(t *testing.T, cpu int) {
+	t.Helper()
+	prev, err := cpuTicks(cpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+		now, err := cpuTicks(cpu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if busy, total := now[0]-prev[0], now[1]-prev[1]; total > 0 && float64(busy) >= 0.9*float64(total) {
+			return
+		}
+		prev = now
+	}
+	t.Fatalf("the CPU hog did not keep CPU %d busy within 10 s", cpu)
 }
 
 func deref(p *float64) float64 {

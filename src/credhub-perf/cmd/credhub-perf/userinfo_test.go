@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// user:password@ in target.url or uaa.url printed the password on stderr.
-// Now the run is refused before anything is contacted, exit 2, and the
-// password is nowhere in the output.
+// user:password@ in target.url or uaa.url: the run is refused before
+// anything is contacted, exit 2, and the password is nowhere in the output
+// (an error quoting the URL would print it on stderr).
 func TestURLUserinfoRefusedWithoutPrintingIt(t *testing.T) {
 	const secret = "url-pw-s3cret"
 	for _, args := range [][]string{
