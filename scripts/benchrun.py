@@ -130,15 +130,19 @@ class Server:
                 self.proc.kill()
                 self.proc.wait()
         self.err.close()
-        text = open(self.err_path).read()
-        m = re.search(r"null-server stats: (.*)", text)
-        if not m:
-            return {}
-        # Counters are integers; "groups" is the key-exchange breakdown
-        # (name:count,...), kept as text; handled_mean_us is a mean.
-        conv = {"groups": str, "handled_mean_us": float}
-        return {k: conv.get(k, int)(v)
-                for k, v in (kv.split("=", 1) for kv in m.group(1).split())}
+        return server_stats(open(self.err_path).read())
+
+
+def server_stats(text):
+    """The counters of null-server's last words ("null-server stats:
+    k=v ..."), {} when it printed none. Counters are integers; "groups" is
+    the key-exchange breakdown (name:count,...), kept as text;
+    handled_mean_us is a mean."""
+    m = re.search(r"null-server stats: (.*)", text)
+    if not m:
+        return {}
+    conv = {"groups": str, "handled_mean_us": float}
+    return {k: conv.get(k, int)(v) for k, v in (kv.split("=", 1) for kv in m.group(1).split())}
 
 
 def run_generator(args, cpu, stdout_path, stderr_path, limit):
