@@ -63,7 +63,7 @@ def _child(pkg_dir: str, run_dir: str, formats: str) -> None:
     from headroom_plot import analysis, cli
     try:
         from headroom_plot import study
-    except ImportError:  # before the intervals existed
+    except ImportError:  # a --before package older than the study module
         study = None
 
     current = ["?"]

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Synthetic scaling study: run directories at 1, 2, 4, 8 and 16 instances whose capacity at
-p95 <= 25 ms follows a Universal Scalability Law with known parameters (the issue's example:
+p95 <= 25 ms follows a Universal Scalability Law with known parameters (a worked example:
 lambda 148 req/s, sigma 0.02, kappa 0.98/225, peaking near 1,010 req/s at 15 instances), with
 3 % run-to-run noise. For the README's scalability picture and for trying the report:
 

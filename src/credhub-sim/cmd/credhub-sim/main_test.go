@@ -119,7 +119,7 @@ func TestCerts(t *testing.T) {
 		t.Fatalf("certs without --out: %v %q", err, stderr)
 	}
 
-	// Issue 13: an existing CA key and certificates are not overwritten
+	// An existing CA key and certificates are not overwritten
 	// without --force, and nothing is written when refused.
 	caKey, _ := os.ReadFile(filepath.Join(dir, "ca.key"))
 	_, stderr, err = run(t, "certs", "--out", dir)
@@ -334,7 +334,7 @@ func TestServeFlagErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"-cert-dir", dir}, "-encryption-password is required"},
-		// Issue 13: CredHub's minimum of 16 characters, the password never echoed.
+		// CredHub's minimum of 16 characters, the password never echoed.
 		{[]string{"-cert-dir", dir, "-encryption-password", "short-pw-15char"}, "has 15 characters; CredHub requires at least 16"},
 		{[]string{"-encryption-password", goodPassword}, "pass -cert-dir DIR"},
 		{[]string{"-cert-dir", dir, "-encryption-password", goodPassword, "-db", "oracle://u:hunter2@h/db"}, "not a supported database URL"},

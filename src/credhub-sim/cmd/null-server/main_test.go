@@ -155,7 +155,7 @@ func TestServerAuthOnlyKeepAlive(t *testing.T) {
 // TestMTLSKeepAliveReuse: over mutual TLS, as the bench runs it, a
 // keep-alive client that reads each body to EOF (as vegeta does) sends
 // every request on one connection. It rules the server out when a generator
-// opens many connections (docs/benchmarks.md, "Session 10"): every answer
+// opens many connections (docs/benchmarks.md, on vegeta's): every answer
 // carries a Content-Length and no "Connection: close", and the server does
 // not close the connection between requests.
 func TestMTLSKeepAliveReuse(t *testing.T) {

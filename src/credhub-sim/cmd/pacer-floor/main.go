@@ -11,7 +11,7 @@
 // It prints one JSON line: rate, wake-ups, their lateness p50, p99 and
 // maximum in µs, and how many were more than 500 µs late. scripts/
 // bench-openloop runs it on the generator's core beside each generator:
-// when this floor misses the issue-17 sched-lag target at a rate, no
+// when this floor misses the open-loop sched-lag target at a rate, no
 // scheduler can meet it on that core in those minutes (the machine is the
 // bound), and the bench says so instead of calling the generator's figure
 // a miss. It is stdlib only, as null-server.

@@ -15,8 +15,9 @@ import (
 	"time"
 )
 
-// The conformance tests of issue 14: one per behaviour where the sim used
-// to differ from CredHub 2.15 (status and body), named by the issue's row.
+// Conformance tests of the behaviours where a simulator most easily
+// departs from CredHub 2.15 (status and body): one subtest per behaviour,
+// numbered "row N" as the README's "How far it matches CredHub" cites it.
 
 func TestFidelityRegenerate(t *testing.T) {
 	h := newHarness(t, dbURL(t, "sqlite-memory"), nil)

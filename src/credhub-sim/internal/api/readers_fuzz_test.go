@@ -7,10 +7,9 @@ import (
 	"testing"
 )
 
-// FuzzRequestReaders feeds hostile bytes to the readers issue 14 added or
-// changed (JSON objects, metadata, certificate parameters, alternative
-// names, set values, permission, bulk-regenerate and certificate-version
-// bodies; bearer tokens
+// FuzzRequestReaders feeds hostile bytes to the request readers (JSON
+// objects, metadata, certificate parameters, alternative names, set values,
+// permission, bulk-regenerate and certificate-version bodies; bearer tokens
 // are fuzzed in package auth): an error is fine, a panic is not. The
 // seeds run in every go test; go test -fuzz FuzzRequestReaders explores.
 func FuzzRequestReaders(f *testing.F) {
