@@ -166,7 +166,7 @@ func newWaker(ctx context.Context, c Clock, gap time.Duration) waker {
 }
 
 // clockWaker paces on a test's clock; lead is how early its near wakes
-// (zero unless a test sets Engine.handLead).
+// (zero unless a test sets Engine.hooks.handLead).
 type clockWaker struct {
 	c    Clock
 	lead time.Duration

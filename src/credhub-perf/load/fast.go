@@ -47,7 +47,7 @@ func (e *Engine) renderRaw(dst, bodyBuf []byte, seq uint64, rng *rand.Rand, extr
 	dst = append(dst, ' ')
 	dst = e.target.render(dst, seq, rng)
 	dst = append(dst, " HTTP/1.1\r\nHost: "...)
-	dst = append(dst, e.hostHdr...)
+	dst = append(dst, e.server.hostHdr...)
 	dst = append(dst, "\r\n"...)
 	if !e.hasUA {
 		dst = append(dst, "User-Agent: "+userAgent+"\r\n"...)
@@ -85,13 +85,13 @@ func (e *Engine) renderRaw(dst, bodyBuf []byte, seq uint64, rng *rand.Rand, extr
 
 func (w *worker) request(seq uint64) ([]byte, error) {
 	e := w.t // the request type's template; its connection options are w.e's
-	if e.static != nil {
-		return e.static, nil
+	if e.lean.static != nil {
+		return e.lean.static, nil
 	}
 	var extra http.Header
 	if e.opts.Authorize != nil {
 		if w.areq == nil {
-			w.areq = &http.Request{Method: e.method, URL: e.authURL, Header: http.Header{}, Host: e.hostHdr}
+			w.areq = &http.Request{Method: e.method, URL: e.server.authURL, Header: http.Header{}, Host: e.server.hostHdr}
 		}
 		clear(w.areq.Header)
 		if err := e.opts.Authorize(w.areq); err != nil {
@@ -232,7 +232,7 @@ func (w *worker) followRedirect(ctx context.Context, r *Result, raw []byte, stat
 		r.Err = "redirect: " + err.Error()
 		return
 	}
-	base, err := url.Parse(e.baseURL + orig.RequestURI)
+	base, err := url.Parse(e.server.baseURL + orig.RequestURI)
 	if err != nil {
 		r.Err = "redirect: " + err.Error()
 		return
@@ -259,8 +259,8 @@ func (w *worker) followRedirect(ctx context.Context, r *Result, raw []byte, stat
 			req.Header[k] = v
 		}
 	}
-	e.redirectOnce.Do(func() { e.redirectClient = e.newHTTPClient(0) })
-	resp, err := e.redirectClient.Do(req)
+	e.lean.redirectOnce.Do(func() { e.lean.redirectClient = e.newHTTPClient(0) })
+	resp, err := e.lean.redirectClient.Do(req)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
@@ -287,8 +287,8 @@ func (w *worker) dial(ctx context.Context, r *Result, start time.Time) (*fconn, 
 	d := net.Dialer{KeepAlive: -1, Deadline: w.deadline(start)}
 	var nc net.Conn
 	var err error
-	if ip := net.ParseIP(e.hostname); ip != nil {
-		nc, err = d.DialContext(ctx, "tcp", net.JoinHostPort(e.hostname, e.port))
+	if ip := net.ParseIP(e.server.hostname); ip != nil {
+		nc, err = d.DialContext(ctx, "tcp", net.JoinHostPort(e.server.hostname, e.server.port))
 	} else {
 		// Resolve separately so the DNS phase can be reported on its own.
 		t0 := time.Now()
@@ -299,19 +299,19 @@ func (w *worker) dial(ctx context.Context, r *Result, start time.Time) (*fconn, 
 			lctx, cancel = context.WithDeadline(ctx, d.Deadline)
 			defer cancel()
 		}
-		addrs, err = net.DefaultResolver.LookupIPAddr(lctx, e.hostname)
+		addrs, err = net.DefaultResolver.LookupIPAddr(lctx, e.server.hostname)
 		r.DNS = time.Since(t0)
 		if err != nil {
 			return nil, err
 		}
 		for _, a := range addrs {
-			nc, err = d.DialContext(ctx, "tcp", net.JoinHostPort(a.IP.String(), e.port))
+			nc, err = d.DialContext(ctx, "tcp", net.JoinHostPort(a.IP.String(), e.server.port))
 			if err == nil {
 				break
 			}
 		}
 		if nc == nil && err == nil {
-			err = fmt.Errorf("no addresses for %s", e.hostname)
+			err = fmt.Errorf("no addresses for %s", e.server.hostname)
 		}
 	}
 	if err != nil {
@@ -334,8 +334,8 @@ func (w *worker) dial(ctx context.Context, r *Result, start time.Time) (*fconn, 
 			sc.hold = true
 		}
 	}
-	if e.tlsConf != nil {
-		tc := tls.Client(nc, e.tlsConf)
+	if e.server.tlsConf != nil {
+		tc := tls.Client(nc, e.server.tlsConf)
 		if !d.Deadline.IsZero() {
 			_ = nc.SetDeadline(d.Deadline)
 		}

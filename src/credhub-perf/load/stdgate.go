@@ -94,7 +94,7 @@ func (e *Engine) newGatedClient(conc int) (*http.Client, *stdGate) {
 		return &gatedConn{Conn: c, g: g}, nil
 	}
 	g.connect = tcp
-	if e.scheme == "https" {
+	if e.server.scheme == "https" {
 		conf, timeout := tr.TLSClientConfig, tr.TLSHandshakeTimeout
 		g.connect = func(ctx context.Context, network, addr string) (net.Conn, error) {
 			return transportTLS(ctx, tcp, conf, timeout, network, addr)
@@ -222,7 +222,7 @@ func (g *stdGate) warm(ctx context.Context, e *Engine, concurrency int) {
 	}
 	// The address net/http dials for the engine's URL (canonicalAddr;
 	// a host net/http would rewrite (IDNA) just misses the stash).
-	addr := net.JoinHostPort(e.hostname, e.port)
+	addr := net.JoinHostPort(e.server.hostname, e.server.port)
 	g.predialWith(e, concurrency, func() bool { return g.warmOne(ctx, e.opts.Timeout, addr) })
 }
 
