@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/credhub-perf/credhub-perf/leanhttp"
+	"github.com/credhub-perf/credhub-perf/load/idleconn"
 	"github.com/credhub-perf/credhub-perf/rsasign"
 )
 
@@ -59,6 +61,10 @@ type requestType struct {
 	hasUA    bool
 	bodyless bool // HEAD: responses carry no body
 	needsLen bool // send Content-Length even when the body is empty
+	// replayable: net/http would send the request again after its
+	// connection turned out closed (idleconn.Replayable; header names as
+	// the template spells them).
+	replayable bool
 }
 
 // server is where requests go and how the client proves itself there.
@@ -97,9 +103,10 @@ type stdClient struct {
 	kept     bool
 }
 
-// leanClient is the state of the lean path (fast.go, pool.go).
+// leanClient is the state of the lean path (lean.go, leanpool.go).
 type leanClient struct {
 	on     bool
+	client *leanhttp.Client
 	static []byte // pre-rendered request (no per-request values)
 	// redirectClient follows redirects for the lean client.
 	redirectOnce   sync.Once
@@ -145,6 +152,7 @@ func New(opts ClientOptions, t Template) (*Engine, error) {
 	if err := e.compileHeaders(t.Header, files); err != nil {
 		return nil, err
 	}
+	e.replayable = idleconn.Replayable(e.method, e.hasHeader)
 	e.server.hostHdr = e.server.host
 	if e.opts.Host != "" {
 		e.server.hostHdr = e.opts.Host
@@ -245,6 +253,16 @@ func (e *Engine) compileHeaders(hdr http.Header, files pickCache) error {
 	return nil
 }
 
+// hasHeader: the template sets header name (any case).
+func (e *Engine) hasHeader(name string) bool {
+	for i := range e.headers {
+		if strings.EqualFold(e.headers[i].name, name) {
+			return true
+		}
+	}
+	return false
+}
+
 // setupTLS builds the client's TLS configuration for an https URL, and
 // for a plain one still checks the files named (a typo should not pass
 // silently).
@@ -288,6 +306,7 @@ func (e *Engine) chooseClient() error {
 		e.std.hc = e.newHTTPClient(0)
 		return nil
 	}
+	e.lean.client = e.newLeanClient()
 	if e.target.static() && e.body.static() && opts.Authorize == nil {
 		allStatic := true
 		for _, h := range e.headers {
@@ -431,16 +450,15 @@ type worker struct {
 	buf  []byte
 	body []byte
 	tmp  []byte
-	loc  []byte        // Location of a redirect
 	areq *http.Request // handed to ClientOptions.Authorize, reused
 	res  Result        // the request in progress (not on the stack: it escapes)
 	hc   *http.Client  // the net/http path's client (closed loop: the worker's own)
 	// end: in a closed-loop step with a duration, no request stamped at
 	// or after it is sent (zero: no end).
-	end  time.Time
-	fc   *fconn
-	mu   sync.Mutex // guards fc.nc against a concurrent abort
-	dead bool
+	end time.Time
+	// lean sends the request on the lean path (nil: net/http's), on
+	// the worker's own connection or one lent by the pool.
+	lean *leanhttp.Sender
 	// dialDone gives back the open-loop pool's dial token this request
 	// holds (nil: none), once its dial has ended.
 	dialDone func()
@@ -533,23 +551,19 @@ func newRNG() *rand.Rand {
 	return rand.New(rand.NewPCG(binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:])))
 }
 
-// abort makes in-flight I/O on the worker's connection fail now.
+// abort makes in-flight I/O on the worker's lean connection fail now (on
+// net/http's path the requests' context does).
 func (w *worker) abort() {
-	w.mu.Lock()
-	w.dead = true
-	if w.fc != nil && w.fc.nc != nil {
-		_ = w.fc.nc.SetDeadline(time.Unix(1, 0))
+	if w.lean != nil {
+		w.lean.Abort()
 	}
-	w.mu.Unlock()
 }
 
+// closeConn closes the worker's lean connection, if open.
 func (w *worker) closeConn() {
-	w.mu.Lock()
-	if w.fc != nil && w.fc.nc != nil {
-		_ = w.fc.nc.Close()
-		w.fc.nc = nil
+	if w.lean != nil {
+		w.lean.CloseConn()
 	}
-	w.mu.Unlock()
 }
 
 // do sends one request into r; false when it was not sent because its
@@ -713,7 +727,11 @@ func (e *Engine) newWorkers(s Step) []*worker {
 	}
 	workers := make([]*worker, n)
 	for i := range workers {
-		workers[i] = &worker{e: e, t: e, rng: newRNG(), hc: e.std.hc, due: dueWait{clk: e.opts.Clock}}
+		w := &worker{e: e, t: e, rng: newRNG(), hc: e.std.hc, due: dueWait{clk: e.opts.Clock}}
+		if e.lean.on {
+			w.lean = e.lean.client.NewSender(w.endDial)
+		}
+		workers[i] = w
 		if e.mix.kinds != nil {
 			workers[i].mix = e.mix.seed ^ (e.mix.runs<<32 + uint64(i)*0x9e3779b97f4a7c15)
 		}
