@@ -94,15 +94,16 @@ func (r *recent) median(since time.Time) time.Duration {
 
 // predialWith dials, through one, the connections a step needs before its
 // clock: the first (whose time is warmT), then the rest of predial's count
-// one after another, each timed as a dial of the step (noteDial). Why one
-// after another and timed: with no dial on the step's clock, no dial time
-// was known once the first response was back, so the patience fell to
-// firstPatience (2 ms) where dials took 3-10 ms on a loaded tester, and a
-// short pause of the server sent requests to dial (net/http at 2,768
-// req/s: a median of 14.5 handshakes where 4 were dialled before the
-// clock; timed: 4 in 5 of 6 runs). Together, on a one-core tester, each
-// dial's time would be their sum. The first dial is not a dial time: it
-// also verified the server's chain, once per engine.
+// one after another, each timed as a dial of the step (noteDial). Why
+// timed: with no dial on the step's clock, no dial time is known once the
+// first response is back, so the patience would fall to firstPatience
+// (2 ms) where dials take 3-10 ms on a loaded tester, and a short pause of
+// the server would send requests to dial (measured with net/http at 2,768
+// req/s: untimed, a median of 14.5 handshakes where 4 were dialled before
+// the clock; timed, 4 in 5 of 6 runs). Why one after another: together,
+// on a one-core tester, each dial's time would be their sum. The first
+// dial is not a dial time: it also verified the server's chain, once per
+// engine.
 func (p *dialPolicy) predialWith(e *Engine, concurrency int, one func() bool) {
 	real, at := e.begin()
 	if !one() {
@@ -124,9 +125,10 @@ func (p *dialPolicy) predialWith(e *Engine, concurrency int, one func() bool) {
 	}
 }
 
-// maxPredial bounds the connections dialled before a step's clock: "a
-// few" beyond the step's peak in flight is what issue 17 allows, and a
-// step that needs more dials them as its requests show the need.
+// maxPredial bounds the connections dialled before a step's clock: the
+// project's target is at most the step's peak in flight + 4 connections
+// (docs/benchmarks.md), and a step that needs more dials them as its
+// requests show the need.
 const maxPredial = 4
 
 // predial is how many connections to dial before a step's clock: the
@@ -170,8 +172,9 @@ const stallLate = time.Millisecond
 // just ended. The latencies of requests sent before it are not used
 // again: their responses may have sat unread during the stall, so they
 // measure the tester, not the server, and a pool sized by them after a
-// stall dialled for a server that was never slow (a step at 400 req/s
-// against the null server opened 31 connections, sends 0.75 s late).
+// stall would dial for a server that was never slow (measured: a step at
+// 400 req/s against the null server opened 31 connections, sends 0.75 s
+// late).
 func (p *dialPolicy) noteStall(now time.Time) {
 	p.mu.Lock()
 	p.stallEnd = now
@@ -190,9 +193,9 @@ func (p *dialPolicy) noteStall(now time.Time) {
 // still, and it is the connections in flight that clear the queue as
 // the tester catches up. Measured against the null server at 6,100
 // req/s with the net/http default at 80-86 % of its one core (quiet
-// machine, 2026-11-25): 2 runs of 6 dialled 73 and 93 connections, for
-// "short" and "stall", and sent requests up to 90-190 ms late; the
-// other 4 kept their 4 connections, sched-lag p99 75-91 us.
+// machine), without this rule: 2 runs of 6 dialled 73 and 93
+// connections, for "short" and "stall", and sent requests up to 90-190
+// ms late; the other 4 kept their 4 connections, sched-lag p99 75-91 us.
 func (p *dialPolicy) noteTester(short bool) {
 	if p.testerShort.Load() != short {
 		p.testerShort.Store(short)
@@ -224,11 +227,11 @@ func (p *dialPolicy) patience() time.Duration {
 // connection stops answering at once, the server (or the path to it) has
 // most likely stalled as a whole: a new connection's handshake waits for
 // it too, and each costs the tester 1-2 ms of CPU on the core that sends.
-// Before, every request that waited a dial's time took a dial token (four
-// in flight): against the null server at 13,800 req/s a 10 ms pause of the
-// server's core was followed by 9-48 handshakes and 800-2,000 requests
-// sent up to 70 ms late. One dial still frees a request stuck behind the
-// only connection.
+// Were every request that waited a dial's time to take a dial token (four
+// in flight), then against the null server at 13,800 req/s a 10 ms pause
+// of the server's core would be followed by 9-48 handshakes and 800-2,000
+// requests sent up to 70 ms late (measured). One dial still frees a
+// request stuck behind the only connection.
 // Called with p.mu held.
 func (p *dialPolicy) decide(waited, stalled bool) (why string, patience time.Duration, seen uint64) {
 	patience = p.patience()
@@ -262,8 +265,8 @@ func (p *dialPolicy) claimStallDial(seen uint64) bool {
 // ask again). busy: requests in flight (holding a connection or
 // dialling); dial: a dial's expected time; med: the median of recent
 // latencies on a warm connection, least: the least of the step's (0:
-// none yet); rate:
-// the step's requests/s; waited: the request has waited a dial's time;
+// none yet); rate: the step's requests/s; waited: the request has waited
+// a dial's time;
 // stalled: and nothing came back to any request meanwhile.
 //   - "idle": nothing in flight, nothing can come back;
 //   - "slow": the busy connections come back, on average, more than
@@ -279,17 +282,17 @@ func (p *dialPolicy) claimStallDial(seen uint64) bool {
 // Not a reason: how many requests wait. After the tester or the server
 // lost the CPU for a few milliseconds dozens of requests are due at once;
 // the busy connections of a fast server clear them in a few
-// milliseconds, and dialling for them (the previous rule: every request
-// that waited a dial's time dialled) fed on itself: each handshake is 1-2
-// ms of the tester's CPU, on the core that also sends, so it delayed the
-// requests due next, which waited and dialled in turn. The least latency,
+// milliseconds, and dialling for them (every request that waited a
+// dial's time dialling) feeds on itself: each handshake is 1-2 ms of the
+// tester's CPU, on the core that also sends, so it delays the requests
+// due next, which wait and dial in turn. The least latency,
 // not the median, sizes the need: a tester short of CPU reads every
 // response late, which the median would count as a slower server. The
 // step's least, not that of the last few requests: a tester short of CPU
-// for longer than a few requests' time read all of them late, and the
-// least of 8 then dialled for it too (at 6,100 req/s against the null
-// server, 8 requests are 1.3 ms; runs that dialled 50-100 connections
-// did so mostly for "short"). A server that slows down for good is
+// for longer than a few requests' time reads all of them late, and the
+// least of 8 would then dial for it too (at 6,100 req/s against the null
+// server, 8 requests are 1.3 ms; sized by the last 8, runs dialled 50-100
+// connections, mostly for "short"). A server that slows down for good is
 // "slow" (the median) or "stall".
 func needDial(busy int, dial, med, least time.Duration, rate float64, waited, stalled bool) string {
 	switch {

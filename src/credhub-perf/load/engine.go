@@ -906,11 +906,11 @@ func (w *worker) closedLoop(ctx context.Context, s Step, start, end time.Time, c
 // spin to the schedule (requests far apart), it hands the request over
 // as it wakes instead, and the worker builds it and then spins to the
 // schedule itself (Engine.holdUntil, from doStd). Building a net/http
-// request (its deadline context, trace, URL and headers) took 40-60 µs
+// request (its deadline context, trace, URL and headers) takes 40-60 µs
 // of the tester's CPU at 80 requests/s, where every request finds cold
-// caches, and that time was after the schedule, in every latency; it now
-// fits in the margin the pacer wakes early by. Nothing is sent before
-// its schedule and latency still counts from it.
+// caches: built after the schedule, that time would be in every latency;
+// built early, it fits in the margin the pacer wakes early by. Nothing is
+// sent before its schedule and latency still counts from it.
 func (e *Engine) pace(ctx context.Context, s Step, start, end time.Time, jobs chan<- job, pol *dialPolicy, handEarly bool) {
 	interval := float64(time.Second) / s.Rate
 	wk := newWaker(ctx, e.opts.Clock, time.Duration(interval))
@@ -966,7 +966,7 @@ func (e *Engine) pace(ctx context.Context, s Step, start, end time.Time, jobs ch
 // sending it. Its latency, counted from its schedule, is past the timeout
 // whatever the server does. Sent, a server holding every request would
 // hold the run too, one timeout per -c requests due: hey -rate 100 -c 4
-// -z 2s -t 3 against such a server ran 150 s. The pacer judges, not the
+// -z 2s -t 3 against such a server would run 150 s. The pacer judges, not the
 // worker: its clock reading is the step's own, where a worker's, taken
 // after the handover, can lag behind a simulated clock's.
 type job struct {

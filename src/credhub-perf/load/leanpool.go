@@ -53,11 +53,12 @@ func (p *connPool) forWorkers(n int) {
 // How many: first one, whose time is the warm dial's (warmT; not a dial
 // time for the step's figures: it also verified the server's chain, once
 // per engine), then predial(rate, warmT, concurrency) in all. Why before
-// the clock: a handshake is 1-2 ms of the tester's CPU on each side; dialled
-// on the step's clock, on a tester with one core, they starved the pacer,
-// the backlog read as a short pool and dialled more: at 13,800 req/s
-// against the null server 9-22 connections (3 carry it) and 570-2,160
-// requests up to 32 ms late in the step's first 40-160 ms.
+// the clock: a handshake is 1-2 ms of the tester's CPU on each side;
+// dialled on the step's clock, on a tester with one core, they starve the
+// pacer, the backlog reads as a short pool and more are dialled (measured
+// at 13,800 req/s against the null server: 9-22 connections where 3 carry
+// it, and 570-2,160 requests up to 32 ms late in the step's first 40-160
+// ms).
 func (p *connPool) warm(ctx context.Context, e *Engine, concurrency int) {
 	p.mu.Lock()
 	n := len(p.idle)

@@ -249,9 +249,9 @@ func (t *stdTrace) Value(key any) any {
 // started for a request is traced into that request's stamps, as
 // httptrace's DNS hooks on the request would (net/http dials on a
 // context that keeps the request's values): only dials pay for the
-// hooks. The dial's connection may go to another request; as before, the
-// lookup counts for the request that dialled, when it used the
-// connection it dialled (doStd).
+// hooks. The dial's connection may go to another request; the lookup
+// counts for the request that dialled, when it used the connection it
+// dialled (stdTrace.phases).
 func dialDNS(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		if t, ok := ctx.Value(stdTraceKey{}).(*stdTrace); ok {

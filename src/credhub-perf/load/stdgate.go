@@ -38,11 +38,11 @@ type stdGate struct {
 	// first request on: a connection the request that dialled it did not
 	// need (one came back first) goes to the Transport's idle pool when
 	// its dial ends, without a hook. Counted idle from the dial's start
-	// (as it was, through DialContext), a request let through for it
-	// found none and dialled, and
-	// that dial's connection went the same way (measured: half of 256
-	// dials at 10,000 req/s). Uncounted, such a connection is found by the
-	// next request let through to dial, which the Transport hands it.
+	// (through DialContext), a request let through for it would find none
+	// and dial, and that dial's connection would go the same way
+	// (measured: half of 256 dials at 10,000 req/s). Uncounted, such a
+	// connection is found by the next request let through to dial, which
+	// the Transport hands it.
 	conns int
 	busy  int // of them, held by a request (GotConn until idle again or closed)
 	// pending: requests let through (for an idle connection, or to dial),
@@ -560,8 +560,8 @@ const backWait = 50 * time.Millisecond
 // the body's last read has just made runnable: end first yields to it
 // once, and waits on a timer (the worker's, reused) only when that was
 // not enough (another P runs it, or it had more to do). A wait on a new
-// timer per request was one more allocation, a timer-heap insertion and
-// a park per request on the default client's hottest path.
+// timer per request would be one more allocation, a timer-heap insertion
+// and a park per request on the default client's hottest path.
 func (t *gateTicket) end(timer **time.Timer) {
 	g := t.g
 	if t.conn.Load() != nil && !closed(t.back) {
