@@ -443,38 +443,45 @@ func validToken(s string) bool {
 
 // worker is one sender: its connection, buffers and random source.
 type worker struct {
-	e    *Engine
-	t    *Engine // the request type of the request in progress: e, or one of e.mix.kinds
-	mix  uint64  // splitmix64 state of the request-type draw (mixes only)
-	rng  *rand.Rand
-	buf  []byte
-	body []byte
-	tmp  []byte
-	areq *http.Request // handed to ClientOptions.Authorize, reused
-	res  Result        // the request in progress (not on the stack: it escapes)
-	hc   *http.Client  // the net/http path's client (closed loop: the worker's own)
+	e   *Engine
+	t   *Engine // the request type of the request in progress: e, or one of e.mix.kinds
+	mix uint64  // splitmix64 state of the request-type draw (mixes only)
+	rng *rand.Rand
+	res Result // the request in progress (not on the stack: it escapes)
 	// end: in a closed-loop step with a duration, no request stamped at
 	// or after it is sent (zero: no end).
 	end time.Time
-	// lean sends the request on the lean path (nil: net/http's), on
-	// the worker's own connection or one lent by the pool.
-	lean *leanhttp.Sender
-	// dialDone gives back the open-loop pool's dial token this request
-	// holds (nil: none), once its dial has ended.
-	dialDone func()
-	onLoan   bool        // an open-loop request holds the pool's connection or dial token
-	wait     *time.Timer // the pool's wait for a connection given back
-	gt       *gateTicket // net/http's open loop: the request's passage through the gate
-	// due: in open loop, the bound of the request's wait for a connection
-	// (connwait.go); ioDue: its I/O deadline from its schedule on the
-	// system clock (zero: on a test clock, and in closed loop).
-	due   dueWait
-	ioDue time.Time
-	// sendAt: the schedule of a net/http request handed over before it
+	// Rendering buffers: the lean path's whole request (buf), the body,
+	// the net/http path's URL and header values (tmp).
+	buf, body, tmp []byte
+
+	// The net/http path (std.go).
+	hc *http.Client // the client (closed loop: the worker's own)
+	gt *gateTicket  // open loop: the request's passage through the gate
+	// sendAt: the schedule of a request handed over before it
 	// (Engine.pace's handEarly): doStd holds it until then (zero: none).
 	// unsent: the step ended during that hold, the request not sent.
 	sendAt time.Time
 	unsent bool
+
+	// The lean path (lean.go, leanpool.go).
+	// lean sends the request, on the worker's own connection or one lent
+	// by the pool (nil on net/http's path).
+	lean *leanhttp.Sender
+	areq *http.Request // handed to ClientOptions.Authorize, reused
+	// onLoan: an open-loop request holds the pool's connection or dial
+	// token; dialDone gives back the dial token it holds (nil: none),
+	// once its dial has ended.
+	onLoan   bool
+	dialDone func()
+
+	// Open loop, either path.
+	wait *time.Timer // the wait for a connection given back (pool or gate)
+	// due: the bound of the request's wait for a connection
+	// (connwait.go); ioDue: its I/O deadline from its schedule on the
+	// system clock (zero: on a test clock, and in closed loop).
+	due   dueWait
+	ioDue time.Time
 }
 
 // endDial gives back a dial token, if the request holds one.
@@ -570,7 +577,7 @@ func (w *worker) closeConn() {
 // stamp fell at or after the step's end (pastEnd).
 func (w *worker) do(ctx context.Context, r *Result) bool {
 	if w.e.lean.on {
-		return w.doFast(ctx, r)
+		return w.doLean(ctx, r)
 	}
 	return w.doStd(ctx, r)
 }
@@ -979,98 +986,116 @@ type job struct {
 func (w *worker) openLoop(ctx context.Context, jobs <-chan job, pool *connPool, ch chan<- Result, ready func()) {
 	ready()
 	for j := range jobs {
-		sched := j.sched
-		picked := w.e.now()
-		if w.e.mix.kinds != nil {
-			w.pick()
+		if w.openRequest(ctx, j, pool) {
+			ch <- w.res
 		}
-		w.res = Result{Request: w.t.name}
-		r := &w.res
-		if j.expired > 0 {
-			r.Start, r.Latency, r.SchedLag, r.Err = sched, j.expired, j.expired, notSent
-			ch <- *r
-			continue
+	}
+}
+
+// openRequest sends the request of j into w.res; false when it is not
+// to be recorded (the step ended before its schedule came).
+func (w *worker) openRequest(ctx context.Context, j job, pool *connPool) bool {
+	sched := j.sched
+	picked := w.e.now()
+	if w.e.mix.kinds != nil {
+		w.pick()
+	}
+	w.res = Result{Request: w.t.name}
+	r := &w.res
+	if j.expired > 0 {
+		r.Start, r.Latency, r.SchedLag, r.Err = sched, j.expired, j.expired, notSent
+		return true
+	}
+	if to := w.e.opts.Timeout; to > 0 {
+		w.due.at = sched.Add(to)
+		if w.e.opts.Clock == nil {
+			w.ioDue = w.due.at
 		}
-		if to := w.e.opts.Timeout; to > 0 {
-			w.due.at = sched.Add(to)
-			if w.e.opts.Clock == nil {
-				w.ioDue = w.due.at
-			}
-		}
-		var pol *dialPolicy
-		dialled, late, early := false, false, false
-		if pool != nil {
-			late = !w.borrow(ctx, pool)
-			pol, dialled = &pool.dialPolicy, w.dialDone != nil
-		} else if g := w.e.std.gate; g != nil && w.hc == w.e.std.hc {
-			w.gt = g.enter(ctx, &w.wait, &w.due)
-			late = w.gt == nil
-			pol = &g.dialPolicy
-			if !late && sched.After(picked) {
-				// Handed over before its schedule (pace): built now,
-				// sent at its schedule. Let through by the gate before
-				// it, the request is late only by the tester's doing
-				// (a build that overran, the hold's wake-up), which is
-				// its sched-lag; let through after it, it waited for a
-				// connection, which is not (below).
-				w.sendAt = sched
-				early = w.e.now().Before(sched)
-			}
-		}
-		if late {
-			// Waited for a connection until its schedule + the timeout:
-			// failed, not sent, as a request the pacer came to that late.
-			r.Start, r.Latency, r.Err = sched, w.e.now().Sub(sched), notConnected
-			if lag := picked.Sub(sched); lag > 0 {
-				r.SchedLag = lag
-			}
-			ch <- *r
-			continue
-		}
-		w.do(ctx, r)
-		w.sendAt = time.Time{}
-		unsent := w.unsent
-		w.unsent = false
-		w.endDial()
-		if w.gt != nil {
-			dialled = r.DNSDial > 0 // net/http: the request's own dial
-			w.gt.end(&w.wait)
-			w.gt = nil
-		}
-		if unsent {
-			// The step ended before the request's schedule came: not
-			// sent and not recorded, as one the pacer had not handed
-			// over yet.
-			continue
-		}
-		if pol != nil && r.Err == "" {
-			if dialled {
-				pol.noteDial(r.DNSDial)
-			} else {
-				pol.noteLatency(r.Start, r.Latency)
-			}
-		}
-		if pool != nil {
-			w.giveBack(pool)
-		}
-		// Lateness is taken when the worker took the request up: a wait for
-		// a connection in borrow is the server's doing (every connection
-		// busy or stalled), and counted as the tester's it would make
-		// summary.json blame the tester for a server's pause. Latency
-		// counts from the schedule all the same (no coordinated omission).
-		ready := picked
-		if early {
-			ready = r.Start // when doStd sent it, or failed to build it
-		}
-		if lag := ready.Sub(sched); lag > 0 {
+	}
+	pol, dialled, late, early := w.awaitConn(ctx, pool, sched, picked)
+	if late {
+		// Waited for a connection until its schedule + the timeout:
+		// failed, not sent, as a request the pacer came to that late.
+		r.Start, r.Latency, r.Err = sched, w.e.now().Sub(sched), notConnected
+		if lag := picked.Sub(sched); lag > 0 {
 			r.SchedLag = lag
 		}
-		if late := r.Start.Sub(sched); late > 0 {
-			r.Latency += late
-		}
-		r.Start = sched
-		ch <- *r
+		return true
 	}
+	w.do(ctx, r)
+	w.sendAt = time.Time{}
+	unsent := w.unsent
+	w.unsent = false
+	w.endDial()
+	if w.gt != nil {
+		dialled = r.DNSDial > 0 // net/http: the request's own dial
+		w.gt.end(&w.wait)
+		w.gt = nil
+	}
+	if unsent {
+		// The step ended before the request's schedule came: not
+		// sent and not recorded, as one the pacer had not handed
+		// over yet.
+		return false
+	}
+	if pol != nil && r.Err == "" {
+		if dialled {
+			pol.noteDial(r.DNSDial)
+		} else {
+			pol.noteLatency(r.Start, r.Latency)
+		}
+	}
+	if pool != nil {
+		w.giveBack(pool)
+	}
+	// Lateness is taken when the worker took the request up: a wait for
+	// a connection in borrow is the server's doing (every connection
+	// busy or stalled), and counted as the tester's it would make
+	// summary.json blame the tester for a server's pause. Latency
+	// counts from the schedule all the same (no coordinated omission).
+	ready := picked
+	if early {
+		ready = r.Start // when doStd sent it, or failed to build it
+	}
+	if lag := ready.Sub(sched); lag > 0 {
+		r.SchedLag = lag
+	}
+	if late := r.Start.Sub(sched); late > 0 {
+		r.Latency += late
+	}
+	r.Start = sched
+	return true
+}
+
+// awaitConn waits, in open loop with keep-alive, for the request due at
+// sched (taken up at picked) to have a connection: one from the lean
+// pool, or a dial token; or net/http's gate letting it through. pol is the
+// dial policy to tell of the request's outcome (nil: none); dialled: the
+// request dials (lean pool: it holds a token); late: it waited until its
+// deadline and is not to be sent; early: net/http's gate let it through
+// before its schedule, at which it is to be sent (w.sendAt).
+func (w *worker) awaitConn(ctx context.Context, pool *connPool, sched, picked time.Time) (pol *dialPolicy, dialled, late, early bool) {
+	if pool != nil {
+		late = !w.borrow(ctx, pool)
+		return &pool.dialPolicy, w.dialDone != nil, late, false
+	}
+	g := w.e.std.gate
+	if g == nil || w.hc != w.e.std.hc {
+		return nil, false, false, false
+	}
+	w.gt = g.enter(ctx, &w.wait, &w.due)
+	late = w.gt == nil
+	if !late && sched.After(picked) {
+		// Handed over before its schedule (pace): built now,
+		// sent at its schedule. Let through by the gate before
+		// it, the request is late only by the tester's doing
+		// (a build that overran, the hold's wake-up), which is
+		// its sched-lag; let through after it, it waited for a
+		// connection, which is not (openRequest).
+		w.sendAt = sched
+		early = w.e.now().Before(sched)
+	}
+	return &g.dialPolicy, false, late, early
 }
 
 // notSent is the error of an open-loop request that waited the client's

@@ -107,7 +107,7 @@ func (w *worker) request(seq uint64) ([]byte, error) {
 	return w.buf, nil
 }
 
-func (w *worker) doFast(ctx context.Context, r *Result) bool {
+func (w *worker) doLean(ctx context.Context, r *Result) bool {
 	e := w.e
 	req, err := w.request(e.seq.Add(1))
 	start, at := e.begin()
