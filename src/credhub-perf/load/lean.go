@@ -24,7 +24,8 @@ const userAgent = "Go-http-client/1.1"
 
 // rawSock lets the lean client wrap its TCP connections for raw system
 // calls on Linux (leanhttp's sockConn; leanhttp.Config.PortableIO when
-// off). Tests turn it off to run the portable path on Linux too.
+// off), as read when New builds an engine. Tests turn it off to run the
+// portable path on Linux too.
 var rawSock = true
 
 // newLeanClient is the lean client for e's server and options.
@@ -107,6 +108,10 @@ func (w *worker) request(seq uint64) ([]byte, error) {
 	return w.buf, nil
 }
 
+// doLean is do on the lean client: the request rendered, sent by the
+// worker's Sender (once more on a fresh connection when a reused one
+// turned out closed and the request may be replayed), its outcome put
+// into r.
 func (w *worker) doLean(ctx context.Context, r *Result) bool {
 	e := w.e
 	req, err := w.request(e.seq.Add(1))
