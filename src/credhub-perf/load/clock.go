@@ -111,10 +111,10 @@ type waker interface {
 // spinShare bounds the spin: at most 1/spinShare of the time between
 // requests. The pacer spins only when requests are at least spinMinGap
 // apart; closer together the kernel timer alone wakes it: about 35-40 µs
-// late at the median on an idle VM, within the issue-17 target
-// (sched-lag p50 < 100 µs), where a spin before each of 8,600 requests/s
-// took 43 % of the tester's core (the CPU its sends and reads need at
-// that rate).
+// late at the median on an idle VM, within the project's target
+// (sched-lag p50 < 100 µs, docs/benchmarks.md), where a spin before each
+// of 8,600 requests/s takes 43 % of the tester's core (the CPU its sends
+// and reads need at that rate).
 const (
 	spinShare  = 10
 	spinMinGap = spinShare * spinBefore
@@ -124,8 +124,8 @@ const (
 // the longest of its last 16 wake-ups' lateness plus a quarter, at least
 // spinBefore and at most gap/spinShare and maxEarly. Why adaptive: on an idle VM a
 // timer wakes 35-40 µs late, but at 80 requests/s (the CPU idle between
-// sends, its wake-up slower) the median send left 112 µs late on the
-// quiet machine of 2026-11-25: a fixed 50 µs spin did not cover it.
+// sends, its wake-up slower) the median send with a fixed 50 µs spin left
+// 112 µs late on a quiet machine: the spin did not cover it.
 type wakeMargin struct {
 	late [16]time.Duration
 	n    int
@@ -166,7 +166,7 @@ func newWaker(ctx context.Context, c Clock, gap time.Duration) waker {
 }
 
 // clockWaker paces on a test's clock; lead is how early its near wakes
-// (zero unless a test sets Engine.handLead).
+// (zero unless a test sets Engine.hooks.handLead).
 type clockWaker struct {
 	c    Clock
 	lead time.Duration

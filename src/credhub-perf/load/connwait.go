@@ -10,9 +10,9 @@ import (
 // schedule + the client's timeout and was not sent: its latency, counted
 // from its schedule, is past the timeout whatever the server does. Without
 // the bound a server that accepts connections and never completes a
-// handshake held hey -rate 10000 -c 256 -z 3s -t 3 for over 120 s: a few
-// dials at a time, each to its timeout, and every other request waited its
-// turn.
+// handshake holds hey -rate 10000 -c 256 -z 3s -t 3 for over 120 s: a few
+// dials at a time, each to its timeout, and every other request waiting
+// its turn.
 const notConnected = "not sent: waited the timeout for a connection"
 
 // dueWait bounds an open-loop request's wait for a connection: at, its

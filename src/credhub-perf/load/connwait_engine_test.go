@@ -96,9 +96,9 @@ func (l oneConn) Addr() net.Addr { return l.s.Addr() }
 // handshake: requests 1-29, all taken up at 29 ms, wait for the warm
 // connection back, then one dials (and hangs) and the rest wait again.
 // With the clock at request 15's deadline, requests 1-15 end; at request
-// 29's, the rest of them but the one dialling. Before, they waited as long
-// as the server held the step (hey -rate 10000 -c 256 -z 3s -t 3 against
-// such a server: over 120 s). With either HTTP client.
+// 29's, the rest of them but the one dialling. Unbounded, they would wait
+// as long as the server held the step (hey -rate 10000 -c 256 -z 3s -t 3
+// against such a server: over 120 s). With either HTTP client.
 func TestOpenLoopConnectionWaitBounded(t *testing.T) {
 	p := loadtest.NewPKI(t, loadtest.ECDSA)
 	paths(t, func(t *testing.T, force bool) {

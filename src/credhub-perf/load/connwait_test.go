@@ -12,9 +12,9 @@ import (
 // that waits for a dial token (every one held by a dial in progress) or
 // for a connection given back stops waiting at its deadline (its schedule
 // + the client's timeout) on the engine's clock, with neither, and is no
-// longer counted as waiting or in flight. Before, the token wait had no
-// bound: against a server that never completes a handshake, each request
-// waited for the dials ahead of it to time out, a few at a time.
+// longer counted as waiting or in flight. Unbounded, the token wait would
+// make each request, against a server that never completes a handshake,
+// wait for the dials ahead of it to time out, a few at a time.
 func TestConnPoolWaitEndsAtDeadline(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	clk := loadtest.NewFakeClock(now)

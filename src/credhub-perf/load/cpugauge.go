@@ -55,7 +55,7 @@ type cpuGauge struct {
 }
 
 func (e *Engine) newCPUGauge() cpuGauge {
-	g := cpuGauge{read: e.cpuRead, cores: cpuload.Cores()}
+	g := cpuGauge{read: e.hooks.cpuRead, cores: cpuload.Cores()}
 	if e.opts.Clock == nil && g.read == nil {
 		g.read = cpuload.ProcessCPU
 	}

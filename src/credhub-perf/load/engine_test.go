@@ -600,7 +600,7 @@ func TestAuthorizeHook(t *testing.T) {
 // TestServerClosesIdleConnections: a server that closes idle keep-alive
 // connections (CredHub's Tomcat does) must cost neither errors nor stalls:
 // the lean client notices the closed connection (a look at its socket
-// before reuse, alive.go; on the portable path, one retry of the GET on a
+// before reuse, idleconn.Alive; on the portable path, one retry of the GET on a
 // new connection, as net/http does) and dials a new one.
 //
 // The servers close every connection as soon as it turns idle, the limit of

@@ -21,11 +21,6 @@ func errText(ctx context.Context, op string, err error) string {
 		}
 		return "canceled: " + cerr.Error()
 	}
-	var he *handshakeError
-	if errors.As(err, &he) {
-		op = "tls handshake"
-		err = he.err
-	}
 	var ue x509.UnknownAuthorityError
 	var hn x509.HostnameError
 	var ci x509.CertificateInvalidError

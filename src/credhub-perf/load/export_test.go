@@ -13,7 +13,7 @@ func UseRawSock(on bool) (restore func()) {
 
 // Draws returns n request-type names as one worker of e draws them.
 func Draws(e *Engine, wi, n int) []string {
-	w := &worker{e: e, t: e, mix: e.mixSeed ^ uint64(wi)*0x9e3779b97f4a7c15}
+	w := &worker{e: e, t: e, mix: e.mix.seed ^ uint64(wi)*0x9e3779b97f4a7c15}
 	out := make([]string, n)
 	for i := range out {
 		w.pick()
@@ -32,4 +32,4 @@ func UseAliveCheck(on bool) (restore func()) {
 
 // SetHandLead sets how early, on a test's clock, the pacer hands
 // net/http's open-loop requests over (Engine.pace's handEarly).
-func SetHandLead(e *Engine, d time.Duration) { e.handLead = d }
+func SetHandLead(e *Engine, d time.Duration) { e.hooks.handLead = d }

@@ -2,16 +2,21 @@ package load
 
 import (
 	"context"
+	"net"
 	"runtime"
 	"testing"
 	"time"
 
+	"github.com/credhub-perf/credhub-perf/leanhttp"
 	"github.com/credhub-perf/credhub-perf/load/loadtest"
 )
 
-// open is an fconn the pool takes for an open connection (release drops
-// closed ones); its socket is never used.
-func open() *fconn { return &fconn{nc: (*sockConn)(nil)} }
+// open is a connection the pool takes for an open one (release drops
+// closed ones); nothing is sent on it.
+func open() *leanhttp.Conn {
+	c, _ := net.Pipe()
+	return leanhttp.NewConn(c)
+}
 
 // TestConnPoolMostRecentlyUsedFirst: the connection returned last is lent
 // first, so a light load keeps reusing the same few warm connections.
@@ -26,7 +31,7 @@ func TestConnPoolMostRecentlyUsedFirst(t *testing.T) {
 	p.release(a)
 	p.release(b)
 	p.release(c)
-	for i, want := range []*fconn{c, b, a} {
+	for i, want := range []*leanhttp.Conn{c, b, a} {
 		if got, _ := p.acquire(ctx, &tm, nil); got != want {
 			t.Fatalf("acquire %d: got %p, want %p", i, got, want)
 		}
@@ -36,7 +41,7 @@ func TestConnPoolMostRecentlyUsedFirst(t *testing.T) {
 	if got, _ := p.acquire(ctx, &tm, nil); got != b {
 		t.Fatalf("after giving back a then b, got %p, want b %p", got, b)
 	}
-	p.release(&fconn{}) // closed: dropped, not lent again
+	p.release(&leanhttp.Conn{}) // closed: dropped, not lent again
 	if got, done := p.acquire(ctx, &tm, nil); got != a || done != nil {
 		t.Fatalf("got %p, want a %p (the closed one dropped)", got, a)
 	}
@@ -82,7 +87,7 @@ func TestNeedDial(t *testing.T) {
 // giveBack hands c to a request waiting in acquire: release hands over
 // only to a request already waiting, so until one waits c lands in the
 // pool; take it back and retry.
-func giveBack(p *connPool, c *fconn) {
+func giveBack(p *connPool, c *leanhttp.Conn) {
 	for {
 		before := handedOver(p)
 		p.release(c)
@@ -114,7 +119,7 @@ func handedOver(p *connPool) uint64 {
 }
 
 type loan struct {
-	c    *fconn
+	c    *leanhttp.Conn
 	done func()
 }
 
@@ -205,7 +210,7 @@ func TestConnPoolBurstWaits(t *testing.T) {
 		p.noteDial(2 * time.Millisecond)
 		p.noteLatency(now, 150*time.Microsecond)
 	}
-	conns := []*fconn{open(), open()}
+	conns := []*leanhttp.Conn{open(), open()}
 	p.lent = 2 // both busy
 	const burst = 30
 	loans := make([]<-chan loan, burst)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -23,7 +24,7 @@ import (
 func (e *Engine) newHTTPClient(maxConns int) *http.Client {
 	tr := &http.Transport{
 		MaxConnsPerHost:     maxConns,
-		TLSClientConfig:     e.tlsConf,
+		TLSClientConfig:     e.server.tlsConf,
 		DisableKeepAlives:   !e.opts.KeepAlive,
 		DisableCompression:  e.opts.DisableCompression,
 		MaxIdleConnsPerHost: 10000,
@@ -53,7 +54,6 @@ func (e *Engine) newHTTPClient(maxConns int) *http.Client {
 func (w *worker) doStd(ctx context.Context, r *Result) bool {
 	e := w.e
 	seq := e.seq.Add(1)
-	t := w.t // the request type's template
 
 	dctx := ctx
 	if !w.ioDue.IsZero() && e.opts.Timeout > 0 {
@@ -65,18 +65,51 @@ func (w *worker) doStd(ctx context.Context, r *Result) bool {
 		dctx, cancel = context.WithDeadline(ctx, w.ioDue)
 		defer cancel()
 	}
+	tr, rctx := newStdTrace(dctx, w.gt)
+	req, err := w.newStdRequest(rctx, seq)
+	if err != nil {
+		r.Start = e.now()
+		r.Err = err.Error()
+		return !w.pastEnd(r.Start)
+	}
 
-	// Trace callbacks may run on the transport's goroutines (HTTP/2 reads
-	// and writes on separate ones, and late callbacks after a timeout), so
-	// they only store atomic timestamps that are read once Do returns.
-	// The request carries its trace from the start: a request made and
-	// then given the trace's context by WithContext is a second copy of
-	// the Request per request. DNS has no hook here: a request's lookup
-	// happens only when it dials, and the dial finds its trace in the
-	// context (dialDNS), which spares every request that reuses a
-	// connection the lookup hooks httptrace would otherwise install.
-	tr := &stdTrace{Context: dctx}
-	gt := w.gt
+	if !w.sendAt.IsZero() && !e.holdUntil(ctx, w.sendAt) {
+		// Built before its schedule (Engine.pace's handEarly), and the
+		// step ended before it came: not sent (openLoop records nothing).
+		w.unsent = true
+		return false
+	}
+	start, at := e.begin()
+	if w.pastEnd(at) {
+		return false
+	}
+	r.Start = at
+	tr.base = start // before Do: no hook runs earlier
+	w.sendStd(ctx, r, req, tr)
+	end := time.Now()
+	r.Latency = end.Sub(start)
+	if e.opts.Clock != nil {
+		r.Latency = e.since(start, at)
+	}
+	tr.phases(r, end)
+	return true
+}
+
+// newStdTrace is a request's phase stamps and the context that carries
+// them to its trace hooks (gt: its passage through the open-loop gate,
+// nil when none).
+//
+// Trace callbacks may run on the transport's goroutines (HTTP/2 reads
+// and writes on separate ones, and late callbacks after a timeout), so
+// they only store atomic timestamps that are read once Do returns.
+// The request carries its trace from the start: a request made and
+// then given the trace's context by WithContext is a second copy of
+// the Request per request. DNS has no hook here: a request's lookup
+// happens only when it dials, and the dial finds its trace in the
+// context (dialDNS), which spares every request that reuses a
+// connection the lookup hooks httptrace would otherwise install.
+func newStdTrace(ctx context.Context, gt *gateTicket) (*stdTrace, context.Context) {
+	tr := &stdTrace{Context: ctx}
 	trace := &httptrace.ClientTrace{
 		GetConn: func(string) { tr.mark(&tr.getConn) },
 		GotConn: func(info httptrace.GotConnInfo) {
@@ -92,20 +125,23 @@ func (w *worker) doStd(ctx context.Context, r *Result) bool {
 	if gt != nil {
 		trace.PutIdleConn = gt.putIdle
 	}
-	rctx := httptrace.WithClientTrace(tr, trace)
+	return tr, httptrace.WithClientTrace(tr, trace)
+}
 
+// newStdRequest builds the request of sequence number seq from the
+// worker's request type, on ctx; an error is the Result's message.
+func (w *worker) newStdRequest(ctx context.Context, seq uint64) (*http.Request, error) {
+	e, t := w.e, w.t // the connection's options, the request type's template
 	w.tmp = t.target.render(w.tmp[:0], seq, w.rng)
-	urlStr := e.baseURL + string(w.tmp)
+	urlStr := e.server.baseURL + string(w.tmp)
 	var body io.Reader
 	w.body = t.body.render(w.body[:0], seq, w.rng)
 	if len(w.body) > 0 {
 		body = bytes.NewReader(w.body)
 	}
-	req, err := http.NewRequestWithContext(rctx, t.method, urlStr, body)
+	req, err := http.NewRequestWithContext(ctx, t.method, urlStr, body)
 	if err != nil {
-		r.Start = e.now()
-		r.Err = "request: " + err.Error()
-		return !w.pastEnd(r.Start)
+		return nil, fmt.Errorf("request: %w", err)
 	}
 	if len(w.body) == 0 && t.needsLen {
 		req.ContentLength = 0
@@ -127,24 +163,16 @@ func (w *worker) doStd(ctx context.Context, r *Result) bool {
 	}
 	if e.opts.Authorize != nil {
 		if err := e.opts.Authorize(req); err != nil {
-			r.Start = e.now()
-			r.Err = "authorize: " + err.Error()
-			return !w.pastEnd(r.Start)
+			return nil, fmt.Errorf("authorize: %w", err)
 		}
 	}
+	return req, nil
+}
 
-	if !w.sendAt.IsZero() && !e.holdUntil(ctx, w.sendAt) {
-		// Built before its schedule (Engine.pace's handEarly), and the
-		// step ended before it came: not sent (openLoop records nothing).
-		w.unsent = true
-		return false
-	}
-	start, at := e.begin()
-	if w.pastEnd(at) {
-		return false
-	}
-	r.Start = at
-	tr.base = start // before Do: no hook runs earlier
+// sendStd sends req and reads its response into r: status, body bytes,
+// or the error of the phase it failed in.
+func (w *worker) sendStd(ctx context.Context, r *Result, req *http.Request, tr *stdTrace) {
+	gt := w.gt
 	resp, err := w.hc.Do(req)
 	if err != nil && gt != nil {
 		resp, err = gt.again(ctx, w.hc, req, tr, err) // a dead stashed connection (stdgate.go)
@@ -157,42 +185,41 @@ func (w *worker) doStd(ctx context.Context, r *Result) bool {
 		if rerr != nil {
 			r.Err = errText(ctx, "read body", rerr)
 		}
-	} else {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		phase := "dial"
-		switch {
-		case tr.wrote.Load() != 0:
-			phase = "read"
-		case tr.gotConn.Load() != 0:
-			phase = "write"
-		case e.scheme == "https" && isTLSError(err):
-			phase = "tls handshake"
-		}
-		r.Err = errText(ctx, phase, err)
+		return
 	}
-	end := time.Now()
-	r.Latency = end.Sub(start)
-	if e.opts.Clock != nil {
-		r.Latency = e.since(start, at)
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
 	}
-	endNS := int64(end.Sub(tr.base)) + 1
-	if !tr.reused.Load() && !tr.predialled.Load() {
+	phase := "dial"
+	switch {
+	case tr.wrote.Load() != 0:
+		phase = "read"
+	case tr.gotConn.Load() != 0:
+		phase = "write"
+	case w.e.server.scheme == "https" && isTLSError(err):
+		phase = "tls handshake"
+	}
+	r.Err = errText(ctx, phase, err)
+}
+
+// phases sets r's phase timings from the stamps; end is when the
+// response was read.
+func (t *stdTrace) phases(r *Result, end time.Time) {
+	endNS := int64(end.Sub(t.base)) + 1
+	if !t.reused.Load() && !t.predialled.Load() {
 		// net/http may hand a request an idle connection that another
 		// request freed while this one's dial (and its DNS lookup, traced
 		// here) was still running: that lookup is not this request's.
 		// A connection the gate dialled before the step's clock comes
 		// through a dial too (not Reused), of no time on the step's clock:
 		// its first request did not dial.
-		r.DNS = tr.span(&tr.dnsStart, &tr.dnsDone, 0)
-		r.DNSDial = tr.span(&tr.getConn, &tr.gotConn, 0)
+		r.DNS = t.span(&t.dnsStart, &t.dnsDone, 0)
+		r.DNSDial = t.span(&t.getConn, &t.gotConn, 0)
 	}
-	r.ReqWrite = tr.span(&tr.gotConn, &tr.wrote, 0)
-	r.RespDelay = tr.span(&tr.wrote, &tr.firstByte, 0)
-	r.RespRead = tr.span(&tr.firstByte, nil, endNS)
-	return true
+	r.ReqWrite = t.span(&t.gotConn, &t.wrote, 0)
+	r.RespDelay = t.span(&t.wrote, &t.firstByte, 0)
+	r.RespRead = t.span(&t.firstByte, nil, endNS)
 }
 
 // stdTrace is a request's phase stamps. It is also the context the
@@ -222,9 +249,9 @@ func (t *stdTrace) Value(key any) any {
 // started for a request is traced into that request's stamps, as
 // httptrace's DNS hooks on the request would (net/http dials on a
 // context that keeps the request's values): only dials pay for the
-// hooks. The dial's connection may go to another request; as before, the
-// lookup counts for the request that dialled, when it used the
-// connection it dialled (doStd).
+// hooks. The dial's connection may go to another request; the lookup
+// counts for the request that dialled, when it used the connection it
+// dialled (stdTrace.phases).
 func dialDNS(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		if t, ok := ctx.Value(stdTraceKey{}).(*stdTrace); ok {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/credhub-perf/credhub-perf/load/idleconn"
 )
 
 // stdGate gives open-loop steps over net/http (the default client,
@@ -36,11 +38,11 @@ type stdGate struct {
 	// first request on: a connection the request that dialled it did not
 	// need (one came back first) goes to the Transport's idle pool when
 	// its dial ends, without a hook. Counted idle from the dial's start
-	// (as it was, through DialContext), a request let through for it
-	// found none and dialled, and
-	// that dial's connection went the same way (measured: half of 256
-	// dials at 10,000 req/s). Uncounted, such a connection is found by the
-	// next request let through to dial, which the Transport hands it.
+	// (through DialContext), a request let through for it would find none
+	// and dial, and that dial's connection would go the same way
+	// (measured: half of 256 dials at 10,000 req/s). Uncounted, such a
+	// connection is found by the next request let through to dial, which
+	// the Transport hands it.
 	conns int
 	busy  int // of them, held by a request (GotConn until idle again or closed)
 	// pending: requests let through (for an idle connection, or to dial),
@@ -94,7 +96,7 @@ func (e *Engine) newGatedClient(conc int) (*http.Client, *stdGate) {
 		return &gatedConn{Conn: c, g: g}, nil
 	}
 	g.connect = tcp
-	if e.scheme == "https" {
+	if e.server.scheme == "https" {
 		conf, timeout := tr.TLSClientConfig, tr.TLSHandshakeTimeout
 		g.connect = func(ctx context.Context, network, addr string) (net.Conn, error) {
 			return transportTLS(ctx, tcp, conf, timeout, network, addr)
@@ -145,7 +147,7 @@ func transportTLS(ctx context.Context, tcp func(context.Context, string, string)
 // dial is the Transport's dial: a stashed connection for addr, else a
 // new one. A stashed connection the server closed while it waited (an
 // idle timeout between KeepConns steps, a server that closes right after
-// the handshake) is dropped first (alive.go): net/http takes what a dial
+// the handshake) is dropped first (idleconn.Alive): net/http takes what a dial
 // returns as new and would not retry a request that fails on it.
 func (g *stdGate) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	for {
@@ -169,9 +171,9 @@ func stashAlive(c net.Conn) bool {
 		return true
 	}
 	if gc.probe == nil {
-		gc.probe = newLiveProbe(gc.Conn) // made on first look: most of the Transport's dials are never stashed
+		gc.probe = idleconn.NewProbe(gc.Conn) // made on first look: most of the Transport's dials are never stashed
 	}
-	return alive(c, gc.probe, nil)
+	return !aliveCheck || idleconn.Alive(c, gc.probe, nil)
 }
 
 // unstash takes a stashed connection for addr (nil: none). Stashed
@@ -222,7 +224,7 @@ func (g *stdGate) warm(ctx context.Context, e *Engine, concurrency int) {
 	}
 	// The address net/http dials for the engine's URL (canonicalAddr;
 	// a host net/http would rewrite (IDNA) just misses the stash).
-	addr := net.JoinHostPort(e.hostname, e.port)
+	addr := net.JoinHostPort(e.server.hostname, e.server.port)
 	g.predialWith(e, concurrency, func() bool { return g.warmOne(ctx, e.opts.Timeout, addr) })
 }
 
@@ -286,14 +288,14 @@ type gatedConn struct {
 	stashed bool
 	// probe: the look at the socket of a stashed connection (stashAlive;
 	// made then, read by net/http's goroutines only after).
-	probe *liveProbe
+	probe *idleconn.Probe
 }
 
 // Read reads the connection, or, while alive drains records the server
 // sent after the handshake, only what the socket already holds.
 func (c *gatedConn) Read(b []byte) (int, error) {
-	if p := c.probe; p != nil && p.draining {
-		return p.readNow(b)
+	if p := c.probe; p != nil && p.Draining() {
+		return p.ReadNow(b)
 	}
 	return c.Conn.Read(b)
 }
@@ -558,8 +560,8 @@ const backWait = 50 * time.Millisecond
 // the body's last read has just made runnable: end first yields to it
 // once, and waits on a timer (the worker's, reused) only when that was
 // not enough (another P runs it, or it had more to do). A wait on a new
-// timer per request was one more allocation, a timer-heap insertion and
-// a park per request on the default client's hottest path.
+// timer per request would be one more allocation, a timer-heap insertion
+// and a park per request on the default client's hottest path.
 func (t *gateTicket) end(timer **time.Timer) {
 	g := t.g
 	if t.conn.Load() != nil && !closed(t.back) {
@@ -591,9 +593,9 @@ func closed(c chan struct{}) bool {
 // again sends req once more, on another connection, when its first try
 // failed on a stashed connection before any byte of a response: the
 // server closed it between the look at it (stashAlive) and the request,
-// or no look was possible (alive.go). net/http retries so on a reused
+// or no look was possible (idleconn). net/http retries so on a reused
 // connection, never on one a dial returned, which a stashed one is to it.
-// Only a request net/http would replay (replayable; its body, if any,
+// Only a request net/http would replay (idleconn.Replayable; its body, if any,
 // rewound by GetBody), only after an error of a closed connection (a
 // timeout is the server's answer, not a dead connection), and once. It
 // returns the second try's outcome, or (nil, err) when there is none.
@@ -608,7 +610,7 @@ func (t *gateTicket) again(ctx context.Context, hc *http.Client, req *http.Reque
 	if !stashed || tr.reused.Load() || tr.firstByte.Load() != 0 || ctx.Err() != nil || !closedConnErr(err) {
 		return nil, err
 	}
-	if !replayable(req.Method, func(k string) bool { _, ok := req.Header[k]; return ok }) {
+	if !idleconn.Replayable(req.Method, func(k string) bool { _, ok := req.Header[k]; return ok }) {
 		return nil, err
 	}
 	next := req
@@ -637,7 +639,7 @@ func (t *gateTicket) again(ctx context.Context, hc *http.Client, req *http.Reque
 // under the request (EOF, reset, broken pipe, or net/http's word for an
 // idle connection the server closed).
 func closedConnErr(err error) bool {
-	return staleConn(err) || strings.Contains(err.Error(), "server closed idle connection")
+	return idleconn.PeerClosed(err) || strings.Contains(err.Error(), "server closed idle connection")
 }
 
 // rearm readies t for its request's second try (again): the first

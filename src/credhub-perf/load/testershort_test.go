@@ -123,7 +123,7 @@ func TestPacerJudgesTester(t *testing.T) {
 		t.Fatal(err)
 	}
 	var cpu atomic.Int64
-	e.cpuRead = func() (time.Duration, bool) { return time.Duration(cpu.Load()), true }
+	e.hooks.cpuRead = func() (time.Duration, bool) { return time.Duration(cpu.Load()), true }
 	cores := time.Duration(cpuload.Cores())
 	pol := &dialPolicy{clk: clk}
 	jobs := make(chan job, 1)

@@ -1,7 +1,3 @@
-// Package load is the load engine shared by hey and credhub-perf: closed-loop
-// and open-loop request generation over net/http (the default) or, opt-in,
-// a lean HTTP/1.1 client on raw connections, with mutual TLS, per-request
-// templates and per-request phase timings streamed to a Sink.
 package load
 
 import (

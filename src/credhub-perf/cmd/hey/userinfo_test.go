@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// hey refuses user:password@ in its URL; the refusal used to repeat the
-// password.
+// hey refuses user:password@ in its URL, and the refusal must not repeat
+// the password.
 func TestURLUserinfoRefusedWithoutEcho(t *testing.T) {
 	const secret = "hey-url-s3cret"
 	for _, u := range []string{"https://alice:" + secret + "@127.0.0.1:1/x", "alice:" + secret + "@127.0.0.1:1/x", "ftp://alice:" + secret + "@h/x"} {

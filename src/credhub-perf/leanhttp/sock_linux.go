@@ -1,4 +1,4 @@
-package load
+package leanhttp
 
 import (
 	"io"
@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/credhub-perf/credhub-perf/load/idleconn"
 )
 
 // sockConn is the TCP connection under TLS (or under the bufio reader for
@@ -28,19 +30,20 @@ type sockConn struct {
 	rerr          error
 	sent, partial bool
 
-	probe liveProbe // the look at the socket before an idle reuse (alive)
+	probe idleconn.Probe // the look at the socket before an idle reuse (Conn.Alive)
 }
 
 // maxHold bounds what is held: a larger request may not fit the socket
 // buffer in one write and goes out the ordinary way.
 const maxHold = 32 << 10
 
-// wrapSock wraps c, or returns nil when c is not TCP. A spare sockConn
-// (one whose connection is closed) is reused, so that a connection per
-// request does not allocate the held-bytes buffer and read callback anew.
-func wrapSock(c net.Conn, spare *sockConn) *sockConn {
+// wrapSock wraps c, or returns nil when c is not TCP or raw is false
+// (Config.PortableIO). A spare sockConn (one whose connection is closed)
+// is reused, so that a connection per request does not allocate the
+// held-bytes buffer and read callback anew.
+func wrapSock(c net.Conn, spare *sockConn, raw bool) *sockConn {
 	tcp, ok := c.(*net.TCPConn)
-	if !ok || !rawSock {
+	if !ok || !raw {
 		return nil
 	}
 	rc, err := tcp.SyscallConn()
@@ -53,7 +56,7 @@ func wrapSock(c net.Conn, spare *sockConn) *sockConn {
 		sc.readFn = sc.sendThenRead
 	}
 	sc.TCPConn, sc.rc = tcp, rc
-	sc.probe.init(rc)
+	sc.probe.Init(rc)
 	sc.pending = sc.pending[:0]
 	sc.hold = false
 	sc.wroteAt = time.Time{}
@@ -94,8 +97,8 @@ func (c *sockConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	if c.probe.draining {
-		return c.probe.readNow(p)
+	if c.probe.Draining() {
+		return c.probe.ReadNow(p)
 	}
 	// With nothing held, "sent" starts true and the callback reads at once.
 	c.rbuf, c.rn, c.rerr, c.sent, c.partial = p, 0, nil, len(c.pending) == 0, false
@@ -194,104 +197,4 @@ func rawRead(fd uintptr, p []byte) (int, error) {
 		return 0, e
 	}
 	return int(r), nil
-}
-
-// liveProbe looks at the socket under an idle keep-alive connection
-// without blocking and without taking anything from it (alive.go): one
-// recvfrom(MSG_PEEK|MSG_DONTWAIT) system call. Its callbacks are made
-// once, with the probe, so a look does not allocate.
-type liveProbe struct {
-	rc     syscall.RawConn
-	peekFn func(uintptr)
-	readFn func(uintptr)
-	b      [1]byte
-	rbuf   []byte
-	n      int
-	errno  syscall.Errno
-	// draining: the connection's reads go to readNow (the wrapper under
-	// crypto/tls checks it), while alive lets crypto/tls take records
-	// the server sent after its handshake.
-	draining bool
-}
-
-// newLiveProbe is a probe of c's socket; nil when c has none (not TCP).
-func newLiveProbe(c net.Conn) *liveProbe {
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return nil
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return nil
-	}
-	p := &liveProbe{}
-	p.init(rc)
-	return p
-}
-
-// init binds p to rc, making its callbacks on first use.
-func (p *liveProbe) init(rc syscall.RawConn) {
-	p.rc, p.draining = rc, false
-	if p.peekFn != nil {
-		return
-	}
-	p.peekFn = func(fd uintptr) {
-		for {
-			r, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&p.b[0])), 1,
-				syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
-			if e != syscall.EINTR {
-				p.n, p.errno = int(r), e
-				return
-			}
-		}
-	}
-	p.readFn = func(fd uintptr) {
-		for {
-			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p.rbuf[0])), uintptr(len(p.rbuf)))
-			if e != syscall.EINTR {
-				p.n, p.errno = int(r), e
-				return
-			}
-		}
-	}
-}
-
-// peek says what the socket holds: nothing yet (the peer may still send),
-// bytes, or the peer's end (FIN or reset).
-func (p *liveProbe) peek() peekState {
-	if p == nil || p.rc == nil {
-		return peekUnknown
-	}
-	if err := p.rc.Control(p.peekFn); err != nil {
-		return peekClosed // closed here
-	}
-	switch {
-	case p.errno == syscall.EAGAIN:
-		return peekEmpty
-	case p.errno != 0 || p.n == 0:
-		return peekClosed
-	}
-	return peekData
-}
-
-// readNow reads what the socket holds without waiting: errWouldBlock when
-// it holds nothing (and the peer has not closed it).
-func (p *liveProbe) readNow(b []byte) (int, error) {
-	if len(b) == 0 {
-		return 0, nil
-	}
-	p.rbuf = b
-	err := p.rc.Control(p.readFn)
-	p.rbuf = nil
-	switch {
-	case err != nil:
-		return 0, err
-	case p.errno == syscall.EAGAIN:
-		return 0, errWouldBlock
-	case p.errno != 0:
-		return 0, p.errno
-	case p.n == 0:
-		return 0, io.EOF
-	}
-	return p.n, nil
 }

@@ -9,30 +9,6 @@ import (
 	"time"
 )
 
-// connPool holds idle keep-alive connections shared by open-loop workers
-// of the lean client. Last in, first out: the busiest few connections stay
-// warm and the rest stay idle (and may be closed by the server: acquire
-// looks at an idle one before lending it, alive.go), so a step opens about as many
-// connections as it has requests in flight, at most Concurrency.
-//
-// When no connection is idle, a request waits for one another request
-// gives back, and dials only for a reason needDial names: nothing in
-// flight, a slow server, nothing back for a dial's time, or too few
-// connections in flight for the offered rate. The number of requests
-// waiting is not one (needDial says why). Dial tokens bound the
-// handshakes in flight when dials are needed.
-type connPool struct {
-	dialPolicy
-	idle []*fconn
-	// waiting: requests registered for a connection given back (under
-	// mu). A request gives its connection to one of them through handoff,
-	// buffered for every worker, so the hand-over is decided under mu and
-	// cannot be lost between a request deciding to wait and its wait.
-	waiting int
-	handoff chan *fconn
-	dials   chan struct{} // tokens: handshakes in flight
-}
-
 // dialPolicy is what decides, for an open-loop request that finds no idle
 // keep-alive connection, whether to dial or wait for one given back
 // (needDial): the lean client's pool and net/http's (stdGate) share it.
@@ -69,18 +45,6 @@ const firstPatience = 2 * time.Millisecond
 // server: waiting would put most of a handshake's time into its latency,
 // and the step needs more connections anyway).
 const slowBack = 4
-
-func newConnPool(dials int, clk Clock, rate float64, workers int) *connPool {
-	return &connPool{dialPolicy: dialPolicy{clk: clk, rate: rate}, handoff: make(chan *fconn, workers), dials: make(chan struct{}, dials)}
-}
-
-// forWorkers makes room in handoff for a step's workers (between steps:
-// nothing waits, nothing is in it).
-func (p *connPool) forWorkers(n int) {
-	if cap(p.handoff) < n {
-		p.handoff = make(chan *fconn, n)
-	}
-}
 
 // maxDials: handshakes are CPU-bound, so more in flight than the tester
 // has cores only delays them all.
@@ -128,41 +92,18 @@ func (r *recent) median(since time.Time) time.Duration {
 	return t[k/2]
 }
 
-// warm dials connections into the pool before the step's clock starts
-// (they are among the step's handshakes), so the step's first requests
-// find them instead of dialling while other requests come due. A pool kept
-// from the previous step (Step.KeepConns) with a connection idle needs
-// none. A failed dial is left to the requests, which record the error.
-//
-// How many: first one, whose time is the warm dial's (warmT; not a dial
-// time for the step's figures: it also verified the server's chain, once
-// per engine), then predial(rate, warmT, concurrency) in all. Why before
-// the clock: a handshake is 1-2 ms of the tester's CPU on each side; dialled
-// on the step's clock, on a tester with one core, they starved the pacer,
-// the backlog read as a short pool and dialled more: at 13,800 req/s
-// against the null server 9-22 connections (3 carry it) and 570-2,160
-// requests up to 32 ms late in the step's first 40-160 ms.
-func (p *connPool) warm(ctx context.Context, e *Engine, concurrency int) {
-	p.mu.Lock()
-	n := len(p.idle)
-	p.mu.Unlock()
-	if n > 0 {
-		return
-	}
-	p.predialWith(e, concurrency, func() bool { return p.warmOne(ctx, e) })
-}
-
 // predialWith dials, through one, the connections a step needs before its
 // clock: the first (whose time is warmT), then the rest of predial's count
-// one after another, each timed as a dial of the step (noteDial). Why one
-// after another and timed: with no dial on the step's clock, no dial time
-// was known once the first response was back, so the patience fell to
-// firstPatience (2 ms) where dials took 3-10 ms on a loaded tester, and a
-// short pause of the server sent requests to dial (net/http at 2,768
-// req/s: a median of 14.5 handshakes where 4 were dialled before the
-// clock; timed: 4 in 5 of 6 runs). Together, on a one-core tester, each
-// dial's time would be their sum. The first dial is not a dial time: it
-// also verified the server's chain, once per engine.
+// one after another, each timed as a dial of the step (noteDial). Why
+// timed: with no dial on the step's clock, no dial time is known once the
+// first response is back, so the patience would fall to firstPatience
+// (2 ms) where dials take 3-10 ms on a loaded tester, and a short pause of
+// the server would send requests to dial (measured with net/http at 2,768
+// req/s: untimed, a median of 14.5 handshakes where 4 were dialled before
+// the clock; timed, 4 in 5 of 6 runs). Why one after another: together,
+// on a one-core tester, each dial's time would be their sum. The first
+// dial is not a dial time: it also verified the server's chain, once per
+// engine.
 func (p *dialPolicy) predialWith(e *Engine, concurrency int, one func() bool) {
 	real, at := e.begin()
 	if !one() {
@@ -184,9 +125,10 @@ func (p *dialPolicy) predialWith(e *Engine, concurrency int, one func() bool) {
 	}
 }
 
-// maxPredial bounds the connections dialled before a step's clock: "a
-// few" beyond the step's peak in flight is what issue 17 allows, and a
-// step that needs more dials them as its requests show the need.
+// maxPredial bounds the connections dialled before a step's clock: the
+// project's target is at most the step's peak in flight + 4 connections
+// (docs/benchmarks.md), and a step that needs more dials them as its
+// requests show the need.
 const maxPredial = 4
 
 // predial is how many connections to dial before a step's clock: the
@@ -202,31 +144,6 @@ func predial(rate float64, warm time.Duration, concurrency int) int {
 		k = 1
 	}
 	return int(min(k, maxPredial, float64(max(concurrency, 1))))
-}
-
-// warmOne dials one connection into the pool; false when the dial failed.
-func (p *connPool) warmOne(ctx context.Context, e *Engine) bool {
-	w := &worker{e: e, t: e}
-	var r Result
-	real, _ := e.begin()
-	c, err := w.dial(ctx, &r, real)
-	if err != nil {
-		return false
-	}
-	// Send the held last handshake flight now rather than with the first
-	// request, so the server checks the client's certificate before the
-	// step instead of while its first requests are due. (Only Linux's
-	// sockConn holds bytes: sock_linux.go.)
-	if f, ok := any(c.sc).(interface{ flush() error }); ok && c.sc != nil {
-		if err := f.flush(); err != nil {
-			_ = c.nc.Close()
-			return false
-		}
-	}
-	p.mu.Lock()
-	p.idle = append(p.idle, c)
-	p.mu.Unlock()
-	return true
 }
 
 // noteDial records a dial's time (DNS+dialup).
@@ -255,8 +172,9 @@ const stallLate = time.Millisecond
 // just ended. The latencies of requests sent before it are not used
 // again: their responses may have sat unread during the stall, so they
 // measure the tester, not the server, and a pool sized by them after a
-// stall dialled for a server that was never slow (a step at 400 req/s
-// against the null server opened 31 connections, sends 0.75 s late).
+// stall would dial for a server that was never slow (measured: a step at
+// 400 req/s against the null server opened 31 connections, sends 0.75 s
+// late).
 func (p *dialPolicy) noteStall(now time.Time) {
 	p.mu.Lock()
 	p.stallEnd = now
@@ -275,9 +193,9 @@ func (p *dialPolicy) noteStall(now time.Time) {
 // still, and it is the connections in flight that clear the queue as
 // the tester catches up. Measured against the null server at 6,100
 // req/s with the net/http default at 80-86 % of its one core (quiet
-// machine, 2026-11-25): 2 runs of 6 dialled 73 and 93 connections, for
-// "short" and "stall", and sent requests up to 90-190 ms late; the
-// other 4 kept their 4 connections, sched-lag p99 75-91 us.
+// machine), without this rule: 2 runs of 6 dialled 73 and 93
+// connections, for "short" and "stall", and sent requests up to 90-190
+// ms late; the other 4 kept their 4 connections, sched-lag p99 75-91 us.
 func (p *dialPolicy) noteTester(short bool) {
 	if p.testerShort.Load() != short {
 		p.testerShort.Store(short)
@@ -302,88 +220,6 @@ func (p *dialPolicy) patience() time.Duration {
 	return firstPatience
 }
 
-// acquire returns an idle or freed connection, or nil with a function to
-// call once the request's own dial has ended (nil too when ctx ended, or
-// when due, the bound of its wait, passed: due.passed() tells). Every
-// acquire that got one or the other is paired with a release. timer is
-// the caller's reusable wait timer (system clock only).
-func (p *connPool) acquire(ctx context.Context, timer **time.Timer, due *dueWait) (*fconn, func()) {
-	waited, stalled := false, false
-	for looked := false; ; looked = true {
-		// Only a request that waited can be past its deadline here: the
-		// pacer hands none over that late (job).
-		if looked && due.passed() {
-			return nil, nil
-		}
-		p.mu.Lock()
-		if n := len(p.idle); n > 0 {
-			c := p.idle[n-1]
-			p.idle[n-1] = nil
-			p.idle = p.idle[:n-1]
-			p.lent++
-			p.mu.Unlock()
-			if c.alive() {
-				return c, nil
-			}
-			// The server closed it while it idled (alive.go): dropped,
-			// not a dial of the step; the request looks again.
-			_ = c.nc.Close()
-			c.nc = nil
-			p.unlend()
-			continue
-		}
-		why, dial, seen := p.decide(waited, stalled)
-		p.waiting++
-		p.mu.Unlock()
-		if why != "" {
-			c, done := p.dialOrHandoff(ctx, due)
-			if done == nil || why != "stall" {
-				return c, done
-			}
-			if p.claimStallDial(seen) {
-				return c, func() {
-					p.mu.Lock()
-					p.stallDial = false
-					p.mu.Unlock()
-					done()
-				}
-			}
-			p.unlend()
-			done()
-			stalled = false
-			continue
-		}
-		c, ok := waitFor(ctx, p.clk, timer, p.handoff, dial, due)
-		if !ok {
-			c, ok = p.unwait()
-		}
-		if ok {
-			p.lend(true)
-			return c, nil
-		}
-		if ctx.Err() != nil || due.passed() {
-			return nil, nil
-		}
-		p.mu.Lock()
-		waited, stalled = true, p.handed == seen
-		p.mu.Unlock()
-	}
-}
-
-// unwait ends a request's registration as waiting, unless a connection was
-// handed to it meanwhile (then it takes it).
-func (p *connPool) unwait() (*fconn, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	select {
-	case c := <-p.handoff:
-		return c, true
-	default:
-		p.waiting--
-		return nil, false
-	}
-}
-
 // decide is needDial on the policy's figures, with the wait before asking
 // again (a dial's time) and the count of connections handed over so far.
 // While one request dials for needDial's "stall", the others that find
@@ -391,11 +227,11 @@ func (p *connPool) unwait() (*fconn, bool) {
 // connection stops answering at once, the server (or the path to it) has
 // most likely stalled as a whole: a new connection's handshake waits for
 // it too, and each costs the tester 1-2 ms of CPU on the core that sends.
-// Before, every request that waited a dial's time took a dial token (four
-// in flight): against the null server at 13,800 req/s a 10 ms pause of the
-// server's core was followed by 9-48 handshakes and 800-2,000 requests
-// sent up to 70 ms late. One dial still frees a request stuck behind the
-// only connection.
+// Were every request that waited a dial's time to take a dial token (four
+// in flight), then against the null server at 13,800 req/s a 10 ms pause
+// of the server's core would be followed by 9-48 handshakes and 800-2,000
+// requests sent up to 70 ms late (measured). One dial still frees a
+// request stuck behind the only connection.
 // Called with p.mu held.
 func (p *dialPolicy) decide(waited, stalled bool) (why string, patience time.Duration, seen uint64) {
 	patience = p.patience()
@@ -429,8 +265,8 @@ func (p *dialPolicy) claimStallDial(seen uint64) bool {
 // ask again). busy: requests in flight (holding a connection or
 // dialling); dial: a dial's expected time; med: the median of recent
 // latencies on a warm connection, least: the least of the step's (0:
-// none yet); rate:
-// the step's requests/s; waited: the request has waited a dial's time;
+// none yet); rate: the step's requests/s; waited: the request has waited
+// a dial's time;
 // stalled: and nothing came back to any request meanwhile.
 //   - "idle": nothing in flight, nothing can come back;
 //   - "slow": the busy connections come back, on average, more than
@@ -446,17 +282,17 @@ func (p *dialPolicy) claimStallDial(seen uint64) bool {
 // Not a reason: how many requests wait. After the tester or the server
 // lost the CPU for a few milliseconds dozens of requests are due at once;
 // the busy connections of a fast server clear them in a few
-// milliseconds, and dialling for them (the previous rule: every request
-// that waited a dial's time dialled) fed on itself: each handshake is 1-2
-// ms of the tester's CPU, on the core that also sends, so it delayed the
-// requests due next, which waited and dialled in turn. The least latency,
+// milliseconds, and dialling for them (every request that waited a
+// dial's time dialling) feeds on itself: each handshake is 1-2 ms of the
+// tester's CPU, on the core that also sends, so it delays the requests
+// due next, which wait and dial in turn. The least latency,
 // not the median, sizes the need: a tester short of CPU reads every
 // response late, which the median would count as a slower server. The
 // step's least, not that of the last few requests: a tester short of CPU
-// for longer than a few requests' time read all of them late, and the
-// least of 8 then dialled for it too (at 6,100 req/s against the null
-// server, 8 requests are 1.3 ms; runs that dialled 50-100 connections
-// did so mostly for "short"). A server that slows down for good is
+// for longer than a few requests' time reads all of them late, and the
+// least of 8 would then dial for it too (at 6,100 req/s against the null
+// server, 8 requests are 1.3 ms; sized by the last 8, runs dialled 50-100
+// connections, mostly for "short"). A server that slows down for good is
 // "slow" (the median) or "stall".
 func needDial(busy int, dial, med, least time.Duration, rate float64, waited, stalled bool) string {
 	switch {
@@ -470,74 +306,6 @@ func needDial(busy int, dial, med, least time.Duration, rate float64, waited, st
 		return "short"
 	}
 	return ""
-}
-
-// dialOrHandoff takes whichever comes first: a connection given back or a
-// dial token, up to due (then neither: due.passed()). The caller
-// registered as waiting.
-func (p *connPool) dialOrHandoff(ctx context.Context, due *dueWait) (*fconn, func()) {
-	got := func(c *fconn, token bool) (*fconn, func()) {
-		if !token {
-			p.lend(true)
-			return c, nil
-		}
-		if c, ok := p.unwait(); ok {
-			<-p.dials // handed one meanwhile: no dial
-			p.lend(true)
-			return c, nil
-		}
-		p.lend(false)
-		return nil, func() { <-p.dials }
-	}
-	if ctx.Err() == nil { // else not a random pick against a free token
-		select {
-		case c := <-p.handoff:
-			return got(c, false)
-		case p.dials <- struct{}{}:
-			return got(nil, true)
-		default:
-		}
-		// Every dial token is taken (each dial bounded by its own
-		// request's deadline): wait, up to this request's.
-		fired := due.arm(ctx)
-		select {
-		case c := <-p.handoff:
-			due.disarm()
-			return got(c, false)
-		case p.dials <- struct{}{}:
-			due.disarm()
-			return got(nil, true)
-		case <-fired:
-		case <-ctx.Done():
-		}
-		due.disarm()
-	}
-	if c, ok := p.unwait(); ok {
-		p.lend(true)
-		return c, nil
-	}
-	return nil, nil
-}
-
-// lend counts a request that got a dial token, or (handed) a connection
-// another request handed over: that loan passes on (the giver does not
-// end it), so the count of requests in flight never dips to 0 while the
-// connection changes hands, which needDial would read as nothing in flight
-// and dial a spare connection for.
-func (p *connPool) lend(handed bool) {
-	p.mu.Lock()
-	if handed {
-		p.handed++
-	} else {
-		p.lent++
-	}
-	p.mu.Unlock()
-}
-
-func (p *connPool) unlend() {
-	p.mu.Lock()
-	p.lent--
-	p.mu.Unlock()
 }
 
 // waitFor waits up to d on the engine's clock (clk; nil: the system clock,
@@ -589,59 +357,4 @@ func stopTimer(t *time.Timer) {
 		default:
 		}
 	}
-}
-
-// release ends a request's loan: c, if still open, goes to a waiting
-// request (which takes the loan over) or back to the pool.
-func (p *connPool) release(c *fconn) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if c == nil || c.nc == nil {
-		p.lent--
-		return
-	}
-	if p.waiting > 0 {
-		// A request waits: the loan is its. handoff has room for every
-		// worker, so the send does not block.
-		p.waiting--
-		p.handoff <- c
-		return
-	}
-	p.lent--
-	p.idle = append(p.idle, c)
-}
-
-func (p *connPool) closeAll() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.idle {
-		_ = c.nc.Close()
-	}
-	p.idle = nil
-}
-
-// borrow takes the most recently used idle connection, or waits for a
-// freed one or a dial token (then the request dials its own); false when
-// the request waited until its deadline (w.due) for either.
-func (w *worker) borrow(ctx context.Context, p *connPool) bool {
-	c, done := p.acquire(ctx, &w.wait, &w.due)
-	w.dialDone = done
-	w.onLoan = c != nil || done != nil
-	w.mu.Lock()
-	w.fc = c
-	w.mu.Unlock()
-	return w.onLoan || ctx.Err() != nil || !w.due.passed()
-}
-
-// giveBack ends the worker's loan, returning a still-open connection.
-func (w *worker) giveBack(p *connPool) {
-	if !w.onLoan {
-		return // ctx ended while it waited: nothing was lent
-	}
-	w.onLoan = false
-	w.mu.Lock()
-	c := w.fc
-	w.fc = nil
-	w.mu.Unlock()
-	p.release(c)
 }

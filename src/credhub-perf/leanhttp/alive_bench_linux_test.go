@@ -1,4 +1,4 @@
-package load
+package leanhttp
 
 import (
 	"net"
@@ -6,10 +6,10 @@ import (
 )
 
 // BenchmarkAliveLook is the look at an idle connection's socket before a
-// reuse (alive: one recvfrom(MSG_PEEK|MSG_DONTWAIT)), on an open loopback
-// TCP connection with nothing to read, through the lean client's sockConn:
+// reuse (Conn.Alive: one recvfrom(MSG_PEEK|MSG_DONTWAIT)), on an open
+// loopback TCP connection with nothing to read, through the sockConn:
 //
-//	go test -run X -bench AliveLook -benchmem ./load
+//	go test -run X -bench AliveLook -benchmem ./leanhttp
 func BenchmarkAliveLook(b *testing.B) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -29,15 +29,15 @@ func BenchmarkAliveLook(b *testing.B) {
 	if srv := <-accepted; srv != nil {
 		defer srv.Close()
 	}
-	sc := wrapSock(nc, nil)
+	sc := wrapSock(nc, nil, true)
 	if sc == nil {
 		b.Skip("no sockConn")
 	}
-	c := &fconn{nc: sc, sc: sc}
+	c := &Conn{nc: sc, sc: sc}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		if !c.alive() {
+		if !c.Alive() {
 			b.Fatal("an open connection looked closed")
 		}
 	}
