@@ -44,6 +44,19 @@ type stepAcc struct {
 	byType  *TypeStats
 	spans   []testerSpan   // one per tester that recorded the step
 	strange map[int]string // a tester absent from the step: what its rows in the slot said instead
+	parts   []StepPart     // the testers' own steps it is made of, in the order they joined
+}
+
+// StepPart is one tester's own step within a merged step: the rows of
+// file File (its index among the run's files) whose step within that file
+// is Local (Row.Segment). headroom-plot assigns its rows by it instead of
+// merging the testers' steps itself.
+type StepPart struct {
+	File   int    `json:"file"`
+	Name   string `json:"name"`
+	Tester int    `json:"tester"`
+	Local  int    `json:"local_step"`
+	Rows   int64  `json:"rows"`
 }
 
 type stepKey struct {
@@ -105,8 +118,10 @@ func summarizeFiles(files []string, slo SLO, ends map[int]string) (*Summary, err
 		info, err := ReadCSV(path, func(r *Row) error {
 			for len(steps) <= r.Segment {
 				steps = append(steps, &stepAcc{concurrency: r.Concurrency, rate: r.Rate, key: stepKey{r.Concurrency, r.Rate}, stats: NewStats(), steady: NewSteadiness(), byType: NewTypeStats(),
-					spans: []testerSpan{{tester: tester, rate: r.Rate}}})
+					spans: []testerSpan{{tester: tester, rate: r.Rate}},
+					parts: []StepPart{{File: fi, Name: filepath.Base(path), Tester: tester, Local: len(steps)}}})
 			}
+			steps[r.Segment].parts[0].Rows++
 			sp := &steps[r.Segment].spans[0]
 			sp.record(r, steps[r.Segment].stats.requests == 0)
 			steps[r.Segment].stats.Record(&r.Result)
@@ -142,6 +157,7 @@ func summarizeFiles(files []string, slo SLO, ends map[int]string) (*Summary, err
 		if keyed && len(files) > 1 {
 			step.rampKey = m.key
 		}
+		step.parts = m.parts
 		if len(files) > 1 {
 			if why := incompleteReason(m.spans, testers, ends, m.strange); why != "" {
 				step.Incomplete, step.IncompleteReason = true, why
@@ -179,6 +195,7 @@ func (m *stepAcc) add(st *stepAcc) {
 	m.steady.Merge(st.steady)
 	m.byType.Merge(st.byType)
 	m.spans = append(m.spans, st.spans...)
+	m.parts = append(m.parts, st.parts...)
 }
 
 // span is when the step's rows (of every tester in it) started and ended.
@@ -263,6 +280,7 @@ func pairSlots(perFile [][]*stepAcc) ([]*stepAcc, []string) {
 				into.stats.Merge(st.stats)
 				into.steady.Merge(st.steady)
 				into.byType.Merge(st.byType)
+				into.parts = append(into.parts, st.parts...)
 			} else {
 				into.add(st)
 			}
@@ -404,15 +422,32 @@ func keyLabel(k stepKey) string {
 // run directory from its CSV files, keeping what only the run knew (the
 // stop reason, a capacity answer) from an existing summary.json.
 func SummarizeDir(dir string, defaultSLO SLO) (*Summary, error) {
+	sum, err := SummarizeDirAt(dir, defaultSLO, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := sum.WriteFiles(dir); err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+// SummarizeDirAt is SummarizeDir without writing anything. With force the
+// summary is for slo (a mix run's per-type bounds still come from its
+// summary.json), otherwise for the SLO of the run's summary.json, slo
+// when it has none.
+func SummarizeDirAt(dir string, slo SLO, force bool) (*Summary, error) {
 	files, err := ResultFiles(dir)
 	if err != nil {
 		return nil, err
 	}
-	slo := defaultSLO
 	var old *Summary
 	if o, err := ReadSummary(filepath.Join(dir, "summary.json")); err == nil {
 		old = o
-		if o.SLO.LatencyS > 0 {
+		switch {
+		case force && slo.LatencyByRequestS == nil:
+			slo.LatencyByRequestS = o.SLO.LatencyByRequestS
+		case !force && o.SLO.LatencyS > 0:
 			slo = o.SLO
 		}
 	}
@@ -466,9 +501,6 @@ func SummarizeDir(dir string, defaultSLO SLO) (*Summary, error) {
 		sum.Warnings = append(sum.Warnings, err.Error())
 	}
 	sum.Stopped = StoppedNote(first, len(sum.Steps), sum.StoppedReason, rec)
-	if err := sum.WriteFiles(dir); err != nil {
-		return nil, err
-	}
 	return sum, nil
 }
 

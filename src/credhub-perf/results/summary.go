@@ -73,7 +73,14 @@ type SummaryStep struct {
 	// rampKey: a merged step's per-tester concurrency and rate, its place
 	// in the ramp; zero for a single tester's step, whose own values are.
 	rampKey stepKey
+	// parts: the files' own steps the step was made of (not in
+	// summary.json: a step read back from one has none).
+	parts []StepPart
 }
+
+// Parts lists the files' own steps the step is made of, when it was
+// computed from CSV files (nil for one read from summary.json).
+func (st SummaryStep) Parts() []StepPart { return st.parts }
 
 // order is the step's place in increasing load.
 func (st *SummaryStep) order() stepKey {

@@ -149,6 +149,10 @@ func summaryCmd(args []string, merge bool, stdout, stderr io.Writer) int {
 	pct := fs.Float64("slo.percentile", def.SLO.Percentile, "SLO percentile when the run directory has no summary.json")
 	lat := fs.String("slo.latency", def.SLO.Latency.String(), "SLO latency bound when the run directory has no summary.json")
 	maxErr := fs.Float64("slo.max_error_rate", def.SLO.MaxErrorRate, "error bound of capacity figures when the run directory has no summary.json")
+	var asJSON *bool
+	if !merge {
+		asJSON = fs.Bool("json", false, "write one JSON document for one run (a RUN_DIR, or the CSV files of one run's testers) to stdout, for headroom-plot, and write no file; with an --slo.* flag its figures are for the flags' SLO even where the run has a summary.json")
+	}
 	if code := parseFlags(fs, args, stderr); code >= 0 {
 		return code
 	}
@@ -163,6 +167,11 @@ func summaryCmd(args []string, merge bool, stdout, stderr io.Writer) int {
 		return 2
 	}
 	slo := results.SLO{Percentile: *pct, LatencyS: d.D().Seconds(), MaxErrorRate: *maxErr}
+	if asJSON != nil && *asJSON {
+		forced := false
+		fs.Visit(func(f *flag.Flag) { forced = forced || strings.HasPrefix(f.Name, "slo.") })
+		return summaryJSON(fs.Args(), slo, forced, stdout, stderr)
+	}
 	status := 0
 	for _, p := range fs.Args() {
 		st, err := os.Stat(p)
