@@ -147,6 +147,7 @@ func summarizeFiles(files []string, slo SLO, ends map[int]string) (*Summary, err
 		var w []string
 		merged, w = pairSlots(perFile)
 		sum.Warnings = append(sum.Warnings, w...)
+		sum.mergeWarnings = w
 	} else {
 		merged = pairByPosition(perFile, files, sum)
 	}

@@ -319,7 +319,14 @@ type Summary struct {
 	// StepWarnings flag steps whose figures describe the tester more than
 	// the target (an open-loop schedule the tester could not keep).
 	StepWarnings []string `json:"step_warnings,omitempty"`
+	// mergeWarnings: the testers whose rows in one slot say different
+	// steps (also in Warnings), when computed from CSV files.
+	mergeWarnings []string
 }
+
+// MergeWarnings are the warnings of the several testers' merge: testers
+// whose rows in one slot say different steps (they are in Warnings too).
+func (s *Summary) MergeWarnings() []string { return s.mergeWarnings }
 
 func secs(d time.Duration) float64 { return math.Round(d.Seconds()*1e6) / 1e6 }
 

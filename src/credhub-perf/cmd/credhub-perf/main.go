@@ -161,9 +161,15 @@ func summaryCmd(args []string, merge bool, stdout, stderr io.Writer) int {
 		return 2
 	}
 	var d config.Duration
+	// headroom-plot asks --json for any SLO it accepts: latencies up to
+	// the longest a results file holds.
+	maxLat, maxLatText := config.MaxRequestTime, "1h"
+	if asJSON != nil && *asJSON {
+		maxLat, maxLatText = jsonMaxLatency()
+	}
 	// Written so that NaN fails every test: it compares false.
-	if err := d.UnmarshalText([]byte(*lat)); err != nil || !(d > 0 && d.D() <= config.MaxRequestTime) || !(*pct > 0 && *pct <= 100) || !(*maxErr >= 0 && *maxErr <= 1) {
-		fmt.Fprintf(stderr, "credhub-perf %s: bad SLO (--slo.percentile %g, --slo.latency %q, --slo.max_error_rate %g): give a percentile above 0 and at most 100, a latency above 0 and at most 1h, an error rate from 0 to 1\n", name, *pct, *lat, *maxErr)
+	if err := d.UnmarshalText([]byte(*lat)); err != nil || !(d > 0 && d.D() <= maxLat) || !(*pct > 0 && *pct <= 100) || !(*maxErr >= 0 && *maxErr <= 1) {
+		fmt.Fprintf(stderr, "credhub-perf %s: bad SLO (--slo.percentile %g, --slo.latency %q, --slo.max_error_rate %g): give a percentile above 0 and at most 100, a latency above 0 and at most %s, an error rate from 0 to 1\n", name, *pct, *lat, *maxErr, maxLatText)
 		return 2
 	}
 	slo := results.SLO{Percentile: *pct, LatencyS: d.D().Seconds(), MaxErrorRate: *maxErr}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/credhub-perf/credhub-perf/results"
 )
@@ -13,10 +14,12 @@ import (
 // summaryDoc is what `credhub-perf summary --json` writes: the summary as
 // summary.json holds it, and what headroom-plot takes from credhub-perf
 // rather than deciding itself: why the run has no capacity, and which of
-// the files' own steps each step is made of (the several testers' merge).
+// the files' own steps each step is made of and the merge's warnings (the
+// several testers' merge).
 type summaryDoc struct {
 	Summary          *results.Summary `json:"summary"`
 	NoCapacityReason string           `json:"no_capacity_reason"`
+	MergeWarnings    []string         `json:"merge_warnings"`
 	Steps            []summaryDocStep `json:"steps"`
 }
 
@@ -54,7 +57,7 @@ func summaryJSON(args []string, slo results.SLO, forced bool, stdout, stderr io.
 	if err != nil {
 		return fail(err)
 	}
-	doc := summaryDoc{Summary: sum, NoCapacityReason: sum.NoCapacityReason(), Steps: []summaryDocStep{}}
+	doc := summaryDoc{Summary: sum, NoCapacityReason: sum.NoCapacityReason(), MergeWarnings: append([]string{}, sum.MergeWarnings()...), Steps: []summaryDocStep{}}
 	for _, s := range sum.Steps {
 		parts := s.Parts()
 		if parts == nil {
@@ -70,4 +73,11 @@ func summaryJSON(args []string, slo results.SLO, forced bool, stdout, stderr io.
 		return fail(fmt.Errorf("writing the JSON document: %w", err))
 	}
 	return 0
+}
+
+// jsonMaxLatency is the largest SLO latency --json takes: the longest
+// response time a results file holds, so that any SLO headroom-plot
+// accepts has its summary.
+func jsonMaxLatency() (time.Duration, string) {
+	return results.MaxDurationS * time.Second, fmt.Sprintf("%d s", results.MaxDurationS)
 }
