@@ -360,6 +360,33 @@ func (s *Summary) Finish() {
 		s.Steps[i].Step = i + 1
 	}
 	s.Requests, s.Errors = 0, 0
+	s.stepWarnings()
+	s.totalsAndKnee()
+	bestStep := s.maxThroughput()
+	s.StepsNotJudged, s.NotJudgedReason = s.notJudged()
+	s.CapacityIsLowerBound, s.LowerBoundReason = false, ""
+	if s.MaxThroughputAtSLO != nil && !s.Incomplete {
+		var above []SummaryStep
+		for _, st := range s.Steps[bestStep+1:] {
+			if st.Requests > 0 && st.MeetsSLO && !s.CountsStep(st) {
+				above = append(above, st)
+			}
+		}
+		if len(above) > 0 {
+			s.CapacityIsLowerBound = true
+			s.LowerBoundReason = s.leftOutReason(above, len(s.Steps), false)
+		}
+	}
+	if s.Incomplete {
+		// Every step is flagged already; this holds even for a step a
+		// hand-edited summary.json lists as complete.
+		s.Knee, s.KneeConcurrency, s.KneeRate, s.KneeStep, s.MaxThroughputAtSLO = nil, nil, nil, nil, nil
+	}
+}
+
+// stepWarnings sets StepWarnings, and each tester-bound step's advice,
+// from the steps.
+func (s *Summary) stepWarnings() {
 	s.StepWarnings = nil
 	for i := range s.Steps {
 		st := &s.Steps[i]
@@ -386,6 +413,11 @@ func (s *Summary) Finish() {
 			s.StepWarnings = append(s.StepWarnings, fmt.Sprintf("step %d (rate %g/s): %s", st.Step, st.Rate, late))
 		}
 	}
+}
+
+// totalsAndKnee sets the totals and the knee: the counted step of the most
+// throughput per mean latency (power).
+func (s *Summary) totalsAndKnee() {
 	s.Knee, s.KneeConcurrency, s.KneeRate, s.KneeStep, s.MaxThroughputAtSLO = nil, nil, nil, nil, nil
 	bestPower := 0.0
 	for i := range s.Steps {
@@ -401,6 +433,12 @@ func (s *Summary) Finish() {
 			s.Knee, s.KneeConcurrency, s.KneeRate, s.KneeStep = &t, &c, &r, &k
 		}
 	}
+}
+
+// maxThroughput sets MaxThroughputAtSLO, interpolated between a counted
+// step within the SLO and the next one over it, and returns the index of
+// the counted step within the SLO of the most throughput (-1: none).
+func (s *Summary) maxThroughput() int {
 	// A mix interpolates on the worst ratio of a latency to its bound
 	// (sloRatio), whichever type it is, so the crossing is where the first
 	// type reaches its bound; a single-type run on its percentile, as ever.
@@ -436,25 +474,7 @@ func (s *Summary) Finish() {
 		b := round3(best)
 		s.MaxThroughputAtSLO = &b
 	}
-	s.StepsNotJudged, s.NotJudgedReason = s.notJudged()
-	s.CapacityIsLowerBound, s.LowerBoundReason = false, ""
-	if s.MaxThroughputAtSLO != nil && !s.Incomplete {
-		var above []SummaryStep
-		for _, st := range s.Steps[bestStep+1:] {
-			if st.Requests > 0 && st.MeetsSLO && !s.CountsStep(st) {
-				above = append(above, st)
-			}
-		}
-		if len(above) > 0 {
-			s.CapacityIsLowerBound = true
-			s.LowerBoundReason = s.leftOutReason(above, len(s.Steps), false)
-		}
-	}
-	if s.Incomplete {
-		// Every step is flagged already; this holds even for a step a
-		// hand-edited summary.json lists as complete.
-		s.Knee, s.KneeConcurrency, s.KneeRate, s.KneeStep, s.MaxThroughputAtSLO = nil, nil, nil, nil, nil
-	}
+	return bestStep
 }
 
 // notJudged counts the steps whose steadiness was not judged and says why
@@ -763,6 +783,12 @@ func ms(s float64) string { return fmt.Sprintf("%.2f", s*1000) }
 
 // WriteTable writes the summary as a table for people.
 func (s *Summary) WriteTable(w io.Writer) {
+	s.writeSteps(w)
+	s.writeVerdicts(w)
+}
+
+// writeSteps writes the table of steps (a mix step's types under it).
+func (s *Summary) writeSteps(w io.Writer) {
 	open := false
 	for _, st := range s.Steps {
 		if st.Rate > 0 {
@@ -812,6 +838,11 @@ func (s *Summary) WriteTable(w io.Writer) {
 				ms(f.MeanS), ms(f.P50S), ms(f.P90S), ms(f.P95S), ms(f.P99S), ms(f.MaxS), ok)
 		}
 	}
+}
+
+// writeVerdicts writes the lines under the table: totals, SLO, capacity,
+// knee, steadiness, why the run stopped and the warnings.
+func (s *Summary) writeVerdicts(w io.Writer) {
 	fmt.Fprintf(w, "total: %d requests, %d errors", s.Requests, s.Errors)
 	if s.Testers > 1 {
 		fmt.Fprintf(w, ", %d testers", s.Testers)
