@@ -154,7 +154,7 @@ func TestMergeTesterStoppedBeforeLastStep(t *testing.T) {
 	if want := "tester 1 sent no load in it: interrupted"; !last.Incomplete || last.IncompleteReason != want {
 		t.Fatalf("last step: %v %q, want %q", last.Incomplete, last.IncompleteReason, want)
 	}
-	// One tester's 100 requests: the merge no longer counts them as a
+	// One tester's 100 requests: the merge does not count them as a
 	// throughput drop at the highest load.
 	if sum.MaxThroughputAtSLO == nil || math.Abs(*sum.MaxThroughputAtSLO-200/9.905) > 0.01 {
 		t.Fatalf("max throughput at SLO %v", sum.MaxThroughputAtSLO)

@@ -48,7 +48,7 @@ CHUNK = 16 << 20
 
 # Limits of what a results file can hold; the Go reader (src/credhub-perf/results/csvreader.go)
 # applies the same ones, and docs/csv-format.md lists them.  Anything outside is damage, not a
-# measurement: a NaN or 1e309 latency used to end in a traceback, a 70000 status wrapped in int16.
+# measurement: a NaN or 1e309 latency would end in a traceback, a 70000 status wrap in int16.
 MAX_LINE = 1 << 20          # bytes; a file without line ends (binary junk) is refused, not slurped
 MAX_DURATION_S = 10000.0    # response-time, the phase columns, sched-lag: [0, this]
 MAX_OFFSET_S = 1e7          # |offset|

@@ -146,8 +146,8 @@ def _clean_text(v: str) -> str:
 
 
 # meta.json and summary.json are a few KB; these bounds are far beyond any credhub-perf writes and
-# keep a damaged or hostile file to one line: without them a 24 MB meta.json of strings ran for
-# minutes in gigabytes, and a few hundred levels of nesting overflowed the recursion limit.
+# keep a damaged or hostile file to one line: without them a 24 MB meta.json of strings runs for
+# minutes in gigabytes, and a few hundred levels of nesting overflow the recursion limit.
 MAX_JSON_BYTES = 4 << 20
 MAX_JSON_DEPTH = 32
 MAX_JSON_INT = 2 ** 53  # integers beyond lose their value in float64, as in any JSON reader but Python's
@@ -821,7 +821,7 @@ def _load_key(t) -> tuple[int, float] | None:
 def match_summary_steps(steps: list, ss: list) -> list | None:
     """Pairs each CSV step with summary.json's step of the same concurrency and rate, in order among equal
     ones. credhub-perf's summary orders a capacity search's steps by load, while the CSV holds them as
-    probed (16, then 12...): paired by position, one step's flags landed on another. Steps without the two
+    probed (16, then 12...): paired by position, one step's flags would land on another. Steps without the two
     figures on either side (older runs, hey CSVs, hostile values) pair by position; None when the figures
     are there but do not correspond."""
     keys = [_load_key(t) for t in ss]

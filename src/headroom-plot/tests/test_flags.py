@@ -230,7 +230,7 @@ def test_hostile_incomplete_values_are_ignored(tmp):
 def test_flags_follow_their_step_in_a_capacity_search(tmp):
     """A capacity search probes 1, 8, 2, 4 (as the CSV holds them); credhub-perf's summary.json lists the
     steps by load (1, 2, 4, 8). The tester-bound flag of concurrency 8 must land on the CSV's second step,
-    not on its fourth (concurrency 4), as pairing by position did."""
+    not on its fourth (concurrency 4), as pairing by position would put it."""
     ok = {"steady": True, "tester_bound": False}
     bound = {"steady": True, "tester_bound": True, "tester_bound_reason": "tester CPU 95 % of 1 core(s)"}
     summary = [{"concurrency": c, "rate": 0, **(bound if c == 8 else ok)} for c in (1, 2, 4, 8)]

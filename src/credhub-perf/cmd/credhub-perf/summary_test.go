@@ -28,8 +28,8 @@ func TestSummaryOfDamagedCSV(t *testing.T) {
 		"1e300":  strings.Replace(good, "0.001000", "1e300", 1),
 		// a concatenated file: the header again, then more rows
 		"header repeated": results.CSVHeader + "\n",
-		// step 2's row between step 1's: a sorted or concatenated file
-		// once gave a capacity taken from reordered rows
+		// step 2's row between step 1's: a sorted or concatenated file,
+		// whose figures would come from reordered rows
 		"steps interleaved": strings.Replace(good, ",200,0.000001,1,", ",200,0.000001,2,", 1),
 	} {
 		t.Run(name, func(t *testing.T) {
