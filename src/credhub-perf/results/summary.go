@@ -600,8 +600,8 @@ func WarmupHeadline(w *Warmup) string {
 // testers, but a busy host is other work beside the tester (on a laptop,
 // other programs or a target that runs on the same machine), which a
 // bigger tester does not cure. headroom-plot takes the advice from
-// summary.json's tester_bound_advice; its own copy, for runs written
-// before that field, is held to testdata/tester_bound_advice.json too.
+// summary.json's tester_bound_advice, or from summary --json for runs
+// written without it: this table is the only copy.
 var testerBoundKinds = []struct{ kind, advice string }{
 	{"tester CPU", "add testers or use a bigger VM"},
 	{"host CPU", "other work kept the tester's CPUs busy: run on a quiet machine (a target on the same machine counts too: lower the load, or move the target or the tester to another host)"},
@@ -642,8 +642,7 @@ func LateSchedule(lagMeanS, lagMaxS, meanS float64, workerCap string) string {
 }
 
 // boundAdvice is what to do about several tester-bound steps: their
-// advice, each item once, in the steps' order (headroom-plot's
-// bound_advice).
+// advice, each item once, in the steps' order.
 func boundAdvice(steps []SummaryStep) string {
 	var do []string
 	seen := map[string]bool{}
@@ -660,8 +659,7 @@ func boundAdvice(steps []SummaryStep) string {
 
 // boundKinds names the kinds of bound among tester-bound steps, with the
 // range of the figure where summary.json has it ("tester CPU 93 %", "host
-// CPU 97-100 % busy"), in testerBoundKinds' order (headroom-plot's
-// bound_kinds).
+// CPU 97-100 % busy"), in testerBoundKinds' order.
 func boundKinds(steps []SummaryStep) string {
 	var kinds []string
 	for _, k := range testerBoundKinds {
@@ -708,9 +706,8 @@ func boundKinds(steps []SummaryStep) string {
 // NoCapacityReason explains a run without a capacity at the SLO in which
 // some step met the SLO but did not count (tester-bound, not steady or
 // incomplete):
-// the capacity is unknown, not absent. "" otherwise. headroom-plot's
-// no_capacity_reason says the same about the steps it finds within its
-// SLO.
+// the capacity is unknown, not absent. "" otherwise. headroom-plot shows
+// it (summary --json's no_capacity_reason, at headroom-plot's SLO).
 //
 // An incomplete run (testers missing) has no capacity whatever its steps
 // did: "unknown: incomplete run: <incomplete_reason>".
