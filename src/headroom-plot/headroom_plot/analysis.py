@@ -139,7 +139,7 @@ class Step:
     tester_bound: bool | None = None
     flag_note: str = ""                # why the step is flagged, for the report
     tester_bound_reason: str = ""      # summary.json's, e.g. "host CPU 97 % busy on the tester's core(s)"
-    # What to do about it, one item a kind of bound: summary.json's (runs.tester_bound_advice for older runs).
+    # What to do about it, one item a kind of bound: credhub-perf's (summary.json's, or summary --json's).
     tester_bound_advice: list[str] = field(default_factory=list)
     tester_cpu: float | None = None
     host_cpu: float | None = None
