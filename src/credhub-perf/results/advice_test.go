@@ -14,8 +14,8 @@ import (
 var update = flag.Bool("update", false, "rewrite testdata/tester_bound_advice.json")
 
 // adviceFile holds what summary.txt tells an operator about tester-bound
-// and uncounted steps; headroom-plot's tests (plotting/tests/test_flags.py)
-// hold its report to the same file, so the two cannot drift apart.
+// and uncounted steps; headroom-plot takes both from credhub-perf, and its
+// tests (plotting/tests/test_flags.py) check its report shows this advice.
 const adviceFile = "testdata/tester_bound_advice.json"
 
 type adviceCase struct {
@@ -97,7 +97,7 @@ func TestTesterBoundAdviceMatchesTestdata(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(b, want) {
-		t.Errorf("%s is not what summary.txt says now: if the change is meant, run go test ./results -update and make headroom-plot say the same (cd plotting && python -m pytest tests/test_flags.py)", adviceFile)
+		t.Errorf("%s is not what summary.txt says now: if the change is meant, run go test ./results -update and check headroom-plot's report still shows it (cd plotting && python -m pytest tests/test_flags.py)", adviceFile)
 	}
 }
 

@@ -117,30 +117,12 @@ func ReadCSVFrom(r io.Reader, name string, fn func(*Row) error) (ReadInfo, error
 	var row Row
 	var firstStart time.Time
 	segment := -1
-	// A step is its (concurrency, rate) as numbers, as headroom-plot reads it: "50" and "50.0" are
-	// one step in both readers.
-	type stepKey struct {
-		concurrency int
-		rate        float64
-	}
-	lastKey, haveLast := stepKey{}, false
-	var stepLine map[stepKey]int // step -> line of its first row
+	var steps stepOrder
 	lineNo := 0
 	for {
-		line, err := br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			long = append(long[:0], line...)
-			for err == bufio.ErrBufferFull && len(long) <= MaxLineBytes {
-				line, err = br.ReadSlice('\n')
-				long = append(long, line...)
-			}
-			if len(long) > MaxLineBytes {
-				return info, fmt.Errorf("%s:%d: line longer than %d bytes: not a results CSV (binary data?)", name, lineNo+1, MaxLineBytes)
-			}
-			line = long
-		}
-		if err != nil && err != io.EOF {
-			return info, fmt.Errorf("%s:%d: %w", name, lineNo+1, err)
+		line, err := readLine(br, &long, name, lineNo)
+		if err != nil {
+			return info, err
 		}
 		if len(line) == 0 {
 			break // io.EOF after the last line end
@@ -197,22 +179,12 @@ func ReadCSVFrom(r io.Reader, name string, fn func(*Row) error) (ReadInfo, error
 			return info, fmt.Errorf("%s:%d: %w: fix or delete that line", name, lineNo, err)
 		}
 		if info.Format == FormatOurs {
-			key := stepKey{row.Concurrency, row.Rate}
-			if !haveLast || key != lastKey {
-				// A step's rows are contiguous as written; a step that comes
-				// back after another began means the rows were reordered
-				// (a sorted or concatenated file) and every step figure
-				// taken from them would be wrong.
-				if first, ok := stepLine[key]; ok {
-					return info, fmt.Errorf("%s:%d: rows of the step at concurrency %s, rate %s appear again after another step (first at line %d): the rows are out of order (a sorted or concatenated file?); use the file as credhub-perf wrote it, each step's rows together in run order",
-						name, lineNo, fields[cols["concurrency"]], fields[cols["rate"]], first)
-				}
-				if stepLine == nil {
-					stepLine = map[stepKey]int{}
-				}
-				stepLine[key] = lineNo
+			first, err := steps.next(stepKey{row.Concurrency, row.Rate}, lineNo)
+			if err != nil {
+				return info, fmt.Errorf("%s:%d: rows of the step at concurrency %s, rate %s %w", name, lineNo, fields[cols["concurrency"]], fields[cols["rate"]], err)
+			}
+			if first {
 				segment++
-				lastKey, haveLast = key, true
 			}
 		}
 		row.Segment = segment
@@ -226,6 +198,56 @@ func ReadCSVFrom(r io.Reader, name string, fn func(*Row) error) (ReadInfo, error
 		return info, fmt.Errorf("%s:1: empty file: no header", name)
 	}
 	return info, nil
+}
+
+// readLine reads the next line with its line end (empty at the end of
+// the input), refusing one longer than MaxLineBytes; long is the buffer
+// such lines are gathered in. lineNo: the lines read so far.
+func readLine(br *bufio.Reader, long *[]byte, name string, lineNo int) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		*long = append((*long)[:0], line...)
+		for err == bufio.ErrBufferFull && len(*long) <= MaxLineBytes {
+			line, err = br.ReadSlice('\n')
+			*long = append(*long, line...)
+		}
+		if len(*long) > MaxLineBytes {
+			return nil, fmt.Errorf("%s:%d: line longer than %d bytes: not a results CSV (binary data?)", name, lineNo+1, MaxLineBytes)
+		}
+		line = *long
+	}
+	if err != nil && err != io.EOF {
+		return nil, fmt.Errorf("%s:%d: %w", name, lineNo+1, err)
+	}
+	return line, nil
+}
+
+// stepOrder follows the steps of a file in our format. A step is its
+// (concurrency, rate) as numbers, as headroom-plot reads it: "50" and
+// "50.0" are one step in both readers.
+type stepOrder struct {
+	last     stepKey
+	haveLast bool
+	line     map[stepKey]int // step -> line of its first row
+}
+
+// next says whether the row at line lineNo of step key starts a step. A
+// step's rows are contiguous as written; a step that comes back after
+// another began means the rows were reordered (a sorted or concatenated
+// file) and every step figure taken from them would be wrong: an error.
+func (o *stepOrder) next(key stepKey, lineNo int) (bool, error) {
+	if o.haveLast && key == o.last {
+		return false, nil
+	}
+	if first, ok := o.line[key]; ok {
+		return false, fmt.Errorf("appear again after another step (first at line %d): the rows are out of order (a sorted or concatenated file?); use the file as credhub-perf wrote it, each step's rows together in run order", first)
+	}
+	if o.line == nil {
+		o.line = map[stepKey]int{}
+	}
+	o.line[key] = lineNo
+	o.last, o.haveLast = key, true
+	return true, nil
 }
 
 // splitLine cuts a line into n fields. Quotes may only enclose the error

@@ -30,8 +30,8 @@ func row(i int, v string) string {
 
 var oneLineError = regexp.MustCompile(`^f\.csv:[0-9]+: [^\n]+$`)
 
-// Every case here panicked, or was read as a number, before the reader was
-// made line-oriented and strict (issue 13).
+// Damaged rows a lenient reader panics on or reads as a number: each is a
+// one-line error naming the file and line.
 func TestReadHostileRowsAreOneLineErrors(t *testing.T) {
 	cases := []struct{ name, in, want string }{
 		{"bare quote (panicked at FieldPos)", ours("ab\"c,1,2\n"), "f.csv:4: a quote"},

@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -210,5 +211,41 @@ func TestOpenLoopLagWarning(t *testing.T) {
 	s.WriteTable(&b)
 	if !strings.Contains(b.String(), "could not keep the schedule") {
 		t.Fatal(b.String())
+	}
+}
+
+// TestHeadersFixture holds the reader to testdata/headers/expect.json,
+// which headroom-plot's reader is held to too: each file's format, or a
+// one-line refusal.
+func TestHeadersFixture(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "headers", "expect.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Files []struct {
+			Name   string  `json:"name"`
+			Text   string  `json:"text"`
+			Format *string `json:"format"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Files) == 0 {
+		t.Fatal("no cases")
+	}
+	for _, c := range doc.Files {
+		info, err := ReadCSVFrom(strings.NewReader(c.Text), "f.csv", func(*Row) error { return nil })
+		switch {
+		case c.Format == nil && err == nil:
+			t.Errorf("%s: accepted as %s, want refused", c.Name, info.Format)
+		case c.Format == nil && strings.Contains(err.Error(), "\n"):
+			t.Errorf("%s: refusal of more than one line: %q", c.Name, err)
+		case c.Format != nil && err != nil:
+			t.Errorf("%s: refused (%v), want %s", c.Name, err, *c.Format)
+		case c.Format != nil && string(info.Format) != *c.Format:
+			t.Errorf("%s: read as %s, want %s", c.Name, info.Format, *c.Format)
+		}
 	}
 }

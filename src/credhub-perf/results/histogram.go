@@ -10,12 +10,12 @@ import (
 // footprint: exact below 2048 ns, then 1024 linear sub-buckets per power of
 // two, so a bucket spans at most 1/1024 of its values and the midpoint that
 // Quantile reports is within 0.05 % of any value in it. Values above
-// maxTrackable (about 2.4 hours) are clamped. The buckets are kept in
-// chunks of one power of two (8 KB), made when a value first falls in
-// them: a step's latencies span a few powers of two, so a step costs tens
-// of KB instead of 280 KB, and a hostile CSV whose every row starts a step
-// (40,000 steps) no longer takes 13 GB. Copy with clone: chunks are shared
-// by a plain copy.
+// maxTrackable (2^44 ns, about 4 h 53 min) are clamped. The buckets are
+// kept in chunks of one power of two (8 KB), made when a value first falls
+// in them: a step's latencies span a few powers of two, so a step costs
+// tens of KB instead of 280 KB, and a hostile CSV whose every row starts a
+// step (40,000 steps) takes megabytes, not the 13 GB of whole histograms.
+// Copy with clone: chunks are shared by a plain copy.
 type Histogram struct {
 	chunks [histChunks]*[subCount]uint64
 	total  uint64

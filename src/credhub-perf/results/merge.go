@@ -44,6 +44,19 @@ type stepAcc struct {
 	byType  *TypeStats
 	spans   []testerSpan   // one per tester that recorded the step
 	strange map[int]string // a tester absent from the step: what its rows in the slot said instead
+	parts   []StepPart     // the testers' own steps it is made of, in the order they joined
+}
+
+// StepPart is one tester's own step within a merged step: the rows of
+// file File (its index among the run's files) whose step within that file
+// is Local (Row.Segment). headroom-plot assigns its rows by it instead of
+// merging the testers' steps itself.
+type StepPart struct {
+	File   int    `json:"file"`
+	Name   string `json:"name"`
+	Tester int    `json:"tester"`
+	Local  int    `json:"local_step"`
+	Rows   int64  `json:"rows"`
 }
 
 type stepKey struct {
@@ -105,8 +118,10 @@ func summarizeFiles(files []string, slo SLO, ends map[int]string) (*Summary, err
 		info, err := ReadCSV(path, func(r *Row) error {
 			for len(steps) <= r.Segment {
 				steps = append(steps, &stepAcc{concurrency: r.Concurrency, rate: r.Rate, key: stepKey{r.Concurrency, r.Rate}, stats: NewStats(), steady: NewSteadiness(), byType: NewTypeStats(),
-					spans: []testerSpan{{tester: tester, rate: r.Rate}}})
+					spans: []testerSpan{{tester: tester, rate: r.Rate}},
+					parts: []StepPart{{File: fi, Name: filepath.Base(path), Tester: tester, Local: len(steps)}}})
 			}
+			steps[r.Segment].parts[0].Rows++
 			sp := &steps[r.Segment].spans[0]
 			sp.record(r, steps[r.Segment].stats.requests == 0)
 			steps[r.Segment].stats.Record(&r.Result)
@@ -132,6 +147,7 @@ func summarizeFiles(files []string, slo SLO, ends map[int]string) (*Summary, err
 		var w []string
 		merged, w = pairSlots(perFile)
 		sum.Warnings = append(sum.Warnings, w...)
+		sum.mergeWarnings = w
 	} else {
 		merged = pairByPosition(perFile, files, sum)
 	}
@@ -142,6 +158,7 @@ func summarizeFiles(files []string, slo SLO, ends map[int]string) (*Summary, err
 		if keyed && len(files) > 1 {
 			step.rampKey = m.key
 		}
+		step.parts = m.parts
 		if len(files) > 1 {
 			if why := incompleteReason(m.spans, testers, ends, m.strange); why != "" {
 				step.Incomplete, step.IncompleteReason = true, why
@@ -179,6 +196,7 @@ func (m *stepAcc) add(st *stepAcc) {
 	m.steady.Merge(st.steady)
 	m.byType.Merge(st.byType)
 	m.spans = append(m.spans, st.spans...)
+	m.parts = append(m.parts, st.parts...)
 }
 
 // span is when the step's rows (of every tester in it) started and ended.
@@ -191,71 +209,100 @@ func (m *stepAcc) span() (start, lastStart, end time.Duration) {
 }
 
 // pairSlots merges the testers' steps by slot, the rule of docs/design.md
-// ("Steps of several testers"), which headroom-plot applies too: a
+// ("Steps of several testers"), which headroom-plot takes from summary
+// --json (each merged step's parts) rather than applying a copy: a
 // tester's step joins the merged step with its (concurrency, rate) whose
 // rows' time span on the shared origin overlaps its own (of several, the
 // one that starts latest); otherwise it is a step of its own, which the
 // testers absent from it leave incomplete. Merged steps of one key that
 // share no time are then one when no tester is in both and no other
-// step's requests start between them. Pairing by position added a
+// step's requests start between them. Pairing by position would add a
 // tester's step 3 to another's step 2 as soon as one tester missed a step.
 // Finish puts the merged steps in the order of their key (the ramp's).
 // Look-ups go through steps sorted by start, so a hostile file whose pair
 // changes on every row costs a search per step, not a scan of them all.
 func pairSlots(perFile [][]*stepAcc) ([]*stepAcc, []string) {
-	type own struct {
-		order            int // creation order, for a stable report
-		tester           int
-		key              stepKey
-		start, lastStart time.Duration
-	}
-	var merged []*stepAcc
-	var all []own                     // every tester's own steps, for the plan check below
-	byKey := map[stepKey][]*stepAcc{} // merged steps of one key, by start
-	longest := map[stepKey]time.Duration{}
-	startOf := func(m *stepAcc) time.Duration { s, _, _ := m.span(); return s }
-	place := func(m *stepAcc) {
-		list := byKey[m.key]
-		s, _, e := m.span()
-		i := sort.Search(len(list), func(j int) bool { return startOf(list[j]) > s })
-		list = append(list, nil)
-		copy(list[i+1:], list[i:])
-		list[i] = m
-		byKey[m.key] = list
-		longest[m.key] = max(longest[m.key], e-s)
-	}
-	unplace := func(m *stepAcc) {
-		list := byKey[m.key]
-		for i := range list {
-			if list[i] == m {
-				byKey[m.key] = append(list[:i], list[i+1:]...)
-				return
-			}
+	merged, idx, all := joinOverlapping(perFile)
+	sorted := append([]ownStep(nil), all...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].start < sorted[j].start })
+	merged = joinAcrossGaps(merged, idx, sorted)
+	return merged, planWarnings(merged, all, sorted)
+}
+
+// ownStep is one tester's own step, as pairSlots' later passes need it.
+type ownStep struct {
+	order            int // creation order, for a stable report
+	tester           int
+	key              stepKey
+	start, lastStart time.Duration
+}
+
+// slotIndex holds the merged steps of each key sorted by start, and the
+// longest span among them, so a look-up is a search, not a scan.
+type slotIndex struct {
+	byKey   map[stepKey][]*stepAcc
+	longest map[stepKey]time.Duration
+}
+
+func startOf(m *stepAcc) time.Duration { s, _, _ := m.span(); return s }
+
+func (x *slotIndex) place(m *stepAcc) {
+	list := x.byKey[m.key]
+	s, _, e := m.span()
+	i := sort.Search(len(list), func(j int) bool { return startOf(list[j]) > s })
+	list = append(list, nil)
+	copy(list[i+1:], list[i:])
+	list[i] = m
+	x.byKey[m.key] = list
+	x.longest[m.key] = max(x.longest[m.key], e-s)
+}
+
+func (x *slotIndex) unplace(m *stepAcc) {
+	list := x.byKey[m.key]
+	for i := range list {
+		if list[i] == m {
+			x.byKey[m.key] = append(list[:i], list[i+1:]...)
+			return
 		}
 	}
+}
+
+// overlapping is the merged step of key whose span overlaps [a, b] and
+// starts latest, or nil.
+func (x *slotIndex) overlapping(key stepKey, a, b time.Duration) *stepAcc {
+	list := x.byKey[key]
+	// A step starting before a - longest ends before a.
+	for j := sort.Search(len(list), func(j int) bool { return startOf(list[j]) > b }) - 1; j >= 0; j-- {
+		ms, _, me := list[j].span()
+		if ms < a-x.longest[key] {
+			break
+		}
+		if me >= a {
+			return list[j]
+		}
+	}
+	return nil
+}
+
+// joinOverlapping puts each tester's step into the merged step of its key
+// whose span overlaps its own, or makes it a merged step of its own. It
+// returns the merged steps in creation order, their index, and every
+// tester's own steps.
+func joinOverlapping(perFile [][]*stepAcc) ([]*stepAcc, *slotIndex, []ownStep) {
+	var merged []*stepAcc
+	var all []ownStep
+	idx := &slotIndex{byKey: map[stepKey][]*stepAcc{}, longest: map[stepKey]time.Duration{}}
 	for _, steps := range perFile {
 		for _, st := range steps {
 			a, l, b := st.span()
-			all = append(all, own{len(all), st.spans[0].tester, st.key, a, l})
-			var into *stepAcc
-			list := byKey[st.key]
-			// A step starting before a - longest ends before a.
-			for j := sort.Search(len(list), func(j int) bool { return startOf(list[j]) > b }) - 1; j >= 0; j-- {
-				ms, _, me := list[j].span()
-				if ms < a-longest[st.key] {
-					break
-				}
-				if me >= a {
-					into = list[j]
-					break
-				}
-			}
+			all = append(all, ownStep{len(all), st.spans[0].tester, st.key, a, l})
+			into := idx.overlapping(st.key, a, b)
 			if into == nil {
 				merged = append(merged, st)
-				place(st)
+				idx.place(st)
 				continue
 			}
-			unplace(into)
+			idx.unplace(into)
 			if i := spanOf(into, st.spans[0].tester); i >= 0 {
 				// The same tester again (rows out of order): one tester's load, counted once.
 				sp, o := &into.spans[i], st.spans[0]
@@ -263,14 +310,25 @@ func pairSlots(perFile [][]*stepAcc) ([]*stepAcc, []string) {
 				into.stats.Merge(st.stats)
 				into.steady.Merge(st.steady)
 				into.byType.Merge(st.byType)
+				into.parts = append(into.parts, st.parts...)
 			} else {
 				into.add(st)
 			}
-			place(into)
+			idx.place(into)
 		}
 	}
-	sorted := append([]own(nil), all...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].start < sorted[j].start })
+	return merged, idx, all
+}
+
+// joinAcrossGaps makes one of merged steps of one key whose spans do not
+// touch when they have no tester in common and no other step's requests
+// (of any tester) start between the earlier one's last start and the
+// later one's first: a tester that stopped early in a slot and one that
+// began it late (busy host, slow connections) leave a gap, and kept apart
+// the slot would read as two, each with one tester missing. A key
+// repeated later in a file has the file's other steps between. sorted:
+// every tester's own steps by start.
+func joinAcrossGaps(merged []*stepAcc, idx *slotIndex, sorted []ownStep) []*stepAcc {
 	// latestBefore(t) is the latest last start of the own steps that start
 	// before t.
 	prefix := make([]time.Duration, len(sorted))
@@ -287,20 +345,13 @@ func pairSlots(perFile [][]*stepAcc) ([]*stepAcc, []string) {
 		}
 		return prefix[j-1], true
 	}
-	// Steps of one key whose spans do not touch are still one slot when
-	// they have no tester in common and no other step's requests (of any
-	// tester) start between the earlier one's last start and the later
-	// one's first: a tester that stopped early in a slot and one that
-	// began it late (busy host, slow connections) leave a gap, and kept
-	// apart the slot would read as two, each with one tester missing. A
-	// key repeated later in a file has the file's other steps between.
 	pos := map[*stepAcc]int{}
 	for i, m := range merged {
 		pos[m] = i
 	}
 	gone := map[*stepAcc]bool{}
 	for _, m := range merged {
-		list := byKey[m.key]
+		list := idx.byKey[m.key]
 		if len(list) < 2 || list[0] != m {
 			continue // each key once, from its first step by start
 		}
@@ -320,18 +371,24 @@ func pairSlots(perFile [][]*stepAcc) ([]*stepAcc, []string) {
 			cur = keep
 		}
 	}
-	if len(gone) > 0 {
-		kept := merged[:0]
-		for _, m := range merged {
-			if !gone[m] {
-				kept = append(kept, m)
-			}
-		}
-		merged = kept
+	if len(gone) == 0 {
+		return merged
 	}
-	// A tester whose rows in a merged step's slot carry another key did not
-	// run the same plan: the steps stay apart (each incomplete, as some
-	// tester is absent from it), and the run says so.
+	kept := merged[:0]
+	for _, m := range merged {
+		if !gone[m] {
+			kept = append(kept, m)
+		}
+	}
+	return kept
+}
+
+// planWarnings notes, in each merged step's strange, the testers whose
+// rows in its slot carry another key: they did not run the same plan, so
+// the steps stay apart (each incomplete, as some tester is absent from
+// it), and the run says so, once per pair of steps. all and sorted:
+// every tester's own steps in creation order and by start.
+func planWarnings(merged []*stepAcc, all, sorted []ownStep) []string {
 	var longestOwn time.Duration
 	for _, o := range all {
 		longestOwn = max(longestOwn, o.lastStart-o.start)
@@ -340,7 +397,7 @@ func pairSlots(perFile [][]*stepAcc) ([]*stepAcc, []string) {
 	seen := map[string]bool{}
 	for _, m := range merged {
 		ma, ml, _ := m.span()
-		var hits []own
+		var hits []ownStep
 		for j := sort.Search(len(sorted), func(j int) bool { return sorted[j].start > ml }) - 1; j >= 0 && sorted[j].start >= ma-longestOwn; j-- {
 			st := sorted[j]
 			if st.key == m.key || spanOf(m, st.tester) >= 0 {
@@ -372,7 +429,7 @@ func pairSlots(perFile [][]*stepAcc) ([]*stepAcc, []string) {
 			}
 		}
 	}
-	return merged, warnings
+	return warnings
 }
 
 func sharesTester(a, b *stepAcc) bool {
@@ -404,15 +461,32 @@ func keyLabel(k stepKey) string {
 // run directory from its CSV files, keeping what only the run knew (the
 // stop reason, a capacity answer) from an existing summary.json.
 func SummarizeDir(dir string, defaultSLO SLO) (*Summary, error) {
+	sum, err := SummarizeDirAt(dir, defaultSLO, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := sum.WriteFiles(dir); err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+// SummarizeDirAt is SummarizeDir without writing anything. With force the
+// summary is for slo (a mix run's per-type bounds still come from its
+// summary.json), otherwise for the SLO of the run's summary.json, slo
+// when it has none.
+func SummarizeDirAt(dir string, slo SLO, force bool) (*Summary, error) {
 	files, err := ResultFiles(dir)
 	if err != nil {
 		return nil, err
 	}
-	slo := defaultSLO
 	var old *Summary
 	if o, err := ReadSummary(filepath.Join(dir, "summary.json")); err == nil {
 		old = o
-		if o.SLO.LatencyS > 0 {
+		switch {
+		case force && slo.LatencyByRequestS == nil:
+			slo.LatencyByRequestS = o.SLO.LatencyByRequestS
+		case !force && o.SLO.LatencyS > 0:
 			slo = o.SLO
 		}
 	}
@@ -466,9 +540,6 @@ func SummarizeDir(dir string, defaultSLO SLO) (*Summary, error) {
 		sum.Warnings = append(sum.Warnings, err.Error())
 	}
 	sum.Stopped = StoppedNote(first, len(sum.Steps), sum.StoppedReason, rec)
-	if err := sum.WriteFiles(dir); err != nil {
-		return nil, err
-	}
 	return sum, nil
 }
 

@@ -154,7 +154,7 @@ func TestMergeTesterStoppedBeforeLastStep(t *testing.T) {
 	if want := "tester 1 sent no load in it: interrupted"; !last.Incomplete || last.IncompleteReason != want {
 		t.Fatalf("last step: %v %q, want %q", last.Incomplete, last.IncompleteReason, want)
 	}
-	// One tester's 100 requests: the merge no longer counts them as a
+	// One tester's 100 requests: the merge does not count them as a
 	// throughput drop at the highest load.
 	if sum.MaxThroughputAtSLO == nil || math.Abs(*sum.MaxThroughputAtSLO-200/9.905) > 0.01 {
 		t.Fatalf("max throughput at SLO %v", sum.MaxThroughputAtSLO)
@@ -458,8 +458,7 @@ func TestMergeGapWithAnotherStepBetween(t *testing.T) {
 	checkSteps(t, sum, []wantStep{{2, 200, 1, ""}, {4, 55, 2, "tester 0 sent load for 0.4 of the step's 9.9 s (stopped 9.5 s early); tester 1 sent load for 4.9 of the step's 9.9 s (started 5.0 s late)"}})
 }
 
-// The fixture of headroom-plot's test_pair_slots_gap_known_answer: tester
-// 0 stopped 0.1 s into concurrency 3, tester 1 began it 0.2 s in, tester 2
+// Tester 0 stopped 0.1 s into concurrency 3, tester 1 began it 0.2 s in, tester 2
 // ran it later and then concurrency 1 again, after that step.
 func TestPairSlotsGapKnownAnswer(t *testing.T) {
 	ms := func(n int) time.Duration { return time.Duration(n) * 100 * time.Millisecond }

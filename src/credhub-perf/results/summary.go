@@ -73,7 +73,14 @@ type SummaryStep struct {
 	// rampKey: a merged step's per-tester concurrency and rate, its place
 	// in the ramp; zero for a single tester's step, whose own values are.
 	rampKey stepKey
+	// parts: the files' own steps the step was made of (not in
+	// summary.json: a step read back from one has none).
+	parts []StepPart
 }
+
+// Parts lists the files' own steps the step is made of, when it was
+// computed from CSV files (nil for one read from summary.json).
+func (st SummaryStep) Parts() []StepPart { return st.parts }
 
 // order is the step's place in increasing load.
 func (st *SummaryStep) order() stepKey {
@@ -312,7 +319,14 @@ type Summary struct {
 	// StepWarnings flag steps whose figures describe the tester more than
 	// the target (an open-loop schedule the tester could not keep).
 	StepWarnings []string `json:"step_warnings,omitempty"`
+	// mergeWarnings: the testers whose rows in one slot say different
+	// steps (also in Warnings), when computed from CSV files.
+	mergeWarnings []string
 }
+
+// MergeWarnings are the warnings of the several testers' merge: testers
+// whose rows in one slot say different steps (they are in Warnings too).
+func (s *Summary) MergeWarnings() []string { return s.mergeWarnings }
 
 func secs(d time.Duration) float64 { return math.Round(d.Seconds()*1e6) / 1e6 }
 
@@ -346,6 +360,33 @@ func (s *Summary) Finish() {
 		s.Steps[i].Step = i + 1
 	}
 	s.Requests, s.Errors = 0, 0
+	s.stepWarnings()
+	s.totalsAndKnee()
+	bestStep := s.maxThroughput()
+	s.StepsNotJudged, s.NotJudgedReason = s.notJudged()
+	s.CapacityIsLowerBound, s.LowerBoundReason = false, ""
+	if s.MaxThroughputAtSLO != nil && !s.Incomplete {
+		var above []SummaryStep
+		for _, st := range s.Steps[bestStep+1:] {
+			if st.Requests > 0 && st.MeetsSLO && !s.CountsStep(st) {
+				above = append(above, st)
+			}
+		}
+		if len(above) > 0 {
+			s.CapacityIsLowerBound = true
+			s.LowerBoundReason = s.leftOutReason(above, len(s.Steps), false)
+		}
+	}
+	if s.Incomplete {
+		// Every step is flagged already; this holds even for a step a
+		// hand-edited summary.json lists as complete.
+		s.Knee, s.KneeConcurrency, s.KneeRate, s.KneeStep, s.MaxThroughputAtSLO = nil, nil, nil, nil, nil
+	}
+}
+
+// stepWarnings sets StepWarnings, and each tester-bound step's advice,
+// from the steps.
+func (s *Summary) stepWarnings() {
 	s.StepWarnings = nil
 	for i := range s.Steps {
 		st := &s.Steps[i]
@@ -372,6 +413,11 @@ func (s *Summary) Finish() {
 			s.StepWarnings = append(s.StepWarnings, fmt.Sprintf("step %d (rate %g/s): %s", st.Step, st.Rate, late))
 		}
 	}
+}
+
+// totalsAndKnee sets the totals and the knee: the counted step of the most
+// throughput per mean latency (power).
+func (s *Summary) totalsAndKnee() {
 	s.Knee, s.KneeConcurrency, s.KneeRate, s.KneeStep, s.MaxThroughputAtSLO = nil, nil, nil, nil, nil
 	bestPower := 0.0
 	for i := range s.Steps {
@@ -387,6 +433,12 @@ func (s *Summary) Finish() {
 			s.Knee, s.KneeConcurrency, s.KneeRate, s.KneeStep = &t, &c, &r, &k
 		}
 	}
+}
+
+// maxThroughput sets MaxThroughputAtSLO, interpolated between a counted
+// step within the SLO and the next one over it, and returns the index of
+// the counted step within the SLO of the most throughput (-1: none).
+func (s *Summary) maxThroughput() int {
 	// A mix interpolates on the worst ratio of a latency to its bound
 	// (sloRatio), whichever type it is, so the crossing is where the first
 	// type reaches its bound; a single-type run on its percentile, as ever.
@@ -422,25 +474,7 @@ func (s *Summary) Finish() {
 		b := round3(best)
 		s.MaxThroughputAtSLO = &b
 	}
-	s.StepsNotJudged, s.NotJudgedReason = s.notJudged()
-	s.CapacityIsLowerBound, s.LowerBoundReason = false, ""
-	if s.MaxThroughputAtSLO != nil && !s.Incomplete {
-		var above []SummaryStep
-		for _, st := range s.Steps[bestStep+1:] {
-			if st.Requests > 0 && st.MeetsSLO && !s.CountsStep(st) {
-				above = append(above, st)
-			}
-		}
-		if len(above) > 0 {
-			s.CapacityIsLowerBound = true
-			s.LowerBoundReason = s.leftOutReason(above, len(s.Steps), false)
-		}
-	}
-	if s.Incomplete {
-		// Every step is flagged already; this holds even for a step a
-		// hand-edited summary.json lists as complete.
-		s.Knee, s.KneeConcurrency, s.KneeRate, s.KneeStep, s.MaxThroughputAtSLO = nil, nil, nil, nil, nil
-	}
+	return bestStep
 }
 
 // notJudged counts the steps whose steadiness was not judged and says why
@@ -566,8 +600,8 @@ func WarmupHeadline(w *Warmup) string {
 // testers, but a busy host is other work beside the tester (on a laptop,
 // other programs or a target that runs on the same machine), which a
 // bigger tester does not cure. headroom-plot takes the advice from
-// summary.json's tester_bound_advice; its own copy, for runs written
-// before that field, is held to testdata/tester_bound_advice.json too.
+// summary.json's tester_bound_advice, or from summary --json for runs
+// written without it: this table is the only copy.
 var testerBoundKinds = []struct{ kind, advice string }{
 	{"tester CPU", "add testers or use a bigger VM"},
 	{"host CPU", "other work kept the tester's CPUs busy: run on a quiet machine (a target on the same machine counts too: lower the load, or move the target or the tester to another host)"},
@@ -608,8 +642,7 @@ func LateSchedule(lagMeanS, lagMaxS, meanS float64, workerCap string) string {
 }
 
 // boundAdvice is what to do about several tester-bound steps: their
-// advice, each item once, in the steps' order (headroom-plot's
-// bound_advice).
+// advice, each item once, in the steps' order.
 func boundAdvice(steps []SummaryStep) string {
 	var do []string
 	seen := map[string]bool{}
@@ -626,8 +659,7 @@ func boundAdvice(steps []SummaryStep) string {
 
 // boundKinds names the kinds of bound among tester-bound steps, with the
 // range of the figure where summary.json has it ("tester CPU 93 %", "host
-// CPU 97-100 % busy"), in testerBoundKinds' order (headroom-plot's
-// bound_kinds).
+// CPU 97-100 % busy"), in testerBoundKinds' order.
 func boundKinds(steps []SummaryStep) string {
 	var kinds []string
 	for _, k := range testerBoundKinds {
@@ -674,9 +706,8 @@ func boundKinds(steps []SummaryStep) string {
 // NoCapacityReason explains a run without a capacity at the SLO in which
 // some step met the SLO but did not count (tester-bound, not steady or
 // incomplete):
-// the capacity is unknown, not absent. "" otherwise. headroom-plot's
-// no_capacity_reason says the same about the steps it finds within its
-// SLO.
+// the capacity is unknown, not absent. "" otherwise. headroom-plot shows
+// it (summary --json's no_capacity_reason, at headroom-plot's SLO).
 //
 // An incomplete run (testers missing) has no capacity whatever its steps
 // did: "unknown: incomplete run: <incomplete_reason>".
@@ -749,6 +780,12 @@ func ms(s float64) string { return fmt.Sprintf("%.2f", s*1000) }
 
 // WriteTable writes the summary as a table for people.
 func (s *Summary) WriteTable(w io.Writer) {
+	s.writeSteps(w)
+	s.writeVerdicts(w)
+}
+
+// writeSteps writes the table of steps (a mix step's types under it).
+func (s *Summary) writeSteps(w io.Writer) {
 	open := false
 	for _, st := range s.Steps {
 		if st.Rate > 0 {
@@ -798,6 +835,11 @@ func (s *Summary) WriteTable(w io.Writer) {
 				ms(f.MeanS), ms(f.P50S), ms(f.P90S), ms(f.P95S), ms(f.P99S), ms(f.MaxS), ok)
 		}
 	}
+}
+
+// writeVerdicts writes the lines under the table: totals, SLO, capacity,
+// knee, steadiness, why the run stopped and the warnings.
+func (s *Summary) writeVerdicts(w io.Writer) {
 	fmt.Fprintf(w, "total: %d requests, %d errors", s.Requests, s.Errors)
 	if s.Testers > 1 {
 		fmt.Fprintf(w, ", %d testers", s.Testers)

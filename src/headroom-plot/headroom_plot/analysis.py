@@ -7,8 +7,6 @@ row is an error when status-code is 0 or >= 400 or the error column is not empty
 """
 from __future__ import annotations
 
-import bisect
-import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -73,142 +71,6 @@ def assign_steps(segment: np.ndarray, concurrency: np.ndarray | None, rate: np.n
     out = np.empty(n, dtype=np.int32)
     out[order] = sorted_ids
     return out
-
-
-@dataclass
-class Slot:
-    """One merged step of several testers: its per-tester (concurrency, rate) and the testers in it."""
-    key: tuple
-    start: float
-    last_start: float
-    end: float
-    testers: list
-    strange: dict = field(default_factory=dict)  # tester absent from it -> what its rows in the slot said
-
-
-def key_label(key: tuple) -> str:
-    c, r = key
-    return f"concurrency {c}, rate {r:g}/s" if r > 0 else f"concurrency {c}"
-
-
-def pair_slots(local: list[list[tuple]]) -> tuple[list[list[int]], list[Slot], list[str]]:
-    """Merge the testers' steps by slot, the rule of docs/design.md ("Steps of several testers"), as
-    `credhub-perf merge` does: a tester's step joins the merged step with its (concurrency, rate) whose
-    time span [first start, last end] on the shared origin overlaps its own (of several, the one that starts
-    latest), else it starts one of its own; then merged steps of one key with no tester in common and no
-    other step's requests starting between them are one (a tester stopped early in the slot, another began
-    late).
-
-    `local[i]` lists file i's steps as (tester, (concurrency, rate), first start, last start, last end).
-    Returns, per file, each local step's merged index; the merged steps in the ramp's order (by key,
-    ties in order of appearance); and one warning per pair of steps whose testers' rows in one slot
-    carry different keys (they did not run the same plan: kept apart, each incomplete). Look-ups go
-    through steps sorted by start, so a file whose pair changes on every row costs a search per step.
-    """
-    slots: list[Slot] = []
-    by_key: dict[tuple, list[int]] = {}   # slot indices of one key, by start
-    longest: dict[tuple, float] = {}
-    maps: list[list[int]] = []
-    own: list[tuple] = []                 # (tester, key, first start, last start), in order of appearance
-
-    def place(i):
-        g = slots[i]
-        lst = by_key.setdefault(g.key, [])
-        lst.insert(bisect.bisect_right(lst, g.start, key=lambda k: slots[k].start), i)
-        longest[g.key] = max(longest.get(g.key, 0.0), g.end - g.start)
-
-    for steps in local:
-        m = []
-        for tester, key, a, la, b in steps:
-            own.append((tester, key, a, la))
-            lst = by_key.get(key, [])
-            into = None
-            j = bisect.bisect_right(lst, b, key=lambda k: slots[k].start) - 1
-            while j >= 0:
-                g = slots[lst[j]]
-                if g.start < a - longest[key]:
-                    break  # a step starting before a - longest ends before a
-                if g.end >= a:
-                    into = lst[j]
-                    break
-                j -= 1
-            if into is None:
-                slots.append(Slot(key, a, la, b, [tester]))
-                into = len(slots) - 1
-            else:
-                lst.remove(into)
-                g = slots[into]
-                g.start, g.last_start, g.end = min(g.start, a), max(g.last_start, la), max(g.end, b)
-                if tester not in g.testers:
-                    g.testers.append(tester)
-            place(into)
-            m.append(into)
-        maps.append(m)
-
-    order_by_start = sorted(range(len(own)), key=lambda i: own[i][2])  # stable
-    starts = [own[i][2] for i in order_by_start]
-    # prefix[j]: the latest last start of the first j + 1 own steps by start
-    prefix = list(itertools.accumulate((own[i][3] for i in order_by_start), max))
-
-    # Steps of one key whose spans do not touch are still one slot when they have no tester in common and no
-    # other step's requests (of any tester) start between the earlier one's last start and the later one's
-    # first: a tester that stopped early in a slot and one that began it late leave a gap, and kept apart the
-    # slot would read as two, each with one tester missing. A key repeated later in a file has the file's
-    # other steps between.
-    into = list(range(len(slots)))
-    for lst in by_key.values():
-        cur = lst[0] if lst else None
-        for nxt in lst[1:]:
-            g, h = slots[cur], slots[nxt]
-            j = bisect.bisect_left(starts, h.start)
-            if j == 0 or prefix[j - 1] > g.last_start or set(g.testers) & set(h.testers):
-                cur = nxt
-                continue
-            keep, drop = (cur, nxt) if cur < nxt else (nxt, cur)
-            k, d = slots[keep], slots[drop]
-            k.start, k.last_start, k.end = min(k.start, d.start), max(k.last_start, d.last_start), max(k.end, d.end)
-            k.testers.extend(d.testers)
-            into[drop] = keep
-            cur = keep
-    if any(i != t for i, t in enumerate(into)):
-        for i in range(len(into)):
-            while into[into[i]] != into[i]:
-                into[i] = into[into[i]]
-        live = [i for i in range(len(slots)) if into[i] == i]
-        renum = {old: new for new, old in enumerate(live)}
-        maps = [[renum[into[i]] for i in m] for m in maps]
-        slots = [slots[i] for i in live]
-    longest_own = max((o[3] - o[2] for o in own), default=0.0)
-    warnings: list[str] = []
-    seen: set[str] = set()
-    for g in slots:
-        hits = []
-        j = bisect.bisect_right(starts, g.last_start) - 1
-        while j >= 0 and starts[j] >= g.start - longest_own:
-            i = order_by_start[j]
-            tester, key, a, la = own[i]
-            j -= 1
-            if key == g.key or tester in g.testers:
-                continue
-            # most of the shorter start span: neighbouring steps touch at their edges
-            shorter = min(g.last_start - g.start, la - a)
-            if min(g.last_start, la) - max(g.start, a) <= shorter / 2:
-                continue
-            hits.append(i)
-        for i in sorted(hits):
-            tester, key, a, la = own[i]
-            g.strange[tester] = f"its rows in this slot say {key_label(key)}"
-            if tester < g.testers[0]:
-                continue  # once per pair, from the later tester's side
-            w = (f"in the slot at offsets {max(g.start, a):.1f}-{min(g.last_start, la):.1f} s tester "
-                 f"{g.testers[0]}'s rows say {key_label(g.key)}, tester {tester}'s {key_label(key)}: the testers "
-                 "did not run the same plan; the two steps are kept apart, each incomplete")
-            if w not in seen:
-                seen.add(w)
-                warnings.append(w)
-    order = sorted(range(len(slots)), key=lambda i: slots[i].key)  # stable: ties keep their appearance
-    rank = {old: new for new, old in enumerate(order)}
-    return [[rank[i] for i in m] for m in maps], [slots[i] for i in order], warnings
 
 
 def time_axis(t0: np.ndarray, t1: np.ndarray, offset: np.ndarray, latency: np.ndarray) -> tuple[float, float, str]:
@@ -277,7 +139,7 @@ class Step:
     tester_bound: bool | None = None
     flag_note: str = ""                # why the step is flagged, for the report
     tester_bound_reason: str = ""      # summary.json's, e.g. "host CPU 97 % busy on the tester's core(s)"
-    # What to do about it, one item a kind of bound: summary.json's (runs.tester_bound_advice for older runs).
+    # What to do about it, one item a kind of bound: credhub-perf's (summary.json's, or summary --json's).
     tester_bound_advice: list[str] = field(default_factory=list)
     tester_cpu: float | None = None
     host_cpu: float | None = None

@@ -48,7 +48,7 @@ CHUNK = 16 << 20
 
 # Limits of what a results file can hold; the Go reader (src/credhub-perf/results/csvreader.go)
 # applies the same ones, and docs/csv-format.md lists them.  Anything outside is damage, not a
-# measurement: a NaN or 1e309 latency used to end in a traceback, a 70000 status wrapped in int16.
+# measurement: a NaN or 1e309 latency would end in a traceback, a 70000 status wrap in int16.
 MAX_LINE = 1 << 20          # bytes; a file without line ends (binary junk) is refused, not slurped
 MAX_DURATION_S = 10000.0    # response-time, the phase columns, sched-lag: [0, this]
 MAX_OFFSET_S = 1e7          # |offset|
@@ -96,14 +96,28 @@ class Table:
         return len(self.latency)
 
 
+_CANONICAL = {c.lower(): c for c in KNOWN_COLUMNS}
+
+
 def detect_format(header: str, where: str) -> tuple[str, list[str]]:
-    header = header.strip().lstrip("\ufeff")
-    if header in FORMATS:
-        return FORMATS[header], header.split(",")
-    cols = [c.strip() for c in header.split(",")]
-    known = all(c in KNOWN_COLUMNS for c in cols) and len(set(cols)) == len(cols)
-    if known and "response-time" in cols and ("offset" in cols or "start-time" in cols):
-        return "custom-columns", cols
+    """The format of a file whose first line (without its line end) is header, and its columns; the Go reader's
+    rule (results.parseHeader), held with it to results/testdata/headers/expect.json: a header starts with
+    start-time or response-time; its columns, case and spaces aside, are known ones, each once, with
+    response-time; the credhub-perf header exactly, or 7 columns with start-time (the hey fork with -more), 2
+    with it (the old fork), or offset without start-time (hey -o csv)."""
+    header = header.removeprefix("\ufeff")
+    cols = [_CANONICAL.get(c.strip().lower()) for c in header.split(",")]
+    starts = header.startswith(("start-time,", "response-time,")) or header in ("start-time", "response-time")
+    fmt = None
+    if starts and None not in cols and len(set(cols)) == len(cols) and "response-time" in cols:
+        if header in (OURS, OURS13):
+            fmt = "credhub-perf"
+        elif "start-time" in cols and len(cols) in (7, 2):
+            fmt = "hey-fork-7" if len(cols) == 7 else "hey-fork-2"
+        elif "start-time" not in cols and "offset" in cols:
+            fmt = "hey"
+    if fmt is not None:
+        return fmt, cols
     shown = header if len(header) < 60 else header[:57] + "..."
     raise InputError(
         f"{where}:1: no recognised CSV header (got {shown!r}); expected the credhub-perf header "
@@ -250,7 +264,8 @@ class _Reader:
             except UnicodeDecodeError:
                 raise InputError(f"{self.path}:1: not a text CSV file (header is not UTF-8)") from None
             self.format, self.cols = detect_format(header, self.path)
-            self.header = header.strip().lstrip("\ufeff").encode()
+            # later header lines repeat it byte for byte (the Go reader's rule: " start-time,..." is no header)
+            self.header = header.removeprefix("\ufeff").encode()
             self.ncols = len(self.cols)
             self.has_request = self.cols[-1] == "request"
             tail = self.cols[:-1] if self.has_request else self.cols
@@ -420,13 +435,17 @@ class _Reader:
             hdr = np.flatnonzero(~isdata)
             for i in hdr:
                 text = body[starts[i]:ends[i]]
-                if text.strip() == self.header and self.format != "credhub-perf":
+                if text == self.header and self.format != "credhub-perf":
                     continue  # hey-fork files repeat the header once per step
-                if text.strip() == self.header:
+                if text == self.header:
                     # credhub-perf writes its header once: a second one means two files were joined,
                     # and their steps would be read as one run's (the Go reader's rule)
                     found.append((int(starts[i]), "the header repeats (two results files concatenated?): "
                                   "summarise each file on its own, or split it at that line"))
+                elif text.strip() == self.header.strip():
+                    shown = text[:60].decode("utf-8", "replace")
+                    found.append((int(starts[i]), f"the header with spaces around it ({shown!r}): a header "
+                                  "line repeats the first byte for byte; fix or delete the line"))
                 elif text.decode("utf-8", "replace").strip() in FORMATS:
                     shown = text[:60].decode("utf-8", "replace")
                     found.append((int(starts[i]), f"header of another CSV format ({shown!r}) inside a "

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import analysis
+from . import analysis, credhubperf
 from .csvread import REQUEST_TYPES, InputError, Table, read_csv
 
 
@@ -70,6 +70,10 @@ class Run:
     slo_by_request: dict = field(default_factory=dict)
     # The plots' time axis (analysis.time_axis): start, end, and why it ends before the last request.
     time_axis: tuple = (0.0, 1.0, "")
+    csvs: list[str] = field(default_factory=list)
+    summary: dict | None = None           # the run directory's summary.json
+    # credhub-perf summary --json of the run at an SLO: (slo, document); see credhub_doc.
+    credhub: tuple | None = None
 
     @property
     def total(self) -> int:
@@ -142,8 +146,8 @@ def _clean_text(v: str) -> str:
 
 
 # meta.json and summary.json are a few KB; these bounds are far beyond any credhub-perf writes and
-# keep a damaged or hostile file to one line: without them a 24 MB meta.json of strings ran for
-# minutes in gigabytes, and a few hundred levels of nesting overflowed the recursion limit.
+# keep a damaged or hostile file to one line: without them a 24 MB meta.json of strings runs for
+# minutes in gigabytes, and a few hundred levels of nesting overflow the recursion limit.
 MAX_JSON_BYTES = 4 << 20
 MAX_JSON_DEPTH = 32
 MAX_JSON_INT = 2 ** 53  # integers beyond lose their value in float64, as in any JSON reader but Python's
@@ -366,22 +370,63 @@ def _file_tester(path: str, position: int) -> int:
     return int(m.group(1)) if m else position
 
 
-def _local_steps(t: Table, sid: np.ndarray, tester: int) -> list[tuple]:
-    """One file's steps as analysis.pair_slots takes them: (tester, (concurrency, rate), first start,
-    last start, last end)."""
-    if len(sid) == 0:
-        return []
-    n = int(sid.max()) + 1
-    first = np.full(n, np.inf)
-    last = np.full(n, -np.inf)
-    end = np.full(n, -np.inf)
-    np.minimum.at(first, sid, t.offset)
-    np.maximum.at(last, sid, t.offset)
-    np.maximum.at(end, sid, t.offset + t.latency)
-    any_row = np.zeros(n, dtype=np.int64)
-    any_row[sid] = np.arange(len(sid))
-    return [(tester, (int(t.concurrency[any_row[k]]), float(t.rate[any_row[k]])), float(first[k]), float(last[k]),
-             float(end[k])) for k in range(n)]
+def merged_steps(path: str, doc: dict, csvs: list[str], sids: list[np.ndarray]) -> list[dict]:
+    """Renumbers each file's rows (sids: their step within the file, as analysis.assign_steps numbers them) to
+    the merged step credhub-perf put them in (doc: its summary --json), and returns those steps (summary.json's
+    step objects). InputError when credhub-perf's steps of a file are not the ones read here."""
+    steps = doc["summary"].get("steps")
+    if not isinstance(steps, list) or len(steps) != len(doc["steps"]):
+        raise InputError(f"{path}: credhub-perf summary --json lists no steps to merge by: {credhubperf.FIX}")
+    names = [os.path.basename(c) for c in csvs]
+    maps = [np.full(int(sid.max()) + 1 if len(sid) else 0, -1, dtype=np.int64) for sid in sids]
+    rows = [np.bincount(sid) if len(sid) else np.zeros(0, dtype=np.int64) for sid in sids]
+    for k, step in enumerate(doc["steps"]):
+        for part in step.get("parts") or []:
+            f = names.index(part.get("name")) if part.get("name") in names else -1
+            local = part.get("local_step")
+            if f < 0 or not isinstance(local, int) or not 0 <= local < len(maps[f]) \
+                    or maps[f][local] >= 0 or rows[f][local] != part.get("rows"):
+                raise InputError(f"{path}: credhub-perf and headroom-plot read different steps from "
+                                 f"{part.get('name')}: use the credhub-perf of this checkout ({credhubperf.FIX})")
+            maps[f][local] = k
+    for f, m in enumerate(maps):
+        if np.any(m < 0):
+            raise InputError(f"{path}: credhub-perf merged no step of {names[f]} at its step {int(np.argmin(m)) + 1}: "
+                             f"use the credhub-perf of this checkout ({credhubperf.FIX})")
+        sids[f][:] = m.astype(sids[f].dtype)[sids[f]]
+    return steps
+
+
+def _slo_key(opts: Options) -> tuple:
+    return opts.slo_percentile, opts.slo_s, opts.max_error_rate
+
+
+def credhub_doc(run: Run, opts: Options, why: str) -> dict:
+    """credhub-perf summary --json of the run at opts' SLO, run once per run and SLO (why: what for, named
+    when credhub-perf cannot be found)."""
+    if run.credhub is None or run.credhub[0] != _slo_key(opts):
+        run.credhub = (_slo_key(opts), credhubperf.summary_doc(run.path, run.csvs, *_slo_key(opts), why))
+    return run.credhub[1]
+
+
+def computed_from(summary: dict | None, csvs: list[str]) -> bool:
+    """Whether summary.json was computed by credhub-perf from these very files (its `sources`)."""
+    names = [os.path.basename(c) for c in csvs]
+    return isinstance(summary, dict) and isinstance(summary.get("sources"), list) \
+        and sorted(map(str, summary["sources"])) == sorted(names)
+
+
+def credhub_summary(run: Run, opts: Options, why: str) -> dict:
+    """credhub-perf's summary of the run at opts' SLO: its summary.json when computed from these very files at
+    that SLO, else credhub-perf summary --json's."""
+    if computed_from(run.summary, run.csvs) and credhubperf.slo_matches(run.summary, *_slo_key(opts)):
+        return run.summary
+    return credhub_doc(run, opts, why)["summary"]
+
+
+def _advice(v) -> list[str]:
+    """summary.json's tester_bound_advice when it is a list of strings, else none."""
+    return list(v) if isinstance(v, list) and v and all(isinstance(a, str) for a in v) else []
 
 
 def _row_errors(t: Table) -> np.ndarray:
@@ -426,18 +471,17 @@ def load_run(arg: str, opts: Options) -> Run:
             raise InputError(f"{t.path}: {n:,} steps (a new step at every change of concurrency and rate, or "
                              f"repeated header), more than the {MAX_STEPS:,} headroom-plot draws; split the file "
                              "into runs, or check that its concurrency and rate columns are not damaged")
-    # Several credhub-perf testers: steps paired by slot (analysis.pair_slots), not by position.
-    slots = None
+    # Several credhub-perf testers: their steps are merged by slot, credhub-perf's rule (docs/design.md,
+    # "Steps of several testers"), which its summary --json reports step by step.
+    slots = doc = None
     if len(tables) > 1 and all(t.concurrency is not None and t.rate is not None for t in tables):
-        testers = [_file_tester(c, i) for i, c in enumerate(csvs)]
-        maps, slots, w = analysis.pair_slots([_local_steps(t, sid, tester)
-                                              for t, sid, tester in zip(tables, sids, testers)])
-        warnings += w
-        for sid, m in zip(sids, maps):
-            sid[:] = np.asarray(m, dtype=sid.dtype)[sid]
+        doc = credhubperf.summary_doc(path, csvs, opts.slo_percentile, opts.slo_s, opts.max_error_rate,
+                                      "merging the steps of several testers")
+        slots = merged_steps(path, doc, csvs, sids)
+        warnings += [str(w) for w in doc.get("merge_warnings") or []]
         for k, g in enumerate(slots):
-            conc_of[k] = [g.key[0]] * len(g.testers)
-            rate_of[k] = [g.key[1]] * len(g.testers)
+            conc_of[k] = [_int(g.get("concurrency"))]
+            rate_of[k] = [float(g["rate"]) if isinstance(g.get("rate"), (int, float)) else None]
     for t, sid in zip(tables, sids):
         nsteps.append(int(sid.max()) + 1 if len(sid) else 0)
         if slots is None:  # by position: the concurrency and rate of each local step, from any of its rows
@@ -524,7 +568,9 @@ def load_run(arg: str, opts: Options) -> Run:
               win_t0=np.concatenate(wt0), win_width=np.concatenate(wwidth), win_count=np.concatenate(wcount),
               win_errors=np.concatenate(werr), win_max=np.concatenate(wmax), win_step=np.concatenate(wstep),
               has_failures_column=has_fail, warnings=warnings, error_messages=msgs.most_common(5),
-              by_request=by_request, slo_by_request=slo_by_request)
+              by_request=by_request, slo_by_request=slo_by_request, csvs=csvs, summary=summary)
+    if doc is not None:
+        run.credhub = (_slo_key(opts), doc)
     run.time_axis = analysis.time_axis(np.array([s.t0 for s in steps]), np.array([s.t1 for s in steps]), offset,
                                        latency)
     if run.time_axis[2]:
@@ -533,12 +579,14 @@ def load_run(arg: str, opts: Options) -> Run:
         t.latency = t.offset = t.start = t.status = t.concurrency = t.rate = t.sched_lag = t.error = None
         t.segment = None
     if slots is not None:
-        every = sorted(set(testers))
+        # credhub-perf's verdict on each merged step; the run's own (testers missing) is added below
+        whole = doc["summary"].get("incomplete_reason") if doc["summary"].get("incomplete") is True else None
         for s, g in zip(run.steps, slots):
-            why = [f"tester {x} sent no load in it" + (f" ({g.strange[x]})" if x in g.strange else "")
-                   for x in every if x not in g.testers]
+            why = g.get("incomplete_reason") if g.get("incomplete") is True else None
+            if isinstance(why, str) and isinstance(whole, str) and whole:
+                why = "" if why == whole else why.removeprefix(whole + "; ")
             if why:
-                s.incomplete, s.incomplete_reason = True, "; ".join(why)
+                s.incomplete, s.incomplete_reason = True, why
                 s.flag_note = "incomplete: " + s.incomplete_reason
     if os.path.isdir(path):
         run.incomplete_reason, w = incomplete_run(path, csvs, summary)
@@ -551,6 +599,13 @@ def load_run(arg: str, opts: Options) -> Run:
                 s.flag_note = "incomplete: " + s.incomplete_reason
     if summary is not None:
         run.warnings += apply_step_flags(run.name(), run.steps, summary)
+    if any(s.tester_bound and not s.tester_bound_advice for s in run.steps):
+        # a summary.json without the advice (or with a damaged one): credhub-perf's for the same steps
+        theirs = credhub_doc(run, opts, "the advice on tester-bound steps")["summary"].get("steps")
+        for s, t in (match_summary_steps(run.steps, theirs) or []) if isinstance(theirs, list) else []:
+            if s.tester_bound and not s.tester_bound_advice and isinstance(t, dict):
+                s.tester_bound_advice = _advice(t.get("tester_bound_advice"))
+    if summary is not None:
         stopped = summary.get("stopped")
         # A run that did not finish its plan reads as finished without this line
         # ("stopped after 3 of 8 planned steps (...; cleaned up later by credhub-perf cleanup ...)").
@@ -624,9 +679,7 @@ def incomplete_run(path: str, csvs: list[str], summary: dict | None) -> tuple[st
     summary.json says (`missing_testers`, `incomplete_reason`) when credhub-perf computed it from these very
     files (its `sources`); a tester's own summary.json (only tester 0's files collected by hand) or an older
     one does not, and the same rule is applied here (results.checkTesters in Go)."""
-    names = [os.path.basename(c) for c in csvs]
-    if isinstance(summary, dict) and isinstance(summary.get("missing_testers"), list) \
-            and isinstance(summary.get("sources"), list) and sorted(map(str, summary["sources"])) == sorted(names):
+    if computed_from(summary, csvs) and isinstance(summary.get("missing_testers"), list):
         if summary.get("incomplete") is not True:
             return "", []
         why = summary.get("incomplete_reason")
@@ -737,10 +790,7 @@ def apply_step_flags(label: str, steps: list[analysis.Step], summary: dict) -> l
             if s.tester_bound:
                 if isinstance(t.get("tester_bound_reason"), str):
                     s.tester_bound_reason = t["tester_bound_reason"]
-                advice = t.get("tester_bound_advice")
-                s.tester_bound_advice = (list(advice) if isinstance(advice, list) and advice
-                                         and all(isinstance(a, str) for a in advice)
-                                         else tester_bound_advice(s.tester_bound_reason))
+                s.tester_bound_advice = _advice(t.get("tester_bound_advice"))
                 notes.append("tester-bound" + (f": {s.tester_bound_reason}" if s.tester_bound_reason else ""))
         inc = t.get("incomplete", False)
         if inc is True:
@@ -771,7 +821,7 @@ def _load_key(t) -> tuple[int, float] | None:
 def match_summary_steps(steps: list, ss: list) -> list | None:
     """Pairs each CSV step with summary.json's step of the same concurrency and rate, in order among equal
     ones. credhub-perf's summary orders a capacity search's steps by load, while the CSV holds them as
-    probed (16, then 12...): paired by position, one step's flags landed on another. Steps without the two
+    probed (16, then 12...): paired by position, one step's flags would land on another. Steps without the two
     figures on either side (older runs, hey CSVs, hostile values) pair by position; None when the figures
     are there but do not correspond."""
     keys = [_load_key(t) for t in ss]
@@ -891,7 +941,7 @@ def evaluate(run: Run, opts: Options) -> None:
                              "changing under load)"),
                             (lambda s: s.tester_bound is True, "tester-bound",
                              "the tester was short of CPU (its own or its host's), so these steps measured the tester: "
-                             + bound_advice([s for s in st if s.tester_bound])),
+                             + "; ".join(dict.fromkeys(a for s in st if s.tester_bound for a in s.tester_bound_advice))),
                             (lambda s: s.incomplete is True, "incomplete",
                              "some tester did not load them for their whole slot (it stopped, crashed, started "
                              "late or left no results file; see the step table's flags), so their throughput "
@@ -926,101 +976,20 @@ def evaluate(run: Run, opts: Options) -> None:
         w.append(f"{name}: fewer than 3 usable steps, no knee fitted")
 
 
-# What to do about each kind of tester bound, in the order advice is given: summary.json's per-step
-# tester_bound_advice says it since it has that field; this copy serves the runs written before. Both are
-# held to src/credhub-perf/results/testdata/tester_bound_advice.json (results.testerBoundKinds in Go).
-TESTER_BOUND_KINDS = (
-    ("tester CPU", "add testers or use a bigger VM"),
-    ("host CPU", "other work kept the tester's CPUs busy: run on a quiet machine (a target on the same machine "
-                 "counts too: lower the load, or move the target or the tester to another host)"),
-    ("CPU steal", "the hypervisor gave the tester's CPUs to other guests: use a VM with dedicated CPUs, or run "
-                  "again later"),
-)
-
-
-def tester_bound_advice(reason: str) -> list[str]:
-    """What to do about a tester_bound_reason, one item a kind of bound it names (a merged step's may name
-    several); a reason naming none gets the tester's advice. For runs whose summary.json has no advice."""
-    return [a for k, a in TESTER_BOUND_KINDS if k in reason] or [TESTER_BOUND_KINDS[0][1]]
-
-
-def bound_advice(steps: list[analysis.Step]) -> str:
-    """What to do about tester-bound steps: their advice, each item once, in the steps' order
-    (results.boundAdvice in Go)."""
-    do = []
-    for s in steps:
-        for a in s.tester_bound_advice or tester_bound_advice(s.tester_bound_reason):
-            if a not in do:
-                do.append(a)
-    return "; ".join(do)
-
-
-def bound_kinds(steps: list[analysis.Step]) -> str:
-    """The kinds of bound among tester-bound steps with the range of the figure where the run has it
-    ("tester CPU 93 %", "host CPU 97-100 % busy"), in TESTER_BOUND_KINDS' order (results.boundKinds in Go)."""
-    kinds = []
-    for k, _ in TESTER_BOUND_KINDS:
-        hit = [s for s in steps if k in s.tester_bound_reason]
-        if not hit:
-            continue
-        fig = [getattr(s, {"tester CPU": "tester_cpu", "host CPU": "host_cpu"}.get(k, ""), None) for s in hit]
-        fig = [f for f in fig if f is not None]
-        lo, hi = (f"{100 * min(fig):.0f}", f"{100 * max(fig):.0f}") if fig else ("", "")
-        kinds.append(k + ((f" {lo} %" if lo == hi else f" {lo}-{hi} %") if fig else "")
-                     + (" busy" if k == "host CPU" else ""))
-    return ", ".join(kinds) or "no reason recorded"
-
-
 def no_capacity_reason(run: Run, opts: Options) -> str:
-    """Why a run has no capacity at the SLO although some of its steps met it ("" otherwise).
-
-    Such steps were left out as tester-bound, not steady or incomplete, so the capacity is unknown, not absent: the
-    capacity table, the scalability fit and the recommendation go without this run. The sentence is
-    summary.txt's (results.Summary.NoCapacityReason), about the steps within this SLO. An incomplete run
-    (testers missing) has none whatever its steps did: "incomplete run: <reason>"."""
-    if run.incomplete_reason:
-        return "incomplete run: " + run.incomplete_reason
-    if run.max_tput is not None:
-        return ""
-    met = [s for s in run.steps if s.slo_s <= opts.slo_s and s.error_rate <= opts.max_error_rate
-           and not s.counts(opts.max_error_rate)]
-    return no_capacity_sentence(met, len(run.steps), warmup_note(run.meta))
-
-
-def left_out_reason(steps: list[analysis.Step], note: str = "no run warm-up recorded", long: bool = False) -> str:
-    """Why steps that met the SLO were not counted, by kind: tester-bound, not steady, incomplete, too short to
-    judge steady (results.Summary.leftOutReason); note: the warm-up's state (warmup_note). long adds what
-    drifting and incomplete steps mean (the no-capacity sentence)."""
-    bound = [s for s in steps if s.tester_bound is True]
-    rest = [s for s in steps if s.tester_bound is not True]
-    unsteady = [s for s in rest if s.steady is False]
-    incomplete = [s for s in rest if s.steady is not False and s.incomplete is True]
-    unjudged = [s for s in rest if s.steady is not False and s.incomplete is not True and s.unjudged]
-    why = []
-    if bound:
-        why.append(f"{len(bound)} tester-bound ({bound_kinds(bound)}): {bound_advice(bound)}")
-    if unsteady:
-        why.append(f"{len(unsteady)} not steady" + (": the target was warming up or changing under the load "
-                                                    "(see warmup.run)" if long else ""))
-    if incomplete:
-        why.append(f"{len(incomplete)} incomplete" + (": some tester did not load them for their whole slot "
-                                                      "(see the step warnings)" if long else ""))
-    if unjudged:
-        why.append(f"{len(unjudged)} too short to judge steady, and {note}")
-    return "; ".join(why)
-
-
-def no_capacity_sentence(met: list[analysis.Step], steps: int, note: str = "no run warm-up recorded") -> str:
-    """The reason for steps that met the SLO without counting, out of `steps` ("" when there are none)."""
-    if not met:
-        return ""
-    return f"{len(met)} of {steps} steps met the SLO but none counts: " + left_out_reason(met, note, long=True)
+    """Why a run has no capacity at the SLO although some of its steps met it, or why an incomplete run has none
+    ("" otherwise): credhub-perf's sentence at opts' SLO (summary.txt's), without its "unknown: "."""
+    if not run.incomplete_reason and (run.max_tput is not None or not any(s.slo_s <= opts.slo_s for s in run.steps)):
+        return ""  # a capacity, or no step within the SLO: nothing to explain (credhub-perf not needed)
+    why = credhub_doc(run, opts, "the reason a run has no capacity").get("no_capacity_reason")
+    return why.removeprefix("unknown: ") if isinstance(why, str) else ""
 
 
 def lower_bound(run: Run, opts: Options, ok: np.ndarray) -> tuple[str, float | None]:
     """Why the run's capacity is only a lower bound, and the most throughput such a step carried: steps at a
     higher load (concurrency, then rate) than the counted step the capacity comes from met the SLO but were
-    left out ("", None when none was, or without a capacity). results.Summary.Finish's rule."""
+    left out ("", None when none was, or without a capacity). The reason is credhub-perf's
+    (summary.json's lower_bound_reason), which also decides whether the capacity is a lower bound."""
     st = run.steps
     if run.max_tput is None or not st:
         return "", None
@@ -1038,7 +1007,9 @@ def lower_bound(run: Run, opts: Options, ok: np.ndarray) -> tuple[str, float | N
     above = [st[i] for i in order[best_pos + 1:] if meets[i] and not ok[i]]
     if best_pos < 0 or not above:
         return "", None
-    return left_out_reason(above, warmup_note(run.meta)), max(s.throughput for s in above)
+    theirs = credhub_summary(run, opts, "the reason a capacity is a lower bound")
+    why = theirs.get("lower_bound_reason") if theirs.get("capacity_is_lower_bound") is True else None
+    return (why, max(s.throughput for s in above)) if isinstance(why, str) and why else ("", None)
 
 
 def check_summary(run: Run, summary: dict) -> list[str]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import shutil
+import subprocess
 
 import pytest
 
@@ -56,9 +58,25 @@ STEADY_WARMUP = {"mode": "auto", "concurrency": 4, "duration_s": 15, "requests":
                  "reason": "steady after 15s"}
 
 
+def usage_steps(concurrencies, flags):
+    """meta.json's steps with the tester's usage in each, as credhub-perf records it: what makes credhub-perf
+    judge a step tester-bound. flags: summary.json-like step objects (tester_bound, its reason, CPU figures);
+    values of the wrong type are left out."""
+    def num(v):
+        return v if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1 else None
+    out = []
+    for c, f in zip(concurrencies, flags):
+        reason = f.get("tester_bound_reason")
+        out.append({"concurrency": c, "rate": 0, "requests": 0, "duration_s": 0,
+                    "tester_cpu": num(f.get("tester_cpu")), "host_cpu": num(f.get("host_cpu")), "host_steal": None,
+                    "gc_pause_s": 0, "tester_bound": f.get("tester_bound") is True,
+                    "tester_bound_reason": reason if isinstance(reason, str) else ""})
+    return out
+
+
 def write_meta(dirpath, **kw):
     meta = {"tool_version": "test", "scenario": "get", "target_url": "https://127.0.0.1:1", "label": "t",
-            "instances": None, "tester": "a", "testers": 1, "mode": "closed", "steps": [], "keepalive": True,
+            "instances": None, "tester": 0, "testers": 1, "mode": "closed", "steps": [], "keepalive": True,
             "tls": "mtls", "seed": {"credentials": 10, "bytes": 32}, "cleanup": "api",
             "slo": {"percentile": 95, "latency_s": 0.1}, "started_at": "2026-11-18T10:00:00Z",
             "ended_at": "2026-11-18T10:05:00Z", "host": "test"}
@@ -70,3 +88,21 @@ def write_meta(dirpath, **kw):
 @pytest.fixture
 def tmp(tmp_path):
     return tmp_path
+
+
+# src/credhub-perf, whichever path the tests run from (top-level plotting/ is a symlink to src/headroom-plot)
+CREDHUB_PERF_SRC = os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "credhub-perf")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def credhub_perf(tmp_path_factory):
+    """The credhub-perf binary headroom-plot takes the testers' merge, the tester-bound advice and the
+    no-capacity reason from: $CREDHUB_PERF or credhub-perf on PATH, else built from this checkout."""
+    if os.environ.get("CREDHUB_PERF") or shutil.which("credhub-perf"):
+        yield os.environ.get("CREDHUB_PERF") or shutil.which("credhub-perf")
+        return
+    out = str(tmp_path_factory.mktemp("bin") / "credhub-perf")
+    subprocess.run(["go", "build", "-o", out, "./cmd/credhub-perf"], cwd=CREDHUB_PERF_SRC, check=True)
+    os.environ["CREDHUB_PERF"] = out
+    yield out
+    del os.environ["CREDHUB_PERF"]

@@ -128,8 +128,8 @@ def test_knee_mmc_erlang_model():
     assert k.throughput == pytest.approx(want, rel=0.05)
 
 
-# fit_knee's (a, b, xmax, p, estimate) on four seeded noisy ramps, as main at f8b9e03 computed them
-# (xmax / (xmax - x) then per grid point): computing the ratio once per xmax must give the same bits.
+# fit_knee's (a, b, xmax, p, estimate) on four seeded noisy ramps, recorded from this implementation to
+# catch unintended changes: equal to the bit to what computing xmax / (xmax - x) per grid point gives.
 KNOWN_FITS = [(0.0, 0.0012025922843545394, 943.6065855222292, 2.593679109302018, 262.5739685771502),
               (0.0004256264323918083, 0.010366838993251581, 891.6747803317115, 0.917004043204671,
                469.69079232577354),

@@ -1,8 +1,8 @@
-"""headroom-plot under faults (issue 13): no traceback for any input or signal, no partial file.
+"""headroom-plot under faults: no traceback for any input or signal, no partial file.
 
-Before: a path with non-UTF-8 bytes, a full disk and Ctrl-C/SIGTERM while rendering each ended
-in a traceback; a full disk left a truncated PNG; after SIGTERM the render child kept running
-and wrote a PNG after the parent had exited.
+The faults: a path with non-UTF-8 bytes, a full disk and Ctrl-C/SIGTERM while rendering (each can end in a
+traceback), a full disk mid-write (a truncated PNG), SIGTERM with a render child running (which could write a
+PNG after the parent has exited).
 """
 from __future__ import annotations
 
@@ -308,8 +308,8 @@ def test_sigkill_of_the_parent_stops_the_child(tmp):
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(child), "the render child kept running after its parent was killed"
-    # The child had all its renders ahead of it (seconds each): before the fix it finished
-    # them and wrote their images after the parent had died.
+    # The child had all its renders ahead of it (seconds each): left running it would finish
+    # them and write their images after the parent had died.
     late = [f for f in os.listdir(out) if not f.endswith(".tmp") and os.stat(os.path.join(out, f)).st_mtime > killed + 0.5]
     assert late == [], f"written after the parent was killed: {late}"
 

@@ -1,4 +1,4 @@
-"""Hostile CSVs (issue 13): every damaged row is one line FILE:LINE: ..., never a traceback or a number.
+"""Hostile CSVs: every damaged row is one line FILE:LINE: ..., never a traceback or a number.
 
 The fixed cases each raised IndexError/OverflowError/ValueError tracebacks, or were read as
 numbers, before the reader was made line-oriented and strict.  The Hypothesis test fuzzes the

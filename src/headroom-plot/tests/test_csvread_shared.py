@@ -43,3 +43,20 @@ def test_same_verdict_as_the_go_reader(case, chunk, monkeypatch):
         read_csv(path)
     msg = str(exc.value)
     assert msg.startswith(f"{path}:{case['line']}: ") and "\n" not in msg, (case["why"], msg)
+
+
+HEADERS = json.loads((FIX.parent / "headers" / "expect.json").read_text())["files"]
+
+
+@pytest.mark.parametrize("case", HEADERS, ids=lambda c: c["name"])
+def test_headers_get_the_go_readers_verdict(case, tmp_path):
+    """results/testdata/headers/expect.json, which the Go reader is held to too (TestHeadersFixture): the
+    format each header is read as, or a one-line refusal."""
+    path = tmp_path / "f.csv"
+    path.write_bytes(case["text"].encode("utf-8"))
+    if case["format"] is not None:
+        assert read_csv(str(path)).format == case["format"], case["name"]
+        return
+    with pytest.raises(InputError) as exc:
+        read_csv(str(path))
+    assert str(exc.value).startswith(f"{path}:") and "\n" not in str(exc.value), (case["name"], str(exc.value))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import STEADY_WARMUP, closed_step, write_meta, write_ours
+from conftest import STEADY_WARMUP, closed_step, usage_steps, write_meta, write_ours
 from headroom_plot import cli, plots, report
 from headroom_plot.runs import Options, load_run
 
@@ -22,7 +22,7 @@ def _ramp(d, seconds, warmup, summary=None, label="r"):
         rows += closed_step(t, c, 0.010, int(c * seconds / 0.010))
         t += seconds + 0.5
     write_ours(d / "results.csv", rows)
-    write_meta(d, label=label, instances=1, warmup=warmup)
+    write_meta(d, label=label, instances=1, warmup=warmup, steps=usage_steps(CONCS, summary or [{}] * len(CONCS)))
     if summary is not None:
         (d / "summary.json").write_text(json.dumps({"steps": summary}))
     return str(d)

@@ -8,8 +8,8 @@ from headroom_plot import cli, scalability as usl
 
 from synth import run_dir
 
-# Peaks near 1,010 req/s at 15 instances: the example of a study that linear extrapolation
-# over-promised ("about 17 instances for 1200 req/s").
+# Peaks near 1,010 req/s at 15 instances: a study that linear extrapolation over-promises
+# ("about 17 instances for 1200 req/s").
 PEAKED = (148.0, 0.02, 0.98 / 225)
 
 

@@ -1,16 +1,14 @@
 """Several testers' steps are paired by slot (same concurrency and rate, overlapping time), not by position:
-the same fixtures and answers as Go's results/merge_test.go (TestMerge*)."""
+credhub-perf merges them (results.pairSlots) and headroom-plot shows its merge; the same fixtures and answers
+as Go's results/merge_test.go (TestMerge*)."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from conftest import our_row, write_meta, write_ours
-from headroom_plot import analysis, report
+from headroom_plot import report
 from headroom_plot.csvread import InputError
 from headroom_plot.runs import Options, load_run
 
@@ -78,8 +76,10 @@ def test_a_slot_with_another_concurrency_stays_apart(tmp):
 
 def test_overlapping_slots_pair_by_concurrency(tmp):
     run = _run(tmp, _slots([1, 2, 3]), _slots([1, 2, 3], shift=5.0))
-    # both testers in every step (the span rule for partial slots is summary.json's, credhub-perf's)
-    _check(run, [(2, 200, 1, ""), (4, 200, 2, ""), (6, 200, 3, "")])
+    # both testers in every step, each for part of its slot: credhub-perf's span rule marks them incomplete
+    half = "tester 0 sent load for 9.9 of the step's 14.9 s (stopped 5.0 s early); tester 1 sent load for 9.9 of " \
+        "the step's 14.9 s (started 5.0 s late)"
+    _check(run, [(2, 200, 1, half), (4, 200, 2, half), (6, 200, 3, half)])
     assert not any("same plan" in w for w in run.warnings)
 
 
@@ -101,12 +101,14 @@ def _spans(*spans):
 
 
 def test_a_slot_with_a_gap_between_testers_is_one_step(tmp):
-    # one tester stops 0.5 s into the last slot, the other sends its first request of it 1 s in
+    # one tester stops 0.5 s into the last slot, the other sends its first request of it 1 s in: one step,
+    # incomplete as neither loaded it for the whole slot
     stopped, late = _spans((1, 0, 100), (2, 10, 100), (3, 20, 5)), _spans((1, 0, 100), (2, 10, 100), (3, 21, 90))
     for n, order in enumerate(((stopped, late), (late, stopped))):
         (tmp / str(n)).mkdir()
         run = _run(tmp / str(n), *order)
-        _check(run, [(2, 200, 1, ""), (4, 200, 2, ""), (6, 95, 3, "")])
+        _check(run, [(2, 200, 1, ""), (4, 200, 2, ""),
+                     (6, 95, 3, "of the step's 9.9 s (stopped 9.5 s early)")])
         assert not any("same plan" in w for w in run.warnings)
 
 
@@ -120,51 +122,23 @@ def test_a_gap_with_another_step_between_stays_apart(tmp):
         "the testers did not run the same plan; the two steps are kept apart, each incomplete"]
 
 
-def test_pair_slots_gap_known_answer():
-    # tester 0 stopped 0.1 s into (3, 0); tester 1 began it 0.2 s in; tester 2 repeats (1, 0) after (2, 0)
-    local = [[(0, (1, 0.0), 0.0, 0.9, 1.0), (0, (2, 0.0), 1.0, 1.9, 2.0), (0, (3, 0.0), 2.0, 2.1, 2.1)],
-             [(1, (1, 0.0), 0.0, 0.9, 1.0), (1, (2, 0.0), 1.0, 1.9, 2.0), (1, (3, 0.0), 2.2, 2.9, 3.0)],
-             [(2, (3, 0.0), 3.5, 3.9, 4.0), (2, (1, 0.0), 4.0, 4.9, 5.0)]]
-    maps, slots, warnings = analysis.pair_slots(local)
-    assert maps == [[0, 2, 3], [0, 2, 3], [3, 1]]
-    assert [(g.key[0], g.testers) for g in slots] == [(1, [0, 1]), (1, [2]), (2, [0, 1]), (3, [0, 1, 2])]
-    assert warnings == []
-
-
 def test_complete_run_unchanged_by_pairing(tmp):
     run = _run(tmp, _slots([1, 2, 3]), _slots([1, 2, 3]))
     _check(run, [(2, 200, 1, ""), (4, 200, 2, ""), (6, 200, 3, "")])
     assert all(s.incomplete is None for s in run.steps)
 
 
-def test_pair_slots_known_answer():
-    # tester 1 missed key (2, 0); tester 2's rows say (9, 0) in tester 0's (3, 0) slot
-    local = [[(0, (1, 0.0), 0.0, 9.9, 10.0), (0, (2, 0.0), 10.0, 19.9, 20.0), (0, (3, 0.0), 20.0, 29.9, 30.0)],
-             [(1, (1, 0.0), 0.0, 9.9, 10.0), (1, (3, 0.0), 20.0, 29.9, 30.0)],
-             [(2, (1, 0.0), 0.0, 9.9, 10.0), (2, (2, 0.0), 10.0, 19.9, 20.0), (2, (9, 0.0), 20.0, 29.9, 30.0)]]
-    maps, slots, warnings = analysis.pair_slots(local)
-    assert maps == [[0, 1, 2], [0, 2], [0, 1, 3]]
-    assert [(g.key[0], g.testers) for g in slots] == [(1, [0, 1, 2]), (2, [0, 2]), (3, [0, 1]), (9, [2])]
-    assert slots[2].strange == {2: "its rows in this slot say concurrency 9"}
-    assert slots[3].strange == {0: "its rows in this slot say concurrency 3", 1: "its rows in this slot say concurrency 3"}
-    assert len(warnings) == 1 and "tester 0's rows say concurrency 3, tester 2's concurrency 9" in warnings[0]
-
-
-@settings(max_examples=150, deadline=None, database=None)
-@given(st.lists(st.tuples(st.integers(0, 2), st.integers(1, 4), st.integers(0, 255), st.integers(0, 19)),
-                max_size=300))
-def test_pair_slots_hostile_steps(raw):
-    """Whatever the testers' steps (keys, times, overlaps): every step lands in one merged step of its own key,
-    a tester once per merged step, and merged steps come in key order (Go's FuzzPairSlots, same invariants)."""
-    local = [[], [], []]
-    for f, c, start, length in raw:
-        local[f].append((f, (c, 0.0), float(start), float(start + length), start + length + 0.001))
-    maps, slots, warnings = analysis.pair_slots(local)
-    assert [len(m) for m in maps] == [len(x) for x in local]
-    for steps, m in zip(local, maps):
-        for (tester, key, *_), i in zip(steps, m):
-            assert slots[i].key == key and tester in slots[i].testers
-    for g in slots:
-        assert len(set(g.testers)) == len(g.testers)
-    assert [g.key for g in slots] == sorted(g.key for g in slots)
-    assert all("same plan" in w for w in warnings)
+def test_without_credhub_perf_a_merge_says_how_to_get_it(tmp, monkeypatch):
+    """Several testers' steps are merged by credhub-perf: without it, one line naming the fix."""
+    monkeypatch.setenv("CREDHUB_PERF", str(tmp / "no-such-credhub-perf"))
+    with pytest.raises(InputError, match=r"^CREDHUB_PERF=.*no-such-credhub-perf is not an executable file, and "
+                                         r"headroom-plot needs credhub-perf for merging the steps of several "
+                                         r"testers: build it with make build, or set "
+                                         r"CREDHUB_PERF=/path/to/credhub-perf$"):
+        _run(tmp, _slots([1, 2]), _slots([1, 2]))
+    monkeypatch.delenv("CREDHUB_PERF")
+    monkeypatch.setenv("PATH", str(tmp))
+    with pytest.raises(InputError, match=r"^credhub-perf is not on PATH, and headroom-plot needs it for merging "
+                                         r"the steps of several testers: build it with make build, or set "
+                                         r"CREDHUB_PERF=/path/to/credhub-perf$"):
+        load_run(str(tmp / "run"), OPTS)

@@ -159,6 +159,10 @@ func summaryCmd(args []string, merge bool, stdout, stderr io.Writer) int {
 	pct := fs.Float64("slo.percentile", def.SLO.Percentile, "SLO percentile when the run directory has no summary.json")
 	lat := fs.String("slo.latency", def.SLO.Latency.String(), "SLO latency bound when the run directory has no summary.json")
 	maxErr := fs.Float64("slo.max_error_rate", def.SLO.MaxErrorRate, "error bound of capacity figures when the run directory has no summary.json")
+	var asJSON *bool
+	if !merge {
+		asJSON = fs.Bool("json", false, "write one JSON document for one run (a RUN_DIR, or the CSV files of one run's testers) to stdout, for headroom-plot, and write no file; with an --slo.* flag its figures are for the flags' SLO even where the run has a summary.json")
+	}
 	if code := parseFlags(fs, args, stderr); code >= 0 {
 		return code
 	}
@@ -167,12 +171,23 @@ func summaryCmd(args []string, merge bool, stdout, stderr io.Writer) int {
 		return 2
 	}
 	var d config.Duration
+	// headroom-plot asks --json for any SLO it accepts: latencies up to
+	// the longest a results file holds.
+	maxLat, maxLatText := config.MaxRequestTime, "1h"
+	if asJSON != nil && *asJSON {
+		maxLat, maxLatText = jsonMaxLatency()
+	}
 	// Written so that NaN fails every test: it compares false.
-	if err := d.UnmarshalText([]byte(*lat)); err != nil || !(d > 0 && d.D() <= config.MaxRequestTime) || !(*pct > 0 && *pct <= 100) || !(*maxErr >= 0 && *maxErr <= 1) {
-		fmt.Fprintf(stderr, "credhub-perf %s: bad SLO (--slo.percentile %g, --slo.latency %q, --slo.max_error_rate %g): give a percentile above 0 and at most 100, a latency above 0 and at most 1h, an error rate from 0 to 1\n", name, *pct, *lat, *maxErr)
+	if err := d.UnmarshalText([]byte(*lat)); err != nil || !(d > 0 && d.D() <= maxLat) || !(*pct > 0 && *pct <= 100) || !(*maxErr >= 0 && *maxErr <= 1) {
+		fmt.Fprintf(stderr, "credhub-perf %s: bad SLO (--slo.percentile %g, --slo.latency %q, --slo.max_error_rate %g): give a percentile above 0 and at most 100, a latency above 0 and at most %s, an error rate from 0 to 1\n", name, *pct, *lat, *maxErr, maxLatText)
 		return 2
 	}
 	slo := results.SLO{Percentile: *pct, LatencyS: d.D().Seconds(), MaxErrorRate: *maxErr}
+	if asJSON != nil && *asJSON {
+		forced := false
+		fs.Visit(func(f *flag.Flag) { forced = forced || strings.HasPrefix(f.Name, "slo.") })
+		return summaryJSON(fs.Args(), slo, forced, stdout, stderr)
+	}
 	status := 0
 	for _, p := range fs.Args() {
 		st, err := os.Stat(p)
