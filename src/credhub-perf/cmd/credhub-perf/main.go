@@ -40,6 +40,8 @@ commands:
   cleanup   --run-id ID|RUN_DIR... [--config FILE] [--KEY VALUE ...]
                                               remove what a killed run left under /credhub-perf/ID/
   summary   RUN_DIR|CSV...                    recompute summary.json/summary.txt from the CSV files
+  summary   --json RUN_DIR|CSV...             the same as one JSON document (with the merge and the
+                                              no-capacity reason), for headroom-plot; writes no file
   merge     RUN_DIR                           summarize all results-<tester>.csv of a multi-tester run
   collect   --out DIR TARBALL...              run directories from bosh run-errand --download-logs tarballs
   version                                     print the version
