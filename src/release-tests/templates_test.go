@@ -212,8 +212,10 @@ func TestTemplatesDefaults(t *testing.T) {
 			t.Errorf("config has %q although nothing configured it", absent)
 		}
 	}
-	if _, ok := get(t, cfg, "cleanup").(map[string]interface{})["database"]; ok {
-		t.Error("api cleanup rendered a database block")
+	// The database block is written in every mode (credhub-perf warns about
+	// settings that do nothing); untouched, it holds credhub-perf's defaults.
+	for k, v := range map[string]interface{}{"type": "", "host": "", "port": 0, "user": "", "password": "", "name": "credhub", "tls": false, "ca_cert_file": ""} {
+		assertEqual(t, "cleanup.database."+k, get(t, cfg, "cleanup.database."+k), v)
 	}
 
 	// Every key the template writes must be one credhub-perf knows:
@@ -554,6 +556,10 @@ func TestTemplatesSeveralTesters(t *testing.T) {
 	if _, err := renderJob(t, "credhub-perf", minimalProps("tester: {count: 2}"), instanceSpec{Index: 2}); err == nil ||
 		!strings.Contains(err.Error(), "tester.count: is 2 but the errand has at least 3 instances: set it to the errand's instance count") {
 		t.Errorf("index 2 with tester.count 2: err = %v", err)
+	}
+	if _, err := renderJob(t, "credhub-perf", minimalProps(""), instanceSpec{Index: 1}); err == nil ||
+		!strings.Contains(err.Error(), "tester.count: is 0, which counts 1 tester without the credhub-perf-tester link, but the errand has at least 2 instances") {
+		t.Errorf("index 1 without tester.count or link: err = %v", err)
 	}
 
 	// An explicit start time reaches bin/run verbatim.
