@@ -248,9 +248,9 @@ func ERBRuleTable() string {
 			for j, r := range list.rules {
 				fmt.Fprintf(&b, "          %s%s\n", erbJSON(r), sep(j, len(list.rules)))
 			}
-			line = "        ]"
+			line = "]"
 		}
-		fmt.Fprintf(&b, "        %s}%s\n", strings.TrimLeft(line, " "), sep(i, len(entries)))
+		fmt.Fprintf(&b, "        %s}%s\n", line, sep(i, len(entries)))
 	}
 	b.WriteString("      ],\n")
 	parts := []struct {
