@@ -97,7 +97,7 @@ credhub:
 	t.Run("ca that does not parse", func(t *testing.T) {
 		bad := "-----BEGIN CERTIFICATE-----\nTm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----"
 		_, err := renderJob(t, "credhub-perf", props(c.leaf, bad), instanceSpec{})
-		if err == nil || !strings.Contains(err.Error(), "credhub.client_cert.ca: holds a certificate that does not parse") {
+		if err == nil || !strings.Contains(err.Error(), "credhub.client_cert.ca: certificate 1 does not parse") {
 			t.Fatalf("render error %v; want one naming credhub.client_cert.ca", err)
 		}
 	})

@@ -216,6 +216,9 @@ func TestManifestsAddToCredHubDeployment(t *testing.T) {
 			"address":    "q-s0.credhub.default.credhub.bosh",
 			"properties": map[string]interface{}{"credhub": map[string]interface{}{"port": 8844, "ca_certificate": testCA}},
 		}}
+		if _, err := renderWithLinks(t, "credhub-perf", "config/validation_properties.yml.erb", propsYAML, instanceSpec{Index: 2}, links); err != nil {
+			t.Fatalf("the ops file's properties fail the job's checks with a credhub link: %v", err)
+		}
 		out, err := renderWithLinks(t, "credhub-perf", "config/config.yml.erb", propsYAML, instanceSpec{Index: 2}, links)
 		if err != nil {
 			t.Fatalf("the ops file's properties do not render with a credhub link: %v", err)

@@ -254,7 +254,7 @@ func TestReleaseCreateOffline(t *testing.T) {
 	if err != nil {
 		t.Fatalf("job archive: %v", err)
 	}
-	hasAll(t, "job archive", job, "job.MF", "monit", "templates/bin/run.erb", "templates/config/config.yml.erb", "templates/config/client.key.erb")
+	hasAll(t, "job archive", job, "job.MF", "monit", "templates/bin/run.erb", "templates/config/config.yml.erb", "templates/config/validation_properties.yml.erb", "templates/config/validation_certificates.yml.erb", "templates/config/client.key.erb")
 
 	// The CLIs: a prebuilt blob each, no compile-time dependency.
 	for name, blob := range map[string]string{

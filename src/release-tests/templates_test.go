@@ -1,6 +1,7 @@
 package releasetests
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/credhub-perf/credhub-perf/config"
 	yaml "gopkg.in/yaml.v3"
 )
 
@@ -56,9 +58,13 @@ func renderedConfig(t *testing.T, dir string) map[string]interface{} {
 	return cfg
 }
 
-// linkedConfig is config.yml rendered with props and links, parsed.
+// linkedConfig is config.yml rendered with props and links, parsed; the
+// job's checks must pass with them.
 func linkedConfig(t *testing.T, props string, spec instanceSpec, links map[string]interface{}) map[string]interface{} {
 	t.Helper()
+	if _, err := renderWithLinks(t, "credhub-perf", "config/validation_properties.yml.erb", props, spec, links); err != nil {
+		t.Fatalf("the job's checks refuse: %v", err)
+	}
 	out, err := renderWithLinks(t, "credhub-perf", "config/config.yml.erb", props, spec, links)
 	if err != nil {
 		t.Fatal(err)
@@ -213,8 +219,10 @@ func TestTemplatesDefaults(t *testing.T) {
 			t.Errorf("config has %q although nothing configured it", absent)
 		}
 	}
-	if _, ok := get(t, cfg, "cleanup").(map[string]interface{})["database"]; ok {
-		t.Error("api cleanup rendered a database block")
+	// The database block is written in every mode (credhub-perf warns about
+	// settings that do nothing); untouched, it holds credhub-perf's defaults.
+	for k, v := range map[string]interface{}{"type": "", "host": "", "port": 0, "user": "", "password": "", "name": "credhub", "tls": false, "ca_cert_file": ""} {
+		assertEqual(t, "cleanup.database."+k, get(t, cfg, "cleanup.database."+k), v)
 	}
 
 	// Every key the template writes must be one credhub-perf knows:
@@ -239,7 +247,6 @@ func TestTemplatesDefaults(t *testing.T) {
 		"#!/usr/bin/env bash",
 		"log_dir=/var/vcap/sys/log/credhub-perf",
 		`chmod 0600 "$job_dir/config/client.key" "$config"`,
-		"testers=1\n",
 		"start_at=''\n",
 		`args=(run --config "$config" --quiet)`,
 		`exit "$status"`,
@@ -263,6 +270,55 @@ func TestTemplatesDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertEqual(t, "config.yml via per-instance renderer", readRendered(t, dir2, "config/config.yml"), readRendered(t, dir, "config/config.yml"))
+
+	// One tester: bin/run reads index 0 of 1 from config.yml and passes
+	// neither a start time nor a rendezvous.
+	out, args, logDir := runErrandScript(t, dir2)
+	assertEqual(t, "credhub-perf's arguments", args, "run --config "+filepath.Join(dir2, "config", "config.yml")+" --quiet")
+	if _, err := os.Stat(filepath.Join(logDir, "credhub-perf-0.stdout.log")); err != nil {
+		t.Errorf("bin/run did not log as tester 0: %v\n%s", err, out)
+	}
+}
+
+// runErrandScript runs a rendered bin/run with credhub-perf replaced by a
+// stand-in that records its arguments, the job directory and the log
+// directory moved into temporary directories: what the script works out
+// when the errand runs (the tester identity it reads from config.yml, the
+// start time, the rendezvous). It returns the script's output,
+// credhub-perf's arguments and the log directory.
+func runErrandScript(t *testing.T, dir string) (out, args, logDir string) {
+	t.Helper()
+	tmp := t.TempDir()
+	bin, logDir, argsFile := filepath.Join(tmp, "bin"), filepath.Join(tmp, "log"), filepath.Join(tmp, "args")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stub := "#!/bin/sh\nprintf '%s\\n' \"$*\" > '" + argsFile + "'\n"
+	if err := os.WriteFile(filepath.Join(bin, "credhub-perf"), []byte(stub), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := readRendered(t, dir, "bin/run")
+	for _, r := range [][2]string{
+		{"/var/vcap/packages/credhub-perf/bin", bin},
+		{"job_dir=/var/vcap/jobs/credhub-perf", "job_dir=" + dir},
+		{"log_dir=/var/vcap/sys/log/credhub-perf", "log_dir=" + logDir},
+	} {
+		if !strings.Contains(script, r[0]) {
+			t.Fatalf("bin/run lacks %q", r[0])
+		}
+		script = strings.ReplaceAll(script, r[0], r[1])
+	}
+	cmd := exec.Command("bash", "-c", script)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("bin/run: %v\n%s", err, b)
+	}
+	a, err := os.ReadFile(argsFile)
+	if err != nil {
+		t.Fatalf("bin/run did not start credhub-perf: %v\n%s", err, b)
+	}
+	return string(b), strings.TrimSpace(string(a)), logDir
 }
 
 func TestTemplatesOverrides(t *testing.T) {
@@ -421,7 +477,9 @@ func TestTemplatesRequiredAndInvalid(t *testing.T) {
 		{"no url", `credhub: {client_cert: {certificate: C, private_key: K}}`, "credhub.url: is required"},
 		{"plain http url", `credhub: {url: "http://x:8844", client_cert: {certificate: C, private_key: K}}`, `credhub.url: "http://x:8844" must start with https://`},
 		{"no credential", `credhub: {url: "https://x:8844"}`, "credhub.client_cert: is required unless credhub.uaa.client_id is set"},
-		{"certificate without key", `credhub: {url: "https://x:8844", client_cert: {certificate: C}}`, "credhub.client_cert: needs both certificate and private_key"},
+		{"certificate without key", `credhub: {url: "https://x:8844", client_cert: {certificate: C}}`, "credhub.client_cert.private_key: is required with credhub.client_cert.certificate: give both"},
+		{"key without certificate", `credhub: {url: "https://x:8844", client_cert: {private_key: K}}`, "credhub.client_cert.certificate: is required with credhub.client_cert.private_key: give both"},
+		{"uaa client without url", `credhub: {url: "https://x:8844", uaa: {client_id: c, client_secret: s}}`, "credhub.uaa.url: is required with credhub.uaa.client_id: set UAA's URL"},
 		{"uaa without secret", `credhub: {url: "https://x:8844", uaa: {url: "https://u", client_id: c}}`, "credhub.uaa.client_secret: is required"},
 		{"uaa over http", `credhub: {url: "https://x:8844", uaa: {url: "http://u:8080", client_id: c, client_secret: s}}`, `credhub.uaa.url: "http://u:8080" is plain http: the client secret would cross the network unencrypted; use https, or set credhub.uaa.allow_plaintext_secret: true`},
 		{"uaa plaintext not a bool", `credhub: {url: "https://x:8844", uaa: {url: "http://u:8080", client_id: c, client_secret: s, allow_plaintext_secret: "yes"}}`, `credhub.uaa.allow_plaintext_secret: "yes" is not true or false`},
@@ -435,7 +493,7 @@ func TestTemplatesRequiredAndInvalid(t *testing.T) {
 		{"bad cleanup mode", minimalProps("cleanup: {mode: truncate}"), `cleanup.mode: "truncate" is not none, api or database`},
 		{"database without type", minimalProps("cleanup: {mode: database, database: {host: h, user: u, password: p}}"), "cleanup.database.type: is required when cleanup.mode is database (postgres or mysql)"},
 		{"database without host", minimalProps("cleanup: {mode: database, database: {type: postgres, user: u, password: p}}"), "cleanup.database.host: is required when cleanup.mode is database"},
-		{"database without password", minimalProps("cleanup: {mode: database, database: {type: postgres, host: h, user: u}}"), "cleanup.database.password: is required"},
+		{"database without password", minimalProps("cleanup: {mode: database, database: {type: postgres, host: h, user: u}}"), "cleanup.database.password: is required when cleanup.mode is database: set the password of cleanup.database.user"},
 		{"slo percentile", minimalProps("slo: {percentile: 150}"), "slo.percentile: must be > 0 and <= 100, got 150"},
 		{"slo percentile 0", minimalProps("slo: {percentile: 0}"), "slo.percentile: must be > 0 and <= 100, got 0"},
 		{"abort percentile 0", minimalProps("abort: {percentile: 0}"), "abort.percentile: must be > 0 and <= 100, got 0"},
@@ -483,21 +541,32 @@ func TestTemplatesSeveralTesters(t *testing.T) {
 		// No start time: by default the testers agree through CredHub, on a
 		// name that is the same for every instance of the errand.
 		run := readRendered(t, dir, "bin/run")
-		for _, want := range []string{"testers=3\n", "start_at=''\n", "rendezvous='credhub-credhub-perf'\n", `args+=(--tester.rendezvous "$rendezvous")`} {
-			if !strings.Contains(run, want) {
-				t.Errorf("tester %d bin/run lacks %q", idx, want)
-			}
-		}
 		if strings.Contains(run, "interval=") {
 			t.Errorf("tester %d bin/run rounds the clock although the rendezvous is on:\n%s", idx, run)
 		}
 		checkBash(t, run)
+		out, args, logDir := runErrandScript(t, dir)
+		if !strings.HasSuffix(args, " --tester.rendezvous credhub-credhub-perf") || strings.Contains(args, "--start-at") {
+			t.Errorf("tester %d: credhub-perf's arguments %q, want the rendezvous credhub-credhub-perf", idx, args)
+		}
+		if !strings.Contains(out, ", 3 testers, first step agreed through CredHub") {
+			t.Errorf("tester %d: bin/run does not read 3 testers from config.yml:\n%s", idx, out)
+		}
+		for _, f := range []string{"stdout", "stderr"} {
+			if _, err := os.Stat(filepath.Join(logDir, fmt.Sprintf("credhub-perf-%d.%s.log", idx, f))); err != nil {
+				t.Errorf("tester %d: bin/run did not log as tester %d: %v", idx, idx, err)
+			}
+		}
 	}
 
 	// An instance index beyond tester.count is a manifest mistake.
 	if _, err := renderJob(t, "credhub-perf", minimalProps("tester: {count: 2}"), instanceSpec{Index: 2}); err == nil ||
-		!strings.Contains(err.Error(), "tester.count: is 2 but this is tester 2") {
+		!strings.Contains(err.Error(), "tester.count: is 2 but the errand has at least 3 instances: set it to the errand's instance count") {
 		t.Errorf("index 2 with tester.count 2: err = %v", err)
+	}
+	if _, err := renderJob(t, "credhub-perf", minimalProps(""), instanceSpec{Index: 1}); err == nil ||
+		!strings.Contains(err.Error(), "tester.count: is 0, which counts 1 tester without the credhub-perf-tester link, but the errand has at least 2 instances") {
+		t.Errorf("index 1 without tester.count or link: err = %v", err)
 	}
 
 	// An explicit start time reaches bin/run verbatim.
@@ -505,8 +574,8 @@ func TestTemplatesSeveralTesters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run := readRendered(t, dir, "bin/run"); !strings.Contains(run, "start_at='2026-11-22T14:00:00Z'") || !strings.Contains(run, "rendezvous=''\n") {
-		t.Errorf("bin/run does not carry tester.start_at alone:\n%s", run)
+	if _, args, _ := runErrandScript(t, dir); !strings.HasSuffix(args, " --start-at 2026-11-22T14:00:00Z") || strings.Contains(args, "--tester.rendezvous") {
+		t.Errorf("bin/run does not pass tester.start_at alone: credhub-perf's arguments %q", args)
 	}
 }
 
@@ -538,8 +607,12 @@ func TestTemplatesRendezvous(t *testing.T) {
 			}
 			run := readRendered(t, dir, "bin/run")
 			checkBash(t, run)
-			if !strings.Contains(run, "rendezvous='"+c.rendezvous+"'\n") {
-				t.Errorf("bin/run does not set rendezvous='%s':\n%s", c.rendezvous, run)
+			_, args, _ := runErrandScript(t, dir)
+			if got := strings.Contains(args, "--tester.rendezvous"); got != (c.rendezvous != "") || (got && !strings.HasSuffix(args, " --tester.rendezvous "+c.rendezvous)) {
+				t.Errorf("credhub-perf's arguments %q, want the rendezvous %q", args, c.rendezvous)
+			}
+			if got := strings.Contains(args, "--start-at"); got != (c.rounds || strings.Contains(c.props, "start_at")) {
+				t.Errorf("credhub-perf's arguments %q: --start-at given: %v", args, got)
 			}
 			if len(c.rendezvous) > 100 {
 				t.Errorf("test case: %q is longer than credhub-perf accepts", c.rendezvous)
@@ -629,8 +702,10 @@ func TestTemplatesLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(run, "testers=3\n") {
-		t.Errorf("bin/run does not take the tester count from the link")
+	// The tester count and index are config.yml's (checked above), which
+	// bin/run reads when it runs: it does not work them out again.
+	if strings.Contains(run, "if_link") || strings.Contains(run, "spec.index.to_i") {
+		t.Errorf("bin/run computes the tester identity again:\n%s", run)
 	}
 
 	// credhub.internal_url (cf-deployment's link) wins over the address;
@@ -649,8 +724,33 @@ func TestTemplatesLinks(t *testing.T) {
 
 	// Without links and without properties the shim agrees with bosh-cli:
 	// the same required-property error.
-	if _, err := renderWithLinks(t, "credhub-perf", "config/config.yml.erb", certOnly, instanceSpec{}, map[string]interface{}{}); err == nil ||
+	if _, err := renderWithLinks(t, "credhub-perf", "config/validation_properties.yml.erb", certOnly, instanceSpec{}, map[string]interface{}{}); err == nil ||
 		!strings.Contains(err.Error(), "credhub.url: is required") {
 		t.Errorf("no link, no url: err = %v", err)
+	}
+}
+
+// Database settings given while cleanup.mode is not database reach
+// config.yml, so that credhub-perf warns that they do nothing (the run
+// would delete through the API, or leave everything); settings left at the
+// spec's defaults raise no warning.
+func TestTemplatesDatabaseSettingsOutsideDatabaseMode(t *testing.T) {
+	for _, c := range []struct {
+		props string
+		want  []string
+	}{
+		{"cleanup: {mode: api, database: {host: db, password: p}}", []string{"cleanup.database.host", "cleanup.database.password"}},
+		{"cleanup: {mode: none, database: {type: postgres}}", []string{"cleanup.database.type"}},
+		{"cleanup: {mode: api}", nil},
+	} {
+		dir, err := renderJob(t, "credhub-perf", minimalProps(c.props), instanceSpec{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.props, err)
+		}
+		cfg := config.Default()
+		if err := config.LoadBytes(&cfg, []byte(readRendered(t, dir, "config/config.yml")), "config.yml"); err != nil {
+			t.Fatalf("%s: credhub-perf cannot read the rendered config: %v", c.props, err)
+		}
+		assertEqual(t, c.props+": keys credhub-perf warns about", strings.Join(cfg.UnusedDatabaseKeys(), ","), strings.Join(c.want, ","))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -12,10 +13,12 @@ import (
 // Markers around the generated parts of the BOSH job (go test ./config
 // -update rewrites what lies between them; a test fails when it differs).
 const (
-	SpecBegin  = "# BEGIN GENERATED PROPERTIES (go test ./config -update; from src/credhub-perf/config/keys.go)\n"
-	SpecEnd    = "# END GENERATED PROPERTIES\n"
-	RulesBegin = "  # BEGIN GENERATED RULES (go test ./config -update; from src/credhub-perf/config/keys.go)\n"
-	RulesEnd   = "  # END GENERATED RULES\n"
+	SpecBegin   = "# BEGIN GENERATED PROPERTIES (go test ./config -update; from src/credhub-perf/config/keys.go)\n"
+	SpecEnd     = "# END GENERATED PROPERTIES\n"
+	RulesBegin  = "  # BEGIN GENERATED RULES (go test ./config -update; from src/credhub-perf/config/keys.go)\n"
+	RulesEnd    = "  # END GENERATED RULES\n"
+	CopiesBegin = "  # BEGIN GENERATED COPIES (go test ./config -update; from src/credhub-perf/config/keys.go)\n"
+	CopiesEnd   = "  # END GENERATED COPIES\n"
 )
 
 // specEntry is one property of the job spec, in spec order.
@@ -128,7 +131,7 @@ type ruleEntry struct {
 }
 
 // MarshalJSON writes a rule with only the fields it uses, in the names
-// the template's interpreter reads.
+// the template's interpreter reads, as erbJSON does.
 func (r Rule) MarshalJSON() ([]byte, error) {
 	m := map[string]any{"check": r.Check, "msg": r.Msg}
 	if r.Min != nil {
@@ -171,7 +174,7 @@ func (r Rule) MarshalJSON() ([]byte, error) {
 	if r.Msg3 != "" {
 		m["msg3"] = r.Msg3
 	}
-	return json.Marshal(m)
+	return []byte(erbJSON(m)), nil
 }
 
 // ruleTable is what the template's interpreter needs: the entries, the
@@ -220,42 +223,109 @@ func ruleTable() (entries []ruleEntry, types map[string]string, defaults map[str
 	return entries, types, defaults, names
 }
 
-// ERBRuleTable renders the rule table that config.yml.erb embeds: JSON in
-// a Ruby heredoc (encoding/json escapes < and >, so no `%>` can end the
-// ERB tag early), one entry a line.
+// ERBRuleTable renders the rule table that the job's
+// validation_properties.yml.erb embeds: JSON in a Ruby heredoc, one entry
+// and one rule a line, so a reviewer reads it and a diff shows the rule
+// that changed.
 func ERBRuleTable() string {
 	entries, types, defaults, names := ruleTable()
-	var b bytes.Buffer
+	var b strings.Builder
 	b.WriteString("  table = JSON.parse(<<~'RULES')\n")
-	b.WriteString("    {\"entries\": [\n")
+	b.WriteString("    {\n")
+	b.WriteString("      \"entries\": [\n")
 	for i, e := range entries {
-		line, err := json.Marshal(e)
-		if err != nil {
-			panic(err)
+		rules, propRules := e.Rules, e.PropRules
+		e.Rules, e.PropRules = nil, nil
+		line := strings.TrimSuffix(erbJSON(e), "}")
+		for _, list := range []struct {
+			name  string
+			rules []Rule
+		}{{"rules", rules}, {"prop_rules", propRules}} {
+			if len(list.rules) == 0 {
+				continue
+			}
+			fmt.Fprintf(&b, "        %s,\"%s\":[\n", line, list.name)
+			for j, r := range list.rules {
+				fmt.Fprintf(&b, "          %s%s\n", erbJSON(r), sep(j, len(list.rules)))
+			}
+			line = "]"
 		}
-		sep := ","
-		if i == len(entries)-1 {
-			sep = ""
-		}
-		fmt.Fprintf(&b, "      %s%s\n", line, sep)
+		fmt.Fprintf(&b, "        %s}%s\n", line, sep(i, len(entries)))
 	}
-	b.WriteString("    ],\n")
-	for i, part := range []struct {
+	b.WriteString("      ],\n")
+	parts := []struct {
 		name string
-		v    any
-	}{{"types", types}, {"defaults", defaults}, {"names", names}} {
-		line, err := json.Marshal(part.v)
-		if err != nil {
-			panic(err)
+		m    map[string]any
+	}{{"types", anyMap(types)}, {"defaults", defaults}, {"names", anyMap(names)}}
+	for i, part := range parts {
+		fmt.Fprintf(&b, "      %q: {\n", part.name)
+		keys := make([]string, 0, len(part.m))
+		for k := range part.m {
+			keys = append(keys, k)
 		}
-		sep := ","
-		if i == 2 {
-			sep = ""
+		sort.Strings(keys)
+		for j, k := range keys {
+			fmt.Fprintf(&b, "        %s: %s%s\n", erbJSON(k), erbJSON(part.m[k]), sep(j, len(keys)))
 		}
-		fmt.Fprintf(&b, "    %q: %s%s\n", part.name, line, sep)
+		fmt.Fprintf(&b, "      }%s\n", sep(i, len(parts)))
 	}
 	b.WriteString("    }\n  RULES\n")
 	return b.String()
+}
+
+// ERBCopies renders the properties config.yml.erb copies to their keys as
+// they are (ViaConfig), in key order: `copied` lists the properties,
+// `renamed` the keys whose name differs from their property's.
+func ERBCopies() string {
+	entries, _, _, _ := ruleTable()
+	var props, renamed []string
+	for _, e := range entries {
+		if !e.Copy {
+			continue
+		}
+		props = append(props, e.Prop)
+		if e.Key != e.Prop {
+			renamed = append(renamed, fmt.Sprintf("'%s' => '%s'", e.Prop, e.Key))
+		}
+	}
+	var b strings.Builder
+	b.WriteString("  copied = %w[\n")
+	for _, line := range wrap(strings.Join(props, " "), 72) {
+		fmt.Fprintf(&b, "    %s\n", line)
+	}
+	b.WriteString("  ]\n  renamed = {\n")
+	for i, r := range renamed {
+		fmt.Fprintf(&b, "    %s%s\n", r, sep(i, len(renamed)))
+	}
+	b.WriteString("  }\n")
+	return b.String()
+}
+
+// erbJSON is v as JSON that reads as written (no \u003e for >), with the
+// one sequence that would end the ERB tag early, %>, escaped.
+func erbJSON(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err)
+	}
+	return strings.ReplaceAll(strings.TrimSuffix(b.String(), "\n"), "%>", `%\u003e`)
+}
+
+func sep(i, n int) string {
+	if i == n-1 {
+		return ""
+	}
+	return ","
+}
+
+func anyMap(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
 
 // CheckProperty checks a property's value (given as YAML) as the template

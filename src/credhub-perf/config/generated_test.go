@@ -7,14 +7,16 @@ import (
 )
 
 // The BOSH job's generated parts: the spec's properties and the rule table
-// config.yml.erb embeds; and docs/configuration.md's table of upper bounds. -update rewrites them; otherwise they must be
-// what Keys makes.
+// validation_properties.yml.erb embeds; and docs/configuration.md's table
+// of upper bounds. -update rewrites them; otherwise they must be what Keys
+// makes.
 func TestGeneratedJobFiles(t *testing.T) {
 	for _, g := range []struct {
 		path, begin, end, want string
 	}{
 		{"../../../jobs/credhub-perf/spec", SpecBegin, SpecEnd, SpecProperties()},
-		{"../../../jobs/credhub-perf/templates/config/config.yml.erb", RulesBegin, RulesEnd, ERBRuleTable()},
+		{"../../../jobs/credhub-perf/templates/config/config.yml.erb", CopiesBegin, CopiesEnd, ERBCopies()},
+		{"../../../jobs/credhub-perf/templates/config/validation_properties.yml.erb", RulesBegin, RulesEnd, ERBRuleTable()},
 		{docPath, "<!-- BEGIN GENERATED LIMITS TABLE (go test ./config -update) -->\n", "<!-- END GENERATED LIMITS TABLE -->", LimitsTable()},
 	} {
 		data, err := os.ReadFile(g.path)

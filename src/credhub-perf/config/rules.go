@@ -12,11 +12,13 @@ import (
 // Rule is one check of one key's value. Rules are data, not code, because
 // two interpreters run them: Go here (Validate, and CheckProperty for the
 // BOSH-only properties), and the generic Ruby loop in the BOSH job's
-// config.yml.erb, which gets them as a generated table (ERBRuleTable).
-// Both format the message the same way, so a bad property fails `bosh
-// deploy` with the words the errand would have used.
+// validation_properties.yml.erb, which gets them as a generated table
+// (ERBRuleTable), so a bad property fails `bosh deploy` instead of the
+// errand. The two agree on the verdict and on the property a message
+// names; the template's wording of a value may differ (it writes the
+// value as the manifest gave it).
 //
-// Msg placeholders: {v} the value (a string quoted as Go's %q, an int in
+// Msg placeholders: {v} the value (in Go: a string quoted as %q, an int in
 // decimal, a number as %g, a duration as time.Duration prints it), {raw}
 // the value as written (trimmed), {i} a list item's 1-based position,
 // {prev} and {prev_i} the item before it, {other} the value of Key,
