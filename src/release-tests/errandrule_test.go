@@ -151,7 +151,7 @@ func TestManifestsEveryTesterRuns(t *testing.T) {
 	}
 
 	// The rule tells the two shapes apart: 3 instances of an errand group
-	// run one tester (what several-testers.yml used to produce).
+	// run one tester, whatever its instance count.
 	m := boshInt(t, standalone, []string{"several-testers.yml"}, "-v", "testers=3")
 	instanceGroup(t, m, "credhub-perf")["lifecycle"] = "errand"
 	if runs := errandRuns(t, m, "credhub-perf"); len(runs) != 1 {

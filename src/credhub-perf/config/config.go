@@ -1,7 +1,8 @@
 // Package config is credhub-perf's configuration: the types, the defaults,
 // the key table (keys.go) that every other form is generated from (flags,
 // docs/configuration.md, the BOSH job's spec properties and the rule table
-// its config.yml.erb checks at deploy time), loading and validation.
+// its validation_properties.yml.erb checks at deploy time), loading and
+// validation.
 package config
 
 import (

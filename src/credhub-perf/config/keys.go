@@ -25,7 +25,7 @@ type Key struct {
 	Alias   string // an extra, shorter flag name
 	Help    string
 	// Rules are checked on the value by Validate and, for keys with a
-	// BOSH property, by config.yml.erb at deploy time.
+	// BOSH property, by validation_properties.yml.erb at deploy time.
 	Rules []Rule
 	// BOSH is the errand's job property for this key; nil when the job
 	// does not expose it (the template writes a fixed value or nothing).
@@ -635,7 +635,7 @@ var Keys = []Key{
 	},
 	{
 		Name: "tester.fast_rsa", Type: "bool", Default: "false",
-		Help: "Sign this tester's TLS client handshakes (an RSA-2048 `target.client_key_file`) with the hand-written AVX-512 IFMA signer `rsasign` instead of Go's crypto/rsa. It saves tester CPU only with `keepalive: false`; on a CPU without IFMA, or with another key, crypto/rsa signs anyway. meta.json's `rsa_signer` records which one ran (docs/benchmarks.md: the trade-off).",
+		Help: "Sign this tester's TLS client handshakes (an RSA-2048 `target.client_key_file`) with the hand-written AVX-512 IFMA signer `rsasign` instead of Go's crypto/rsa. It saves tester CPU only with `keepalive: false`; on a CPU without IFMA, or with another key, crypto/rsa signs anyway. meta.json's `rsa_signer` records which one ran (docs/design.md: why standard paths by default).",
 		BOSH: &Property{Name: "tester.fast_rsa", Default: false,
 			Description: "Sign the tester's TLS client handshakes (an RSA-2048 credhub.client_cert key) with credhub-perf's hand-written AVX-512 IFMA signer instead of Go's crypto/rsa. It saves tester CPU only with keepalive false; more tester instances buy the same headroom. On a CPU without IFMA, or with another key, crypto/rsa signs anyway; meta.json's rsa_signer records which one ran."},
 		field: func(c *Config) any { return &c.Tester.FastRSA },
