@@ -226,7 +226,8 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
             _scalability(study.scenarios[scen], para, table_)
         for p in overlays.get(scen, []):
             if p.endswith(".png"):
-                image(p, f"overlay {scen}")
+                kind = "scalability" if os.path.basename(p).startswith("scalability") else "overlay"
+                image(p, f"{kind} {scen}")
 
     h(2, "Warnings")
     if warnings:

@@ -48,6 +48,7 @@ def test_end_to_end_two_runs_overlay_report_and_recommendation(tmp, capsys):
     assert "only \u03c3 is fitted and \u03ba is taken as 0" in md
     assert "**Recommendation:** get: no instance count reaches 100000 req/s" in md
     assert "## Request details" in md and "## Warnings" in md
+    assert "![overlay get](overlay-get.png)" in md and "![scalability get](scalability-get.png)" in md
     html = (out / "report.html").read_text()
     assert not (out / "latency-over-time-get-one.svg").exists()
     assert html.count("data:image/png;base64,") == 6 and "src=\"headroom" not in html
