@@ -31,11 +31,6 @@ CPU_BOUND = 0.80
 # Capacity probes further apart than this (max - min, % of the median) are
 # flagged in the report.
 CAP_SPREAD_WARN = 10.0
-# What headroom_plot.csvread checks but does not return (the plots use none
-# of them), and the connection wait needs.
-PHASES = ("DNS+dialup", "Request-write", "Response-delay", "Response-read")
-
-
 def fmt(v, spec):
     return format(v, spec) if v is not None else "-"
 
@@ -84,34 +79,21 @@ def conn_wait(rt, lag, phases):
     return np.maximum(0.0, np.asarray(rt) - np.asarray(lag) - np.asarray(phases))
 
 
-def phase_sums(path):
-    """Each row's DNS+dialup + Request-write + Response-delay +
-    Response-read. headroom_plot.csvread validates these columns but
-    returns none of them, so they are read here, from a file read_csv has
-    already accepted."""
-    with open(path, newline="") as f:
-        rows = csv.reader(f)
-        header = next(rows)
-        idx = [header.index(c) for c in PHASES]
-        return np.array([sum(float(r[i]) for i in idx) for r in rows if r != header], float)
-
-
 def read_ours(path):
     """Records of our hey's results CSV. A request is in flight from the
     end of its connection wait to its end: one still waiting for a
     connection holds none, so "connections <= peak in flight + 4" compares
     connections with requests that used one. A failure's phases stop where
     it failed, so the rest of its time is not a wait."""
-    t = read_csv(path)
+    t = read_csv(path, phases=True)
     rt, off = t.latency, t.offset
     lag = np.round(t.sched_lag.astype(float), 6)  # the reader's float32 back to the CSV's whole µs
     failed = (t.status < 200) | (t.status >= 400)
     if t.error is not None:
         failed |= t.error
-    phases = phase_sums(path)
-    if len(phases) != len(rt):
-        raise ValueError(f"{path}: {len(phases)} rows of phases for {len(rt)} requests")
-    wait = np.where(failed, 0.0, conn_wait(rt, lag, phases))
+    if t.phases is None:
+        raise ValueError(f"{path}: no phase columns (DNS+dialup ... Response-read): not our hey's CSV")
+    wait = np.where(failed, 0.0, conn_wait(rt, lag, t.phases))
     ok = ~failed
     return Records(latency=rt[ok], lag=lag, errors=int(failed.sum()),
                    starts=off + lag + wait, ends=off + rt, waits=wait[ok])

@@ -8,7 +8,9 @@ seconds and a few hundred MB, where csv.reader or pandas take minutes.
 
 Only the columns the analysis needs are parsed (response-time, status-code,
 offset, concurrency, rate, sched-lag, whether error is empty; start-time only
-when there is no offset).  The phase columns are skipped.
+when there is no offset).  The phase columns are checked (a damaged one refuses
+its row, as the Go reader does) and returned only when asked, as one sum
+(read_csv(phases=True): the open-loop bench's connection wait).
 """
 from __future__ import annotations
 
@@ -89,6 +91,9 @@ class Table:
     error: np.ndarray | None            # bool: error column non-empty
     segment: np.ndarray                 # int32: index of the header block the row follows
     request: np.ndarray | None = None   # int8 index into REQUEST_TYPES, -1 empty; None: no column
+    # read_csv(phases=True) only, for the open-loop bench: DNS+dialup + Request-write + Response-delay +
+    # Response-read, float64 seconds (the time a request used a connection); None otherwise or without them.
+    phases: np.ndarray | None = None
     error_messages: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -228,8 +233,9 @@ class _LineError(Exception):
 
 
 class _Reader:
-    def __init__(self, path: str):
+    def __init__(self, path: str, phases: bool = False):
         self.path = path
+        self.want_phases = phases
         self.parts: dict[str, list[np.ndarray]] = {}
         self.segments: list[np.ndarray] = []
         self.error_messages: list[str] = []
@@ -556,11 +562,16 @@ class _Reader:
                 vals = vals.astype(np.float32)
             res["parts"][name] = vals
 
+        used = 0.0
         for name in PHASES:
             # Not used by the plots, but a row with a damaged column is a damaged row: the Go
             # reader refuses it too, so both tools agree on what a file holds.
             if name in self.cols:
-                self._number(name, buf, body, field_bounds(self.cols.index(name)), starts, found)
+                vals = self._number(name, buf, body, field_bounds(self.cols.index(name)), starts, found)
+                if self.want_phases and name != "DNS":  # DNS is part of DNS+dialup
+                    used = used + vals.astype(np.float64)
+        if self.want_phases and "DNS+dialup" in self.cols:
+            res["parts"]["phases"] = np.asarray(used, dtype=np.float64)
 
         if "start-time" in self.cols:
             j = self.cols.index("start-time")
@@ -723,7 +734,7 @@ class _Reader:
         return Table(path=self.path, format=self.format, columns=self.cols, latency=latency, offset=offset,
                      start=start, start0=start0, status=cat("status-code"), concurrency=cat("concurrency"),
                      rate=cat("rate"), sched_lag=cat("sched-lag"), error=cat("error"), request=cat("request"), segment=segment,
-                     error_messages=self.error_messages, warnings=self.warnings)
+                     error_messages=self.error_messages, warnings=self.warnings, phases=cat("phases"))
 
 
 def step_runs(concurrency: np.ndarray, rate: np.ndarray, line: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -800,8 +811,8 @@ def parse_rfc3339(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
     return secs.astype(np.float64) + frac
 
 
-def read_csv(path: str) -> Table:
-    """Read one results CSV (any supported format) into columns."""
+def read_csv(path: str, phases: bool = False) -> Table:
+    """Read one results CSV (any supported format) into columns; with phases, also Table.phases."""
     if os.path.isdir(path):
         raise InputError(f"{path}: is a directory; pass a run directory with meta.json and results*.csv")
-    return _Reader(path).read()
+    return _Reader(path, phases).read()

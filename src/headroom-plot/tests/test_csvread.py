@@ -69,6 +69,15 @@ def test_our_format_with_failures_and_quoted_errors(tmp):
     assert t.start0 == pytest.approx(dt.datetime(2026, 11, 18, 10, tzinfo=dt.timezone.utc).timestamp())
 
 
+def test_phases_only_when_asked(tmp):
+    rows = [our_row(0.0, 0.010), our_row(0.01, 0.020, 503), our_row(0.02, 0.001)]
+    path = write_ours(tmp / "r.csv", rows)
+    assert read_csv(path).phases is None
+    # DNS+dialup + Request-write + Response-delay + Response-read (DNS is within DNS+dialup):
+    # our_row writes 0, 10 us, 0.9 x latency and 20 us.
+    assert read_csv(path, phases=True).phases == pytest.approx([0.00903, 0.01803, 0.00093])
+
+
 def test_small_chunks_give_the_same_columns(tmp, monkeypatch):
     rows = [our_row(i * 0.001, 0.001 * (1 + i % 7), 200 if i % 13 else 0, 4,
                     error="" if i % 13 else 'boom, "quoted", ""twice""') for i in range(500)]
