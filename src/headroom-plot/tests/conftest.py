@@ -94,6 +94,16 @@ def tmp(tmp_path):
 CREDHUB_PERF_SRC = os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "credhub-perf")
 
 
+def go_testdata(name: str) -> str:
+    """A fixture directory of credhub-perf's results package that the Go tests read too, so both sides are held
+    to the same answers."""
+    d = os.path.join(CREDHUB_PERF_SRC, "results", "testdata", name)
+    if not os.path.isdir(d):
+        raise FileNotFoundError(f"{os.path.normpath(d)} not found: the Go fixtures sit beside this plotter in "
+                                f"src/credhub-perf")
+    return d
+
+
 @pytest.fixture(scope="session", autouse=True)
 def credhub_perf(tmp_path_factory):
     """The credhub-perf binary headroom-plot takes the testers' merge, the tester-bound advice and the

@@ -12,17 +12,10 @@ import pytest
 from headroom_plot import csvread
 from headroom_plot.csvread import InputError, read_csv
 
-
-def _fixtures() -> Path:
-    # Found from here upwards, so the test does not depend on where the plotter's directory sits.
-    for up in Path(__file__).resolve().parents:
-        d = up / "src" / "credhub-perf" / "results" / "testdata" / "hostile-csv"
-        if d.is_dir():
-            return d
-    raise FileNotFoundError("src/credhub-perf/results/testdata/hostile-csv not found above " + __file__)
+from conftest import go_testdata
 
 
-FIX = _fixtures()
+FIX = Path(go_testdata("hostile-csv"))
 CASES = json.loads((FIX / "expect.json").read_text())["files"]
 
 

@@ -7,14 +7,14 @@ import subprocess
 
 import pytest
 
-from conftest import STEADY_WARMUP, closed_step, usage_steps, write_meta, write_ours
+from conftest import STEADY_WARMUP, closed_step, go_testdata, usage_steps, write_meta, write_ours
 from headroom_plot import analysis, report, runs
 from headroom_plot.runs import Options, apply_step_flags, load_run, warmup_warning
 
 OPTS = Options(slo_percentile=95, slo_s=0.100)
 # credhub-perf's advice for tester_bound_reasons (results/advice_test.go holds Go to it)
-ADVICE = json.load(open(os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "credhub-perf",
-                                     "results", "testdata", "tester_bound_advice.json")))
+with open(os.path.join(go_testdata("."), "tester_bound_advice.json")) as f:
+    ADVICE = json.load(f)
 
 
 def _run_dir(tmp, summary_steps=None, warmup=None, name="run", concurrencies=(1, 2, 4, 8), **meta):

@@ -14,17 +14,10 @@ import pytest
 from headroom_plot import cli, runs
 from headroom_plot.runs import Options, load_run
 
-
-def _fixtures() -> Path:
-    # Found from here upwards, so the test does not depend on where the plotter's directory sits.
-    for up in Path(__file__).resolve().parents:
-        d = up / "src" / "credhub-perf" / "results" / "testdata" / "missing-testers"
-        if d.is_dir():
-            return d
-    raise FileNotFoundError("src/credhub-perf/results/testdata/missing-testers not found above " + __file__)
+from conftest import go_testdata
 
 
-FIX = _fixtures()
+FIX = Path(go_testdata("missing-testers"))
 ANSWERS = json.loads((FIX / "answers.json").read_text())
 THREE, TWO = "three-testers-one-file", "two-testers-both"
 WHY = "testers 1, 2 of 3 left no results file: their load is in no figure"
