@@ -475,8 +475,7 @@ def load_run(arg: str, opts: Options) -> Run:
     # "Steps of several testers"), which its summary --json reports step by step.
     slots = doc = None
     if len(tables) > 1 and all(t.concurrency is not None and t.rate is not None for t in tables):
-        doc = credhubperf.summary_doc(path, csvs, opts.slo_percentile, opts.slo_s, opts.max_error_rate,
-                                      "merging the steps of several testers")
+        doc = credhubperf.summary_doc(path, csvs, *_slo_key(opts), "merging the steps of several testers")
         slots = merged_steps(path, doc, csvs, sids)
         warnings += [str(w) for w in doc.get("merge_warnings") or []]
         for k, g in enumerate(slots):
