@@ -162,12 +162,23 @@ func TestKeepAliveOffOneHandshakePerRequest(t *testing.T) {
 	})
 }
 
+// stallUntilClientGone holds a response until the client gave up on it
+// (closed the connection), so a client timeout that fires late on a busy
+// machine still finds no answer: a fixed sleep would race it. Bounded, so
+// the test server can close.
+func stallUntilClientGone(r *http.Request) {
+	select {
+	case <-r.Context().Done():
+	case <-time.After(30 * time.Second):
+	}
+}
+
 func TestFailuresRecorded(t *testing.T) {
 	p := loadtest.NewPKI(t, loadtest.ECDSA)
 	srv := loadtest.NewMTLSServer(t, p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/slow":
-			time.Sleep(600 * time.Millisecond)
+			stallUntilClientGone(r)
 		case "/fail":
 			http.Error(w, "boom", 500)
 		}
@@ -818,12 +829,12 @@ func TestTimeoutPerRequest(t *testing.T) {
 		n, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/"))
 		switch n % 3 {
 		case 1: // no headers before the timeout
-			time.Sleep(600 * time.Millisecond)
+			stallUntilClientGone(r)
 		case 2: // headers, then no body before the timeout
 			w.Header().Set("Content-Length", "10")
 			w.WriteHeader(200)
 			w.(http.Flusher).Flush()
-			time.Sleep(600 * time.Millisecond)
+			stallUntilClientGone(r)
 		}
 	}), true, false)
 	paths(t, func(t *testing.T, force bool) {
