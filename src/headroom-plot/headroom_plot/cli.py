@@ -221,37 +221,39 @@ def _render(jobs, more=None):
         return results, value
     theirs, mine = (jobs[0::2], jobs[1::2]) if more is not None else (jobs[1::2], jobs[0::2])
     r, w = os.pipe()
+    # The child's read end sees EOF when the parent is gone, however it ended (even SIGKILL):
+    # only the parent holds the write end, and the kernel closes it when the parent dies.
+    alive_r, alive_w = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
-    parent = os.getpid()
     # No stop signal between the fork and the child's own handlers: a signal now waits.
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     pid = os.fork()
     if pid == 0:  # child
         code = 1
         try:
-            # The child dies with its parent, however the parent ends (even SIGKILL), and never
-            # writes after it: Linux's parent-death signal, then a check that the parent is
-            # still the one that forked us (it may have died before the prctl).
-            _die_with_parent()
+            os.close(r)
+            os.close(alive_w)
             # A stop signal (Ctrl-C reaches the whole process group; the parent forwards
-            # SIGTERM) unwinds the render: output.write removes its temporary file.
+            # SIGTERM, and the watch below sends SIGTERM when the parent dies) unwinds the
+            # render: output.write removes its temporary file.
             _set_stop_handlers(_on_signal)
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-            if os.getppid() != parent:
-                os._exit(1)
-            os.close(r)
+            _die_with_parent(alive_r)
             out = []
             for _key, job in theirs:
                 out.append(job())
                 _raise_if_stopped()
             os.write(w, ("\n".join("\t".join(p) for p in out) + "\n").encode("utf-8", "surrogateescape"))
             code = 0
-        except BaseException:
+        except BaseException as exc:
+            if not isinstance(exc, Interrupted):  # why it failed, for the parent's one line
+                _write_reason(w, exc)
             code = 1
         finally:
             os._exit(code)
     os.close(w)
+    os.close(alive_r)
     reaped = False
     try:
         # Unblocked inside the try: a stop signal that came during the fork (the child was
@@ -275,24 +277,54 @@ def _render(jobs, more=None):
             except ProcessLookupError:
                 pass
             _reap(pid)
+        os.close(alive_w)
     lines = data.split("\n")
-    if os.waitstatus_to_exitcode(status) == 0 and len(lines) >= len(theirs):
+    code = os.waitstatus_to_exitcode(status)
+    if code == 0 and len(lines) >= len(theirs):
         results += [(key, [p for p in line.split("\t") if p]) for (key, _), line in zip(theirs, lines)]
     else:
+        reason = (data[len(_FAILED):].strip() if data.startswith(_FAILED)
+                  else f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}")
         results += [(key, job()) for key, job in theirs]
+        # Said after the plots are drawn: had they failed here too, the error is the one line.
+        _say(f"headroom-plot: warning: the second render process failed ({reason[:200]}); "
+             "its plots were drawn in this one, on one core")
     order = {id(job): i for i, (_, job) in enumerate(jobs + later)}
     keyed = list(zip(mine + theirs, results))
     keyed.sort(key=lambda pair: order[id(pair[0][1])])
     return [res for _, res in keyed], value
 
 
-def _die_with_parent() -> None:
+# What the render child writes on its result pipe, before the reason, when it fails.
+_FAILED = "\0failed: "
+
+
+def _write_reason(w: int, exc: BaseException) -> None:
     try:
-        import ctypes
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass  # not Linux: the parent still stops the child on SIGINT/SIGTERM/SIGHUP
+        os.write(w, f"{_FAILED}{type(exc).__name__}: {exc}".replace("\n", " ").encode("utf-8", "backslashreplace"))
+    except OSError:
+        pass
+
+
+def _die_with_parent(alive_r: int) -> None:
+    """Send this (render child) process SIGTERM once the parent is gone.
+
+    A thread waits on the pipe whose only writer is the parent: EOF comes when the parent
+    exits or is killed, and also at once if it died before this call. No ctypes (for Linux's
+    prctl(PR_SET_PDEATHSIG)): CPython on a BOSH stemcell is built without libffi, so the
+    module is not there, and the pipe works on every POSIX system."""
+    def watch():
+        while True:
+            try:
+                if not os.read(alive_r, 1):
+                    break
+            except InterruptedError:
+                continue
+            except OSError:
+                break
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="headroom-plot-parent-watch", daemon=True).start()
 
 
 def _reap(pid: int) -> None:
