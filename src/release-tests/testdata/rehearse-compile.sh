@@ -3,10 +3,13 @@
 # VM, into $WORK/vcap (see rehearse-common.sh).
 # Environment: WORK (holds release/packages/NAME.tgz), PARENT_MNT_NS,
 # GOLANG_VERSION, CREDHUB_PERF_VERSION, BOSH_CLI_VERSION, CREDHUB_CLI_VERSION,
-# PYTHON3_VERSION, HEADROOM_PLOT_VERSION (package fingerprints), PACKAGE_CACHE
-# (a directory outside the repository for compiled packages; empty: no cache).
+# PYTHON3_VERSION, HEADROOM_PLOT_VERSION, SCALING_STUDY_VERSION (package
+# fingerprints), PACKAGE_CACHE (a directory outside the repository for
+# compiled packages; empty: no cache), STEMCELL_ROOT and STEMCELL_ROOT_KEY
+# (the stemcell-like root to compile in, and its cache key; empty: this
+# machine's own root).
 source "$(dirname "$0")/rehearse-common.sh"
-: "${GOLANG_VERSION:?}" "${CREDHUB_PERF_VERSION:?}" "${BOSH_CLI_VERSION:?}" "${CREDHUB_CLI_VERSION:?}" "${PYTHON3_VERSION:?}" "${HEADROOM_PLOT_VERSION:?}"
+: "${GOLANG_VERSION:?}" "${CREDHUB_PERF_VERSION:?}" "${BOSH_CLI_VERSION:?}" "${CREDHUB_CLI_VERSION:?}" "${PYTHON3_VERSION:?}" "${HEADROOM_PLOT_VERSION:?}" "${SCALING_STUDY_VERSION:?}"
 
 # The agent runs packaging in BOSH_COMPILE_TARGET with BOSH_INSTALL_TARGET
 # = /var/vcap/packages/NAME, a symlink to the versioned directory it then
@@ -33,14 +36,19 @@ compile() {
 
 # A compiled package is kept in PACKAGE_CACHE under the key the director's
 # compiled-package cache uses: the package's fingerprint, its compile-time
-# dependencies' fingerprints and the "stemcell" (this machine's OS), so CI
+# dependencies' fingerprints and the "stemcell" (the stemcell-like root's
+# key, else this machine's OS), so CI
 # pays CPython's compile (minutes) and credhub-perf's Go build (half a
 # minute of CPU, with a cold Go build cache every time) once per change of
 # any of them.
 compile_cached() {
   local name=$1 key=$2 version=$3
   local os cached
-  os=$(. /etc/os-release && echo "${ID}-${VERSION_ID:-unknown}")
+  if [ -n "${STEMCELL_ROOT_KEY:-}" ]; then
+    os=stemcell-root-$STEMCELL_ROOT_KEY
+  else
+    os=$(. /etc/os-release && echo "${ID}-${VERSION_ID:-unknown}")
+  fi
   cached=${PACKAGE_CACHE:+$PACKAGE_CACHE/$name-$key-$os.tgz}
   if [ -n "$cached" ] && [ -s "$cached" ]; then
     local install=/var/vcap/data/packages/$name/$version
@@ -66,10 +74,24 @@ compile bosh-cli "$BOSH_CLI_VERSION"
 compile credhub-cli "$CREDHUB_CLI_VERSION"
 compile_cached python3 "$PYTHON3_VERSION" "$PYTHON3_VERSION"
 compile_cached headroom-plot "$HEADROOM_PLOT_VERSION-python3-$PYTHON3_VERSION" "$HEADROOM_PLOT_VERSION"
+compile scaling-study "$SCALING_STUDY_VERSION"
 /var/vcap/packages/golang-1-linux/bin/go version > "$WORK/go-version"
 # What a job on the VM sees: the stemcell's PATH only.
 env -i PATH="$bare_path" /var/vcap/packages/python3/bin/python3 -c \
   'import ssl, zlib, bz2, sys; print(sys.version.split()[0], ssl.OPENSSL_VERSION)' > "$WORK/python3-check" 2>&1 ||
   echo "import failed: $(cat "$WORK/python3-check")" > "$WORK/python3-check"
+# Which of the modules a stemcell's headers cannot build are there: none in
+# the stemcell-like root, so nothing the VM runs may need them.
+env -i PATH="$bare_path" /var/vcap/packages/python3/bin/python3 -c '
+import importlib
+for m in ("ctypes", "lzma", "sqlite3", "tkinter"):
+    try:
+        importlib.import_module(m)
+        print(m, "present")
+    except ImportError:
+        print(m, "absent")' > "$WORK/python3-modules" 2>&1 || true
+# The study script runs with the stemcell's bash and tools.
+env -i PATH="$bare_path" /var/vcap/packages/scaling-study/bin/scaling-study --help > "$WORK/scaling-study-help" 2>&1 ||
+  echo "exit status $?" >> "$WORK/scaling-study-help"
 # The errand VM gets only its job's packages: no Go at run time.
 rm -rf /var/vcap/packages/golang-1-linux /var/vcap/data/packages/golang-1-linux
