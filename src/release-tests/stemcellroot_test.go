@@ -94,10 +94,12 @@ func stemcellRoot(t *testing.T) (dir, key, why string) {
 		t.Fatal(err)
 	}
 	tarball := filepath.Join(cacheDir, key+".tar.gz")
+	if os.Geteuid() != 0 {
+		// debootstrap, and unpacking the root with its owners and device
+		// nodes, need the real root.
+		return "", "", fmt.Sprintf("building and unpacking it need root; running as uid %d", os.Geteuid())
+	}
 	if _, err := os.Stat(tarball); err != nil {
-		if os.Geteuid() != 0 {
-			return "", "", fmt.Sprintf("building it needs root (debootstrap), and %s is not cached", tarball)
-		}
 		began := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 		defer cancel()
