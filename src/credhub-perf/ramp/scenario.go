@@ -35,6 +35,12 @@ type scenarioState struct {
 	// scenario (the seed, and for a later scenario its start).
 	released bool
 	overRun  int // consecutive steps over an abort bound
+	// confirming: the steps are the open-loop confirmation's (confirm.go):
+	// not in the lockstep schedule, and warmed up at least confirmWarmup.
+	confirming bool
+	// abortStopped: the abort policy ended the ramp (past the SLO, as a
+	// ramp usually ends): its capacity may still be confirmed.
+	abortStopped bool
 }
 
 // needsSeed: set writes its own names, custom may or may not read seeds;
@@ -43,7 +49,6 @@ func (s *scenarioState) needsSeed() bool { return s.scenario != "set" }
 
 func (s *scenarioState) execute(ctx context.Context) error {
 	r := s.r
-	c := r.c
 	f, err := os.OpenFile(filepath.Join(s.dir, r.resultsName()), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return fmt.Errorf("results file: %w", err)
@@ -83,8 +88,23 @@ func (s *scenarioState) execute(ctx context.Context) error {
 		s.runStart = r.o.Clock.Now()
 	}
 	if r.o.Capacity {
-		return s.capacity(ctx)
+		if err := s.capacity(ctx); err != nil {
+			return err
+		}
+		return s.confirm(ctx)
 	}
+	if err := s.ramp(ctx); err != nil {
+		return err
+	}
+	if s.sum.StoppedReason != "" && !s.abortStopped {
+		return nil
+	}
+	return s.confirm(ctx)
+}
+
+// ramp runs the planned steps until the plan or the abort policy ends it.
+func (s *scenarioState) ramp(ctx context.Context) error {
+	r, c := s.r, s.r.c
 	for i, st := range s.plan {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -112,6 +132,7 @@ func (s *scenarioState) execute(ctx context.Context) error {
 			if c.Tester.Count > 1 && r.tester0() {
 				r.group.signalStop(s.names, reason, s.lastStep)
 			}
+			s.abortStopped = true
 			return nil
 		}
 	}
@@ -196,8 +217,11 @@ func (s *scenarioState) runStep(ctx context.Context, i, total int, st load.Step)
 	s.lastStep = i
 	s.stepsRun++
 	st.RunStart = s.runStart
-	begin := s.stepStart(i)
-	if w := c.Steps.Warmup.D(); w > 0 {
+	begin, w := s.stepStart(i), c.Steps.Warmup.D()
+	if s.confirming {
+		begin, w = time.Time{}, max(w, confirmWarmup)
+	}
+	if w > 0 {
 		ws := st
 		ws.Requests, ws.Duration, ws.StartAt = 0, w, begin
 		// The measured step starts on the warm-up's connections (open

@@ -539,7 +539,7 @@ func SummarizeDirAt(dir string, slo SLO, force bool) (*Summary, error) {
 	if err != nil {
 		sum.Warnings = append(sum.Warnings, err.Error())
 	}
-	sum.Stopped = StoppedNote(first, len(sum.Steps), sum.StoppedReason, rec)
+	sum.Stopped = StoppedNote(first, sum.RampSteps(), sum.StoppedReason, rec)
 	return sum, nil
 }
 
