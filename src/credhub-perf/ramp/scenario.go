@@ -246,7 +246,8 @@ func (s *scenarioState) runStep(ctx context.Context, i, total int, st load.Step)
 	// CPU shares are CPU time over real elapsed time: the system clock,
 	// whatever clock schedules the run.
 	before := r.o.CPU(time.Now())
-	sinks := []load.Sink{s.csv, microseconds{stats}, microseconds{steady}, prog}
+	tail := results.NewTailCause(c.SLO.Latency.D())
+	sinks := []load.Sink{s.csv, microseconds{stats}, microseconds{steady}, microseconds{tail}, prog}
 	var types *results.TypeStats
 	if s.scenario == "mix" {
 		// Per-type figures only for a mix: one type's are the step's own,
@@ -265,6 +266,7 @@ func (s *scenarioState) runStep(ctx context.Context, i, total int, st load.Step)
 	snap := stats.Snapshot()
 	step := results.NewSummaryStep(len(s.sum.Steps), st.Concurrency, st.Rate, snap, s.sum.SLO)
 	step.Judge(steady.Verdict())
+	step.Tail = tail.Figures()
 	if types != nil {
 		step.SetByRequest(types.Figures(step.DurationS, s.sum.SLO))
 	}
@@ -330,7 +332,7 @@ func (m microseconds) Record(r *load.Result) {
 	// Every duration summary.json reports a figure of (sched-lag's mean
 	// too: unrounded, it missed the CSV's by a microsecond in a few
 	// percent of open-loop steps).
-	c.Latency, c.Offset, c.SchedLag = roundUS(c.Latency), roundUS(c.Offset), roundUS(c.SchedLag)
+	c.Latency, c.Offset, c.SchedLag, c.DNSDial = roundUS(c.Latency), roundUS(c.Offset), roundUS(c.SchedLag), roundUS(c.DNSDial)
 	m.s.Record(&c)
 }
 

@@ -161,8 +161,8 @@ func (s *Summary) headline() string {
 	if o == nil {
 		return head + closed
 	}
-	if o.ClosedLoopConcurrency != nil && *o.ClosedLoopConcurrency > 0 {
-		closed += fmt.Sprintf(" closed loop (%d connections)", *o.ClosedLoopConcurrency)
+	if c := o.ClosedLoopConcurrency; c != nil && *c > 0 {
+		closed += fmt.Sprintf(" closed loop (%d connection%s)", *c, map[bool]string{true: "", false: "s"}[*c == 1])
 	} else {
 		closed += " closed loop"
 	}

@@ -52,6 +52,9 @@ type SummaryStep struct {
 	// a run warm-up judged steady (Summary.CountsStep).
 	Steady       *bool         `json:"steady"`
 	Stationarity *Stationarity `json:"stationarity,omitempty"`
+	// Tail: stalls, dials and the cause of the requests over the SLO
+	// latency (tailcause.go); absent for a merge of several testers.
+	Tail *TailFigures `json:"tail,omitempty"`
 	// ByRequest: a mixed run's figures per request type (get, set,
 	// interpolate); absent when the step held one type.
 	ByRequest map[string]RequestStep `json:"by_request,omitempty"`
