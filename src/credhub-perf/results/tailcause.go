@@ -93,13 +93,29 @@ func (t *TailCause) Record(r *load.Result) {
 			t.overStalled += t.pendingOver
 		}
 	}
+	over, held := t.slo > 0 && r.Latency > t.slo, false
+	if over {
+		t.over++
+		if r.DNSDial > 0 {
+			t.overDialled++
+		}
+		for _, s := range t.recent {
+			// In flight during the stall, or arrived while its backlog
+			// (as long as the stall, at most) drained.
+			if done >= s.to && r.Offset < s.to+(s.to-s.from) {
+				t.overStalled++
+				held = true
+				break
+			}
+		}
+	}
 	if t.n >= 8 && done > t.last {
 		mean := (t.last - t.first) / time.Duration(t.n-1)
 		if gap := done - t.last; gap > max(minStall, stallGapFactor*mean) {
 			t.pending = &stall{from: t.last, to: done}
 			t.pendingOver = 0
-			if t.slo > 0 && r.Latency > t.slo {
-				t.pendingOver = 1
+			if over && !held {
+				t.pendingOver = 1 // held by this stall once it is confirmed
 			}
 		}
 	}
@@ -108,21 +124,6 @@ func (t *TailCause) Record(r *load.Result) {
 	if r.DNSDial > 0 {
 		t.dials++
 		t.dialTotal += r.DNSDial
-	}
-	if t.slo <= 0 || r.Latency <= t.slo {
-		return
-	}
-	t.over++
-	if r.DNSDial > 0 {
-		t.overDialled++
-	}
-	for _, s := range t.recent {
-		// In flight during the stall, or arrived while its backlog (as
-		// long as the stall, at most) drained.
-		if done >= s.to && r.Offset < s.to+(s.to-s.from) {
-			t.overStalled++
-			break
-		}
 	}
 }
 

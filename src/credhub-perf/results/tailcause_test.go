@@ -50,6 +50,9 @@ func TestTailCausePause(t *testing.T) {
 	tc := NewTailCause(20 * msec)
 	feedSchedule(tc, 2*msec, 1*msec, 2*time.Second, time.Second, time.Second+100*msec, nil)
 	f := tc.Figures()
+	if f.OverStalled > f.OverSLO {
+		t.Fatalf("more held than over: %+v", f)
+	}
 	if f.Stalls != 1 || f.LongestStallS < 0.099 || f.LongestStallS > 0.102 || f.Cause != CausePauses || f.OverStalled != f.OverSLO || f.OverSLO < 40 {
 		t.Fatalf("%+v", f)
 	}

@@ -438,7 +438,7 @@ def _main(args) -> int:
     from . import study as studies
 
     warm.join()
-    from . import plots, report, scaleplot
+    from . import plots, report, scaleplot, timeview
 
     seen: dict[str, int] = {}
     for r in runs:
@@ -456,6 +456,8 @@ def _main(args) -> int:
     for r in runs:
         jobs.append((("run", r.slug), lambda r=r: plots.headroom(r, opts, args.out, formats)))
         jobs.append((("run", r.slug), lambda r=r: plots.latency_over_time(r, opts, args.out, lot)))
+        if r.confirmation is not None:
+            jobs.append((("run", r.slug), lambda r=r: timeview.draw(r, opts, args.out, lot)))
     for scen, rs in sorted(by_scen.items()):
         if len(rs) >= 2:
             jobs.append((("overlay", scen), lambda rs=rs, scen=scen: plots.overlay(rs, opts, args.out, formats, scen,

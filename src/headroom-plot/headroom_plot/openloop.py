@@ -28,6 +28,10 @@ class Confirmation:
     verdict: dict = field(default_factory=dict)   # summary.json's open_loop
     size_with: float | None = None
     headline: str = ""
+    # Per step (as `steps`): credhub-perf's cause of the requests over the SLO latency ("target pauses",
+    # "new connections", "queueing", "" none) and its note (summary.json steps' `tail`).
+    causes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def capacity(self) -> float | None:
@@ -117,6 +121,20 @@ def attach(conf: Confirmation, doc: dict) -> None:
     conf.size_with = _num(doc.get("size_with"))
     h = doc.get("headline")
     conf.headline = h[:400] if isinstance(h, str) else ""
+    conf.causes, conf.notes = [], []
+    ss = [t for t in doc.get("steps") or [] if isinstance(t, dict)] if isinstance(doc.get("steps"), list) else []
+    for s in conf.steps:
+        tail = next((t.get("tail") for t in ss if t.get("concurrency") == s.concurrency and _num(t.get("rate"))
+                     is not None and s.rate is not None and abs(_num(t.get("rate")) - s.rate) <= 1e-6 * max(1.0, s.rate)),
+                    None)
+        tail = tail if isinstance(tail, dict) else {}
+        cause, note = tail.get("cause"), tail.get("note")
+        conf.causes.append(cause if cause in CAUSES else "")
+        conf.notes.append(note[:300] if isinstance(note, str) else "")
+
+
+# credhub-perf's causes of a step's slow requests (results.TailFigures.Cause).
+CAUSES = ("target pauses", "new connections", "queueing")
 
 
 def sized_by(conf: Confirmation | None) -> str:

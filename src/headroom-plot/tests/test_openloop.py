@@ -99,3 +99,28 @@ def test_run_with_confirmation(tmp):
                                       "how": run.max_tput_how, "why": "", "knee": None, **_open_loop(run)}])
     assert table[0].sized_by == "open loop" and table[0].size_with == c.size_with
     assert table[0].open_loop == c.capacity and table[0].headlines == [c.headline]
+
+
+def test_confirmation_view_drawn(tmp):
+    """The time view of a run with a confirmation: one image, named for the run; none without one."""
+    from headroom_plot import timeview
+    d = tmp / "run"
+    d.mkdir()
+    rows = []
+    t = 0.0
+    for c in (1, 2):
+        rows += closed_step(t, c, 0.01, 300 * c)
+        t += 3.5
+    rows += _open_rows(t, 150.0, 3.0, lambda i: 0.005 if i % 100 > 10 else 0.06 - 0.005 * (i % 100))
+    write_ours(d / "results.csv", rows)
+    write_meta(d, slo={"percentile": 95, "latency_s": 0.02})
+    opts = Options(slo_percentile=95, slo_s=0.02)
+    run = load_run(str(d), opts)
+    run.slug = "get-t"
+    assert run.confirmation is not None and len(run.confirmation.notes) == 1
+    out = tmp / "out"
+    out.mkdir()
+    paths = timeview.draw(run, opts, str(out), ["png"])
+    assert [p.rsplit("/", 1)[1] for p in paths] == ["confirmation-get-t.png"]
+    run.confirmation = None
+    assert timeview.draw(run, opts, str(out), ["png"]) == []
