@@ -226,6 +226,9 @@ func (s *scenarioState) finish(ctx context.Context, runErr error, cleanupFailed 
 	s.writeMeta()
 	sum.Finish()
 	sum.Stopped = results.StoppedNote(meta, sum.RampSteps(), sum.StoppedReason, nil)
+	if d, pm, ps := results.FindPrevious(c.OutputDir, s.dir, meta); d != "" {
+		sum.ComparePrevious(d, pm, ps)
+	}
 	if err := s.writeSummary(); err != nil {
 		r.log.Printf("error: writing the summary: %v", err)
 		status = max(status, ExitFailed)

@@ -158,6 +158,9 @@ func (s *Summary) headline() string {
 	if s.CapacityIsLowerBound {
 		closed = "at least " + closed
 	}
+	if s.CapacityLabel != "" {
+		head += "[warm-up off: may be a cold target's] "
+	}
 	if o == nil {
 		return head + closed
 	}
@@ -204,4 +207,21 @@ func thousands(x float64) string {
 		return "-" + b.String()
 	}
 	return b.String()
+}
+
+// noKneeReason says why a complete run has no knee: no step within the
+// error bound, or steps within it that do not count, and why not (a run
+// whose every step had no error but was tester-bound or not steady must
+// not read as a run of errors).
+func (s *Summary) noKneeReason() string {
+	var within []SummaryStep
+	for _, st := range s.Steps[:s.rampSteps()] {
+		if st.Requests > 0 && st.ErrorRate <= s.SLO.MaxErrorRate {
+			within = append(within, st)
+		}
+	}
+	if len(within) == 0 {
+		return "no step within the error bound"
+	}
+	return fmt.Sprintf("%d of %d steps within the error bound, none counts: %s", len(within), s.rampSteps(), s.leftOutReason(within, s.rampSteps(), false))
 }

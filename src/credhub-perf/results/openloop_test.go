@@ -129,3 +129,27 @@ func TestThousands(t *testing.T) {
 }
 
 func jsonOf(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// Every step error-free but tester-bound or drifting: the knee line says
+// so, not "no step within the error bound".
+func TestNoKneeSaysTheRealReason(t *testing.T) {
+	bound, drift := headlineStep(1), headlineStep(2)
+	bound.TesterBound, bound.TesterBoundReason = true, "tester CPU 95 % of 1 core(s)"
+	drift.Steady = bp(false)
+	s := &Summary{SLO: SLO{Percentile: 95, LatencyS: 0.1, MaxErrorRate: 0.01}, Steps: []SummaryStep{bound, drift}}
+	s.Finish()
+	var sb strings.Builder
+	s.WriteTable(&sb)
+	if want := "knee: none (2 of 2 steps within the error bound, none counts: 1 tester-bound (tester CPU): add testers or use a bigger VM; 1 not steady)\n"; !strings.Contains(sb.String(), want) {
+		t.Fatalf("summary.txt:\n%s\nwant %q", sb.String(), want)
+	}
+	bad := headlineStep(1)
+	bad.Errors, bad.ErrorRate = 500, 0.5
+	s = &Summary{SLO: s.SLO, Steps: []SummaryStep{bad}}
+	s.Finish()
+	sb.Reset()
+	s.WriteTable(&sb)
+	if !strings.Contains(sb.String(), "knee: none (no step within the error bound)\n") {
+		t.Fatalf("summary.txt:\n%s", sb.String())
+	}
+}

@@ -327,7 +327,15 @@ type Summary struct {
 	OpenLoop *OpenLoop `json:"open_loop,omitempty"`
 	SizeWith *float64  `json:"size_with"`
 	Headline string    `json:"headline,omitempty"`
-	Warnings []string  `json:"warnings,omitempty"`
+	// CapacityLabel: with the run warm-up off, why the capacity may be a
+	// cold target's (coldlabel.go); also in Warnings. Absent when the
+	// warm-up ran or the steps show the target warm.
+	CapacityLabel string `json:"capacity_label,omitempty"`
+	// Previous: the comparison with the previous run of the same set-up in
+	// the same output directory (previous.go); absent when there is none
+	// (and in summaries recomputed from CSV files).
+	Previous *PreviousRun `json:"previous,omitempty"`
+	Warnings []string     `json:"warnings,omitempty"`
 	// StepWarnings flag steps whose figures describe the tester more than
 	// the target (an open-loop schedule the tester could not keep).
 	StepWarnings []string `json:"step_warnings,omitempty"`
@@ -393,6 +401,7 @@ func (s *Summary) Finish() {
 		s.Knee, s.KneeConcurrency, s.KneeRate, s.KneeStep, s.MaxThroughputAtSLO = nil, nil, nil, nil, nil
 		s.SizeWith = nil
 	}
+	s.setColdLabel()
 	s.Headline = s.headline()
 }
 
@@ -900,8 +909,12 @@ func (s *Summary) writeVerdicts(w io.Writer) {
 		fmt.Fprintln(w, h)
 	}
 	if s.MaxThroughputAtSLO != nil {
-		fmt.Fprintf(w, "max throughput at SLO: %s\n", s.CapacityText())
-		if s.OpenLoop != nil {
+		label := ""
+		if s.CapacityLabel != "" {
+			label = " [warm-up off: may be a cold target's]"
+		}
+		fmt.Fprintf(w, "max throughput at SLO: %s%s\n", s.CapacityText(), label)
+		if s.OpenLoop != nil || s.CapacityLabel != "" {
 			fmt.Fprintln(w, s.Headline)
 		}
 	} else if why := s.NoCapacityReason(); why != "" {
@@ -920,7 +933,7 @@ func (s *Summary) writeVerdicts(w io.Writer) {
 	} else if s.Incomplete {
 		fmt.Fprintln(w, "knee: none (incomplete run)")
 	} else {
-		fmt.Fprintln(w, "knee: none (no step within the error bound)")
+		fmt.Fprintf(w, "knee: none (%s)\n", s.noKneeReason())
 	}
 	if s.Capacity != nil {
 		if s.Capacity.Found {
@@ -943,6 +956,9 @@ func (s *Summary) writeVerdicts(w io.Writer) {
 		if s.Capacity.Note != "" {
 			fmt.Fprintf(w, "capacity note: %s\n", s.Capacity.Note)
 		}
+	}
+	if p := s.Previous; p != nil && p.Warning == "" {
+		fmt.Fprintf(w, "previous run of this set-up: %s; no large difference (capacity within %.0f %%, medians within %.0f %%)\n", p.Dir, 100*PreviousCapacityChange, 100*PreviousMedianChange)
 	}
 	if s.NotJudgedReason != "" {
 		note := "they count as capacity: the run warm-up was judged steady"

@@ -418,6 +418,8 @@ class CapacityRow:
     size_with: float | None = None
     sized_by: str = "closed loop"
     headlines: list[str] = field(default_factory=list)
+    # credhub-perf's cold-target labels of the group's runs (warm-up off, steps not showing it warm).
+    capacity_labels: list[str] = field(default_factory=list)
 
 
 def _size_with(c: CapacityRow, rs: list[dict]) -> None:
@@ -425,6 +427,7 @@ def _size_with(c: CapacityRow, rs: list[dict]) -> None:
     opens = [r["open_loop"] for r in rs if r.get("open_loop") is not None]
     c.open_loop = float(np.median(opens)) if opens else None
     c.headlines = [r["headline"] for r in rs if r.get("headline")]
+    c.capacity_labels = list(dict.fromkeys(r["capacity_label"] for r in rs if r.get("capacity_label")))
     if not any(r.get("sized_by") == "open loop" for r in rs):
         c.size_with = c.max_tput
         return

@@ -389,7 +389,8 @@ def _open_loop(r) -> dict:
     from . import openloop
     c = r.confirmation
     return {"open_loop": c.capacity if c else None, "sized_by": openloop.sized_by(c),
-            "size_with": openloop.size_with(r.max_tput, c), "headline": c.headline if c else ""}
+            "size_with": openloop.size_with(r.max_tput, c), "headline": c.headline if c else "",
+            "capacity_label": r.capacity_label}
 
 
 def _main(args) -> int:

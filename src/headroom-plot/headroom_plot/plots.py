@@ -371,6 +371,8 @@ def run_banners(run: Run) -> list[str]:
         kinds = "; ".join(p.split(":")[0] for p in run.lower_bound_reason.split("; ") if p[:1].isdigit())
         out.append(f"Capacity is a LOWER BOUND: at least {run.max_tput:,.0f} req/s (steps up to "
                    f"{run.lower_bound_top:,.0f} req/s within the SLO were not counted: {kinds})")
+    if run.capacity_label:
+        out.append(run.capacity_label[0].upper() + run.capacity_label[1:])
     c = run.confirmation
     if c is not None and c.headline and not c.agree:
         out.append(c.headline[0].upper() + c.headline[1:])

@@ -127,6 +127,7 @@ def capacity(table: list[CapacityRow], scenario: str) -> tuple[list[str], list[l
                      ("\u2265 " + _num(c.max_tput) + " (lower bound: steps above it not counted, see below)"
                       if c.capacity_is_lower_bound else
                       "\u2265 " + _num(c.max_tput) + " (SLO not crossed)" if c.lower_bound else _num(c.max_tput))
+                     + (" [warm-up off: may be a cold target's]" if c.capacity_labels else "")
                      if c.max_tput is not None else
                      ("unknown: no step counts (see below)" if c.why_none else
                       "no usable step (see Warnings)" if c.unusable else "SLO never met"),
@@ -260,6 +261,8 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
         head = warmup_headline(r.meta)
         if head:
             para(head[0].upper() + head[1:] + ".", cls="warn")
+        if r.capacity_label:
+            para("Capacity label (credhub-perf): " + r.capacity_label + ".", cls="warn")
         if r.confirmation is not None and r.confirmation.headline:
             para("Headline (credhub-perf): " + r.confirmation.headline + ".",
                  cls=None if r.confirmation.agree else "warn")

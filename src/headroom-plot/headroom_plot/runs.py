@@ -77,6 +77,9 @@ class Run:
     # The open-loop confirmation's steps and rows, moved out of the ramp's, with credhub-perf's verdict
     # (openloop.py); None when the run had none.
     confirmation: openloop.Confirmation | None = None
+    # With the run warm-up off: why the capacity may be a cold target's, credhub-perf's verdict (summary.json
+    # capacity_label, results/coldlabel.go); "" when the warm-up ran or the steps show the target warm.
+    capacity_label: str = ""
 
     @property
     def total(self) -> int:
@@ -626,6 +629,10 @@ def load_run(arg: str, opts: Options) -> Run:
                 s.flag_note = "; ".join(x for x in (s.flag_note, f"not judged steady ({s.unjudged})") if x)
         s.counts_unjudged = warm_steady
     evaluate(run, opts)
+    w = meta.get("warmup") if isinstance(meta, dict) else None
+    if isinstance(w, dict) and w.get("mode") == "off" and (run.max_tput is not None or run.no_capacity_why):
+        label = credhub_summary(run, opts, "the cold-target label").get("capacity_label")
+        run.capacity_label = _clean_text(label)[:400] if isinstance(label, str) else ""
     if summary is not None:
         run.warnings += check_summary(run, openloop.ramp_summary(summary, n_conf))
     w = warmup_warning(run.name(), meta)

@@ -247,7 +247,8 @@ def to_json(study: Study, opts: Options) -> dict:
                          "knee_rps": _num(c.knee),
                          "knee_interval": _ci(getattr(c, "knee_ci", None)), "efficiency": _num(c.efficiency),
                          "open_loop_rps": _num(c.open_loop), "size_with_rps": _num(c.size_with),
-                         "sized_with": c.sized_by, "headlines": c.headlines})
+                         "sized_with": c.sized_by, "headlines": c.headlines,
+                         "capacity_label": "; ".join(c.capacity_labels) or None})
         usl = None
         if s.fit is not None:
             f = s.fit

@@ -124,3 +124,27 @@ def test_confirmation_view_drawn(tmp):
     assert [p.rsplit("/", 1)[1] for p in paths] == ["confirmation-get-t.png"]
     run.confirmation = None
     assert timeview.draw(run, opts, str(out), ["png"]) == []
+
+
+def test_cold_target_labelled(tmp):
+    """Warm-up off and a target whose median falls as the load rises: credhub-perf's label reaches the run,
+    the capacity table and capacity.json's row."""
+    d = tmp / "cold"
+    d.mkdir()
+    rows, t = [], 0.0
+    for c, lat in ((1, 0.018), (2, 0.012), (3, 0.008)):
+        rows += closed_step(t, c, lat, int(3.0 / lat) * c)
+        t += 3.5
+    write_ours(d / "results.csv", rows)
+    write_meta(d, slo={"percentile": 95, "latency_s": 0.05},
+               warmup={"mode": "off", "concurrency": 1, "duration_s": 0, "requests": 0, "errors": 0, "steady": False,
+                       "reason": "off (warmup.run: 0)"})
+    run = load_run(str(d), Options(slo_percentile=95, slo_s=0.05))
+    assert run.capacity_label.startswith("warm-up off: the capacity may be a cold target's (step 1")
+    from headroom_plot.cli import _open_loop
+    table = analysis.capacity_table([{"scenario": "get", "instances": 1, "label": "t", "max_tput": run.max_tput,
+                                      "how": run.max_tput_how, "why": "", "knee": None, **_open_loop(run)}])
+    assert table[0].capacity_labels == [run.capacity_label]
+    from headroom_plot import report
+    _, rows_ = report.capacity(table, "get")
+    assert "[warm-up off: may be a cold target's]" in rows_[0][2]
