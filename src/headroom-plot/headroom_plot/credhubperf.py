@@ -1,6 +1,9 @@
 """credhub-perf's own summary of a run, for the rules headroom-plot takes from it rather than applying a copy:
 the several testers' merge (which tester's step goes into which merged step), what to do about tester-bound
-steps and why a run has no capacity (`credhub-perf summary --json`, docs/csv-format.md)."""
+steps and why a run has no capacity (`credhub-perf summary --json`, docs/csv-format.md).
+
+Where the binary is (locate) is found without the user's help; when there is none, NotFound lets the callers
+go on without what only credhub-perf decides, and note() says once what that was."""
 from __future__ import annotations
 
 import json
@@ -38,8 +41,8 @@ def places() -> list[tuple[str, str]]:
     directory of a link to it), the repository's bin/ (`make build`), then PATH."""
     out = []
     if sys.argv and sys.argv[0] and not sys.argv[0].endswith(".py"):  # not python -m headroom_plot.cli
-        here = os.path.dirname(os.path.abspath(sys.argv[0]))
-        out += [("beside headroom-plot", here), ("beside headroom-plot", os.path.dirname(os.path.realpath(sys.argv[0])))]
+        for d in (os.path.abspath(sys.argv[0]), os.path.realpath(sys.argv[0])):  # a link, and what it points to
+            out.append(("beside headroom-plot", os.path.dirname(d)))
     out.append(("beside headroom-plot", sysconfig.get_path("scripts")))
     repo = _repository_bin()
     if repo:
@@ -81,14 +84,21 @@ def binary(why: str) -> str:
     raise NotFound(f"{looked}, and headroom-plot needs credhub-perf for {why}: {FIX}")
 
 
-def note(not_added: list[str]) -> str:
-    """The one line that says what headroom-plot could not add without credhub-perf (not_added: what, for which
-    run, in order; "" when nothing was left out)."""
+def note(not_added: list[tuple[str, str]]) -> str:
+    """The one line that says what headroom-plot could not add without credhub-perf (not_added: (what, for which
+    run), in order; "" when nothing was left out)."""
     if not not_added:
         return ""
+    runs: dict[str, list[str]] = {}
+    for what, run in not_added:
+        runs.setdefault(what, [])
+        if run not in runs[what]:
+            runs[what].append(run)
     _, looked = locate()
-    return (f"{looked or 'credhub-perf not usable'}: drawn from the CSV files alone, without what credhub-perf "
-            f"decides: {'; '.join(dict.fromkeys(not_added))}; {FIX}")
+    said = "; ".join(f"{what} ({', '.join(rs[:3])}{f' and {len(rs) - 3} more' if len(rs) > 3 else ''})"
+                     for what, rs in runs.items())
+    return f"{looked or 'credhub-perf not usable'}: drawn from the CSV files alone, without what credhub-perf " \
+           f"decides: {said}; {FIX}"
 
 
 def summary_doc(path: str, csvs: list[str], slo_percentile: float, slo_s: float, max_error_rate: float,

@@ -75,7 +75,7 @@ class Run:
     # credhub-perf summary --json of the run at an SLO: (slo, document); see credhub_doc.
     credhub: tuple | None = None
     # What credhub-perf would have added had it been found (credhubperf.note says it once for all runs).
-    not_added: list[str] = field(default_factory=list)
+    not_added: list[tuple[str, str]] = field(default_factory=list)  # (what, run.name())
 
     @property
     def total(self) -> int:
@@ -1001,7 +1001,7 @@ def without_credhub_perf(run: Run, what: str, instead, ask):
     try:
         return ask()
     except credhubperf.NotFound:
-        run.not_added.append(f"{what} ({run.name()})")
+        run.not_added.append((what, run.name()))
         return instead
 
 

@@ -118,7 +118,7 @@ def test_fork_csv_with_steps_too_short_to_count_plots_with_one_note(tmp, nowhere
     assert len(notes) == 1, notes
     assert notes[0].startswith("note: credhub-perf not found (looked at $CREDHUB_PERF, PATH): drawn from the CSV "
                                "files alone, without what credhub-perf decides: the reason a run has no capacity "
-                               "(custom run fork); the reason a run has no capacity (custom run fork2); ")
+                               "(custom run fork, custom run fork2); ")
     assert notes[0].endswith(credhubperf.FIX)
     for name in ("headroom-custom-fork.png", "latency-over-time-custom-fork.png", "overlay-custom.png",
                  "report.html", "report.md", "capacity.json"):
