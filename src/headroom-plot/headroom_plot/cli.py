@@ -313,6 +313,15 @@ def _reap(pid: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """The whole program: one line on stderr for any failure or signal, never a traceback."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["compare"] and not os.path.lexists("compare"):  # a run named compare keeps its meaning
+        from . import comparecli
+        return comparecli.main(argv[1:])
+    return guarded(parser, _main, argv)
+
+
+def guarded(make_parser, body, argv: list[str]) -> int:
+    """Parse argv with make_parser() and run body(args) under the stop-signal handlers; any failure is one line."""
     for stream in (sys.stdout, sys.stderr):
         try:  # paths with bytes that are not UTF-8 print as those bytes, never raise
             stream.reconfigure(errors="surrogateescape" if stream is sys.stdout else "backslashreplace")
@@ -325,11 +334,11 @@ def main(argv: list[str] | None = None) -> int:
     out_dir = None
     try:
         try:
-            args = parser().parse_args(argv)
+            args = make_parser().parse_args(argv)
         except SystemExit as exc:  # --help, --version, or a usage error already said in one line
             return exc.code if isinstance(exc.code, int) else 2
         out_dir = args.out
-        code = _main(args)
+        code = body(args)
         _raise_if_stopped()
         return code
     except Interrupted as exc:
