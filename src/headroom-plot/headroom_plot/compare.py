@@ -306,11 +306,28 @@ def interpolate(x: np.ndarray, y: np.ndarray, at: np.ndarray) -> np.ndarray:
     return np.interp(at, x[o], y[o], left=np.nan, right=np.nan)
 
 
+def interpolate_columns(x: np.ndarray, y: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """interpolate() for every column of (steps x replicates) x and y at once: (replicates x len(at))."""
+    k, reps = x.shape
+    if reps == 0 or k == 0:
+        return np.full((reps, len(at)), np.nan)
+    o = np.argsort(x, axis=0, kind="stable")
+    xs, ys = np.take_along_axis(x, o, 0).T, np.take_along_axis(y, o, 0).T      # replicates x steps
+    if k == 1:
+        return np.where(xs == at[None, :], ys, np.nan)
+    j = np.clip((xs[:, :, None] < at[None, None, :]).sum(axis=1), 1, k - 1)     # replicates x len(at)
+    x0, x1 = np.take_along_axis(xs, j - 1, 1), np.take_along_axis(xs, j, 1)
+    y0, y1 = np.take_along_axis(ys, j - 1, 1), np.take_along_axis(ys, j, 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = np.where(x1 > x0, (at[None, :] - x0) / (x1 - x0), 0.0)
+    out = y0 + w * (y1 - y0)
+    inside = (at[None, :] >= xs[:, :1]) & (at[None, :] <= xs[:, -1:])
+    return np.where(inside, out, np.nan)
+
+
 def curve_at(c: Curve, q: int, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The run's percentile q at throughputs `at`: (point, replicates x len(at))."""
-    point = interpolate(c.x, c.p[q], at)
-    reps = np.array([interpolate(c.xr[:, r], c.pr[q][:, r], at) for r in range(c.xr.shape[1])])
-    return point, reps.reshape(c.xr.shape[1], len(at))
+    return interpolate(c.x, c.p[q], at), interpolate_columns(c.xr, c.pr[q], at)
 
 
 def combine_columns(per_run: list[np.ndarray], seed: int) -> np.ndarray:
