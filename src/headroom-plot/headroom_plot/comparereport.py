@@ -115,10 +115,22 @@ def _text_table(head, rows) -> str:
     return "\n".join(["  " + line(head)] + ["  " + line(r) for r in rows])
 
 
+def detectable_text(i: Item) -> str:
+    """The smallest capacity difference these runs could show, as a sentence ("" without an interval)."""
+    d = i.capacity.detectable
+    if d is None:
+        return ""
+    return (f"Smallest detectable difference: about {compare.pct(d)} of A's capacity (what these runs would show "
+            f"as lower or higher four times in five; more repeats make it smaller).")
+
+
 def text_table(c: Comparison, opts: Options) -> str:
     out = [intro(c, opts)]
     for i in c.items:
-        out += ["", heading(i, c), "  verdict: " + i.text, _text_table(*capacity_rows(i, c))]
+        out += ["", heading(i, c), "  verdict: " + i.text]
+        if detectable_text(i):
+            out.append("  " + detectable_text(i))
+        out.append(_text_table(*capacity_rows(i, c)))
         lat = latency_rows(i, c)
         if lat is not None:
             out += ["  latency at matched throughput:", _text_table(*lat)]
@@ -153,6 +165,8 @@ def write(out_dir: str, c: Comparison, opts: Options, images: dict, title: str |
         cls = "warn" if i.verdict == compare.CANNOT or i.at_least else "rec"
         md.append(f"**Verdict:** {i.text}\n")
         ht.append(f"<p class='{cls}'><b>Verdict:</b> {html.escape(i.text)}</p>")
+        if detectable_text(i):
+            para(detectable_text(i))
         table_(*capacity_rows(i, c))
         lat = latency_rows(i, c)
         if lat is not None:
