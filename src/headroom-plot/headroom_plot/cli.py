@@ -35,6 +35,8 @@ outputs (in --out):
 Every file is written to a hidden temporary name and renamed when complete: a full disk,
 Ctrl-C or SIGTERM never leaves a truncated file in --out.
 
+compare two set-ups: headroom-plot compare A B --out DIR (see headroom-plot compare --help)
+
 exit status: 0 ok, 2 bad input or usage (one line on stderr naming file and line),
   1 an output file could not be written (disk full, permissions) or an internal error,
   130 interrupted (SIGINT, Ctrl-C), 143 terminated (SIGTERM), 129 hung up (SIGHUP).

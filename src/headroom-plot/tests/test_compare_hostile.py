@@ -104,6 +104,14 @@ def test_a_run_stopped_before_its_plan_ended(pair, tmp, capsys):
     _refused(capsys, [a, b, "--out", tmp / "o"], "stopped after 3 of 8 planned steps", "re-run it")
 
 
+def test_a_ramp_the_abort_policy_ended_is_complete(pair, tmp, capsys):
+    a, b = pair
+    why = "abort policy after step 6 of 7: p99 latency 2100ms above abort.max_latency 2s for 1 consecutive step(s)"
+    json.dump({"stopped": f"stopped after 6 of 7 planned steps ({why})", "stopped_reason": why},
+              open(os.path.join(b, "summary.json"), "w"))
+    assert cli.main(["compare", a, b, "--out", str(tmp / "o"), "--format", "png", "--replicates", "50"]) == 0
+
+
 @pytest.mark.parametrize("text", ['{"steps": [{"throughput": NaN}]}', '{"capacity_rps": Infinity}',
                                   '{"steps": [{"throughput": 1e999}]}'])
 def test_nan_in_a_summary(pair, tmp, capsys, text):
