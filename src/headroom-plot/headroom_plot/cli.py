@@ -316,9 +316,10 @@ def _reap(pid: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     """The whole program: one line on stderr for any failure or signal, never a traceback."""
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["compare"] and not os.path.lexists("compare"):  # a run named compare keeps its meaning
+    if argv[:1] == ["compare"]:
         from . import comparecli
-        return comparecli.main(argv[1:])
+        if not comparecli.is_run("compare"):  # a run named compare keeps its meaning
+            return comparecli.main(argv[1:])
     return guarded(parser, _main, argv)
 
 

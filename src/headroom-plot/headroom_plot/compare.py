@@ -204,6 +204,11 @@ def _ci(reps: np.ndarray, point: float | None) -> tuple | None:
 
 # ---------------------------------------------------------------- the verdict
 
+def poss(name: str) -> str:
+    """The possessive of a side's name: "A's", "4 instances'"."""
+    return name + ("'" if name.endswith("s") else "'s")
+
+
 def pct(v: float) -> str:
     """A fraction as a rounded percentage: 0.312 -> "31 %", 0.004 -> "0.4 %"."""
     v = abs(v) * 100
@@ -219,7 +224,7 @@ def verdict(a: str, b: str, d: Difference, a_unknown: str = "", b_unknown: str =
     A can still show B lower; the other way round the data cannot tell."""
     for name, why in ((a, a_unknown), (b, b_unknown)):
         if why:
-            return CANNOT, f"cannot compare: {name}'s capacity is unknown because {why}", False
+            return CANNOT, f"cannot compare: {poss(name)} capacity is unknown because {why}", False
     if d.ratio.interval is None or d.diff.interval is None:
         return CANNOT, ("cannot compare: no interval for B - A (--replicates 0, a mix, or too few replicates "
                         "met the SLO)").replace("B - A", f"{b} - {a}"), False
@@ -230,14 +235,14 @@ def verdict(a: str, b: str, d: Difference, a_unknown: str = "", b_unknown: str =
     if b_floor:
         if word == HIGHER:
             return HIGHER, (f"{b} is at least {pct(rlo - 1)} higher than {a} (95 % interval's lower end; "
-                            f"{b}'s capacity is a lower bound: {b_floor})"), True
-        return CANNOT, (f"cannot compare: {b}'s capacity is only a lower bound ({b_floor}) and that bound is not "
-                        f"above {a}'s: {b} may carry more than measured"), False
+                            f"{poss(b)} capacity is a lower bound: {b_floor})"), True
+        return CANNOT, (f"cannot compare: {poss(b)} capacity is only a lower bound ({b_floor}) and that bound is not "
+                        f"above {poss(a)}: {b} may carry more than measured"), False
     if a_floor:
         if word == LOWER:
             return LOWER, (f"{b} is at least {pct(1 - rhi)} lower than {a} (95 % interval's upper end; "
-                           f"{a}'s capacity is a lower bound: {a_floor})"), True
-        return CANNOT, (f"cannot compare: {a}'s capacity is only a lower bound ({a_floor}) and {b}'s is not below "
+                           f"{poss(a)} capacity is a lower bound: {a_floor})"), True
+        return CANNOT, (f"cannot compare: {poss(a)} capacity is only a lower bound ({a_floor}) and {poss(b)} is not below "
                         f"it: {a} may carry more than measured"), False
     if word == LOWER:
         return LOWER, (f"lower: {b} carries {pct(value - 1)} less than {a} (95 % interval {pct(1 - rhi)} to "

@@ -1,9 +1,9 @@
 """headroom-plot compare: the command line of a comparison of two set-ups (numbers in compare.py).
 
 `headroom-plot compare A B --out DIR` or `headroom-plot compare --a 'before/*/' --b 'after/*/' --out DIR`.
-cli.main hands it every argument after `compare` unless a file or directory named `compare` is in the
-working directory: then `headroom-plot compare ...` keeps its older meaning (that run, plotted), and
-`python -m headroom_plot.comparecli ...` compares.
+cli.main hands it every argument after `compare` unless the working directory holds a run named
+`compare` (a results CSV, or a directory with one): then `headroom-plot compare ...` keeps its older
+meaning (that run, plotted), and `python -m headroom_plot.comparecli ...` compares.
 """
 from __future__ import annotations
 
@@ -86,7 +86,8 @@ def parse_labels(text: str | None) -> dict:
     return out
 
 
-def _is_run(path: str) -> bool:
+def is_run(path: str) -> bool:
+    """A results CSV, or a directory holding one: what headroom-plot plots."""
     return os.path.isfile(path) or bool(glob.glob(os.path.join(glob.escape(path), "results*.csv")))
 
 
@@ -101,9 +102,9 @@ def expand(side: str, specs: list[str]) -> list[str]:
             raise InputError(f"side {side}: {spec} matches no file or directory; check the pattern (quote it so "
                              "the shell does not expand it)")
         for p in paths:
-            if os.path.isdir(p) and not _is_run(p):
+            if os.path.isdir(p) and not is_run(p):
                 kids = sorted(os.path.join(p, k) for k in os.listdir(p) if os.path.isdir(os.path.join(p, k))
-                              and _is_run(os.path.join(p, k)))
+                              and is_run(os.path.join(p, k)))
                 if not kids:
                     raise InputError(f"side {side}: {p} holds no results CSV and no run directory: the side is "
                                      "empty; pass run directories written by credhub-perf")

@@ -3,6 +3,7 @@ and every difference B / A - 1 with its interval against zero (right)."""
 from __future__ import annotations
 
 import re
+import textwrap
 
 import numpy as np
 
@@ -43,9 +44,19 @@ def _curves(ax, i: Item, c: Comparison, opts: Options) -> list[float]:
             ax.plot(x, y * 1000, "-", color=col, lw=2, label=f"{name}: p{q:g}, 95 % band"
                     + (f" (median of {len(g.runs)} runs)" if len(g.runs) > 1 else ""))
             ys += list(y[np.isfinite(y)] * 1000)
-        for cv in g.curves:
-            ax.plot(cv.x, cv.p[q] * 1000, "o", color=col, ms=4, alpha=0.75)
-            ys += list(cv.p[q] * 1000)
+        for k, r in enumerate(g.runs):
+            # every step, counted or not: a side whose steps were left out (tester-bound, not steady) still
+            # shows where it ran; filled markers count as capacity, hollow ones do not
+            st = sorted(r.steps, key=lambda s: (s.concurrency or 0, s.rate or 0.0, s.index))
+            xs = np.array([s.throughput for s in st])
+            ps = np.array([s.slo_s for s in st]) * 1000
+            ok = np.array([s.counts(opts.max_error_rate) for s in st], dtype=bool)
+            ax.plot(xs, ps, ":", color=col, lw=0.9, alpha=0.6)
+            ax.plot(xs[ok], ps[ok], "o", color=col, ms=4.5, alpha=0.8)
+            ax.plot(xs[~ok], ps[~ok], "o", mfc="white", mec=col, ms=5.5, mew=1.2,
+                    label=f"{side}: step not counted (tester-bound, not steady, incomplete or over the error "
+                          "limit)" if k == 0 and (~ok).any() else None)
+            ys += list(ps[np.isfinite(ps)])
         cap = g.row.max_tput
         if cap is not None:
             e = i.capacity.a if side == "A" else i.capacity.b
@@ -83,6 +94,14 @@ def _forest(ax, i: Item) -> None:
     rows += [(f"p{p.percentile} at {p.throughput:,.4g} req/s", p.d)
              for p in sorted(i.latency, key=lambda p: (p.percentile, p.throughput))]
     rows = [(n, d) for n, d in rows if d.ratio.value is not None]
+    if not rows:
+        ax.text(0.5, 0.5, "nothing to compare:\nsee the verdict below", transform=ax.transAxes, ha="center",
+                va="center", fontsize=11, color="#555555")
+        ax.set_xticks([])
+        ax.set_yticks([])
+        for side in ("left", "bottom"):
+            ax.spines[side].set_visible(False)
+        return
     for k, (name, d) in enumerate(rows):
         y = len(rows) - 1 - k
         col = SHOWS_COLORS[d.shows] if k else SHOWS_COLORS.get(i.verdict, "#777777")
@@ -118,7 +137,8 @@ def draw(i: Item, c: Comparison, opts: Options, out_dir: str, formats: list[str]
                  fontweight="bold")
     plots._legend(ax, loc="upper left", fontsize=8)
     _forest(fx, i)
-    verdict = i.text if len(i.text) <= 150 else i.text[:147] + "..."
-    fig.text(0.01, 0.005, "verdict: " + verdict, fontsize=9, ha="left", va="bottom")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    lines = textwrap.wrap("verdict: " + i.text, 190)
+    verdict = "\n".join(lines[:2]) + (" ..." if len(lines) > 2 else "")
+    fig.text(0.01, 0.005, verdict, fontsize=9, ha="left", va="bottom")
+    fig.tight_layout(rect=(0, 0.02 + 0.022 * min(len(lines), 2), 1, 1))
     return plots._save(fig, out_dir, stem(i, c), formats)

@@ -51,8 +51,10 @@ def _ratio_pct(e: Estimate) -> str:
 def heading(i: Item, c: Comparison) -> str:
     na, nb = c.names["A"], c.names["B"]
     same = i.a.key == i.b.key
-    return (f"{i.scenario}: {nb} against {na}" + (f", {i.a.what}" if same and i.a.row.instances is not None else
-                                                  "" if same else f" ({i.b.what} against {i.a.what})"))
+    if same:
+        return f"{i.scenario}: {nb} against {na}" + (f", {i.a.what}" if i.a.row.instances is not None else "")
+    groups = f" ({i.b.what} against {i.a.what})" if (nb, na) != (i.b.what, i.a.what) else ""
+    return f"{i.scenario}: {nb} against {na}{groups}"
 
 
 def capacity_rows(i: Item, c: Comparison) -> tuple[list[str], list[list[str]]]:
@@ -115,21 +117,21 @@ def _text_table(head, rows) -> str:
     return "\n".join(["  " + line(head)] + ["  " + line(r) for r in rows])
 
 
-def detectable_text(i: Item) -> str:
+def detectable_text(i: Item, c: Comparison) -> str:
     """The smallest capacity difference these runs could show, as a sentence ("" without an interval)."""
     d = i.capacity.detectable
     if d is None:
         return ""
-    return (f"Smallest detectable difference: about {compare.pct(d)} of A's capacity (what these runs would show "
-            f"as lower or higher four times in five; more repeats make it smaller).")
+    return (f"Smallest detectable difference: about {compare.pct(d)} of {compare.poss(c.names['A'])} capacity "
+            "(what these runs would show as lower or higher four times in five; more repeats make it smaller).")
 
 
 def text_table(c: Comparison, opts: Options) -> str:
     out = [intro(c, opts)]
     for i in c.items:
         out += ["", heading(i, c), "  verdict: " + i.text]
-        if detectable_text(i):
-            out.append("  " + detectable_text(i))
+        if detectable_text(i, c):
+            out.append("  " + detectable_text(i, c))
         out.append(_text_table(*capacity_rows(i, c)))
         lat = latency_rows(i, c)
         if lat is not None:
@@ -165,8 +167,8 @@ def write(out_dir: str, c: Comparison, opts: Options, images: dict, title: str |
         cls = "warn" if i.verdict == compare.CANNOT or i.at_least else "rec"
         md.append(f"**Verdict:** {i.text}\n")
         ht.append(f"<p class='{cls}'><b>Verdict:</b> {html.escape(i.text)}</p>")
-        if detectable_text(i):
-            para(detectable_text(i))
+        if detectable_text(i, c):
+            para(detectable_text(i, c))
         table_(*capacity_rows(i, c))
         lat = latency_rows(i, c)
         if lat is not None:
