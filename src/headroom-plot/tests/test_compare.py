@@ -232,3 +232,13 @@ def test_a_run_directory_named_compare_keeps_its_meaning(tmp, monkeypatch, capsy
     monkeypatch.chdir(tmp)
     assert cli.main(["compare", "--out", "o", "--format", "png", "--replicates", "0"]) == 0
     assert os.path.exists(tmp / "o" / "capacity.json")
+
+
+def test_a_directory_named_compare_that_is_no_run_leaves_the_subcommand(tmp, monkeypatch, capsys):
+    rng = np.random.default_rng(40)
+    a = write_run(tmp / "x", rng, 150.0, "x")
+    b = write_run(tmp / "y", rng, 150.0, "y")
+    (tmp / "compare").mkdir()   # an earlier comparison's --out
+    monkeypatch.chdir(tmp)
+    assert cli.main(["compare", a, b, "--out", "compare", "--format", "png", "--replicates", "50"]) == 0
+    assert os.path.exists(tmp / "compare" / "comparison.json")
