@@ -19,7 +19,8 @@ SLO = 0.25
 def mm1_ramp(capacity, slo_s=SLO, delay=0.02, fractions=(0.3, 0.5, 0.7, 0.85, 0.95, 1.03, 1.06)):
     """Step rates and medians whose true p95 follows an M/M/1 queue: a request's time in the system is
     exponential with rate mu - lambda, so p95 = delay + ln(20) / (mu - lambda), with mu chosen so that p95
-    reaches slo_s at `capacity` (the steps stay below mu, where the queue would grow without end). Returns (rates, medians, true p95 per step)."""
+    reaches slo_s at `capacity` (the steps stay below mu, where the queue would grow without end: mu is
+    capacity + 13 req/s here, so capacities up to about 200 req/s). Returns (rates, medians, true p95 per step)."""
     mu = capacity + np.log(20) / (slo_s - delay)
     rates = capacity * np.array(fractions)
     p95 = delay + np.log(20) / np.maximum(mu - rates, 1e-3)
@@ -33,7 +34,7 @@ def truth(capacity):
     return synth.crossing(rates, p, SLO)
 
 
-def write_run(path, rng, capacity, label, duration=10.0):
+def write_run(path, rng, capacity, label, duration=10.0, instances=2):
     """A credhub-perf run directory of open-loop steps on mm1_ramp(capacity)."""
     rates, medians, _ = mm1_ramp(capacity)
     lat, off, _, stp = synth.steps(rng, rates, medians, duration)
@@ -46,7 +47,7 @@ def write_run(path, rng, capacity, label, duration=10.0):
               for o, a, r in zip(off, lat, rate_col)]
     with open(os.path.join(path, "results.csv"), "w") as f:
         f.write("".join(lines))
-    meta = {"tool_version": "synthetic", "scenario": "get", "label": label, "instances": 2, "mode": "open",
+    meta = {"tool_version": "synthetic", "scenario": "get", "label": label, "instances": instances, "mode": "open",
             "slo": {"percentile": 95, "latency_s": SLO}, "started_at": "2026-11-18T10:00:00Z",
             "warmup": {"mode": "auto", "steady": True, "duration_s": 10, "requests": 100}}
     with open(os.path.join(path, "meta.json"), "w") as f:
@@ -242,3 +243,22 @@ def test_a_directory_named_compare_that_is_no_run_leaves_the_subcommand(tmp, mon
     monkeypatch.chdir(tmp)
     assert cli.main(["compare", a, b, "--out", "compare", "--format", "png", "--replicates", "50"]) == 0
     assert os.path.exists(tmp / "compare" / "comparison.json")
+
+
+def test_two_scaling_studies_compare_per_count_and_their_usl(tmp, capsys):
+    """Both sides measured 1 and 2 instances: each count is compared, and the two USL fits (B scales worse:
+    its 2-instance capacity is 20 % lower)."""
+    rng = np.random.default_rng(41)
+    for side, caps in (("a", (100.0, 180.0)), ("b", (100.0, 144.0))):   # below mm1_ramp's 200 req/s limit
+        for n, cap in zip((1, 2), caps):
+            write_run(tmp / side / f"n{n}", rng, cap, f"{n}-instances", instances=n)
+    out = tmp / "o"
+    assert cli.main(["compare", str(tmp / "a"), str(tmp / "b"), "--out", str(out), "--format", "png",
+                     "--replicates", "200"]) == 0
+    doc = json.load(open(out / "comparison.json"))
+    got = {(c["a"]["instances"], c["b"]["instances"]): c["capacity"]["verdict"] for c in doc["comparisons"]}
+    assert got == {(1, 1): compare.SAME, (2, 2): compare.LOWER}, got
+    usl = doc["usl"]["get"]
+    assert usl["a_instance_counts"] == [1, 2] and usl["kappa_fitted"] is False
+    assert usl["sigma"]["b"]["value"] > usl["sigma"]["a"]["value"]
+    assert "Universal Scalability Law" in capsys.readouterr().out
