@@ -469,6 +469,10 @@ def pairs(ga: dict, gb: dict) -> tuple[list[tuple[Group, Group]], list[str]]:
     """The groups to compare, and warnings for what is left out. Per scenario in both: when each side has
     one group, those two (2 instances against 4 is a comparison); else each instance count both measured."""
     out, warnings = [], []
+    for side, mine, theirs in (("A", ga, gb), ("B", gb, ga)):
+        alone = sorted({s for s, _ in mine} - {s for s, _ in theirs})
+        if alone:
+            warnings.append(f"only {side} ran {', '.join(alone)}: not compared")
     for scen in sorted({s for s, _ in ga} & {s for s, _ in gb}):
         a = [g for (s, _), g in ga.items() if s == scen]
         b = [g for (s, _), g in gb.items() if s == scen]
@@ -606,7 +610,15 @@ def check_runs(side: str, runs: list[Run]) -> None:
 
 
 def check_sides(a_runs: list[Run], b_runs: list[Run]) -> None:
-    """InputError for sides that share no scenario, or whose steps differ in shape (closed against open loop)."""
+    """InputError for sides that share a run (its replicates would be the same draws on both sides, and
+    every difference zero), share no scenario, or whose steps differ in shape (closed against open loop)."""
+    seen = {os.path.realpath(r.path): r.path for r in a_runs}
+    ids = {study.run_identity(r): r.path for r in a_runs if isinstance(r.meta, dict) and r.meta.get("run_id")}
+    for r in b_runs:
+        other = seen.get(os.path.realpath(r.path)) or ids.get(study.run_identity(r))
+        if other is not None:
+            raise InputError(f"{r.path} is on both sides (A has {other}, the same run): compare two different "
+                             "sets of runs")
     sa, sb = {r.scenario for r in a_runs}, {r.scenario for r in b_runs}
     common = sa & sb
     if not common:

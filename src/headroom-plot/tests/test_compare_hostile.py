@@ -52,6 +52,14 @@ def test_different_slos_within_a_side(pair, tmp, capsys):
     _refused(capsys, ["--a", a, "--a", c, "--b", b, "--out", tmp / "o"], "A's runs were judged against different SLOs")
 
 
+def test_the_same_run_on_both_sides(pair, tmp, capsys):
+    a, b = pair
+    _refused(capsys, ["--a", a, "--b", b, "--b", a, "--out", tmp / "o"], "is on both sides")
+    _meta(a, run_id="20261203T120000Z-abcdef")
+    c = shutil.copytree(a, tmp / "copy")
+    _refused(capsys, [a, c, "--out", tmp / "o"], "the same run")
+
+
 def test_no_scenario_in_common(pair, tmp, capsys):
     a, b = pair
     _meta(b, scenario="set")
