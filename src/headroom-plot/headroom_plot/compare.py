@@ -43,7 +43,7 @@ SCHEMA = 1
 LATENCY_PERCENTILES = (50, 95, 99)
 # Where latency is compared: these shares of the smaller side's capacity (or of the most throughput both
 # sides reached, without one), those at or above the least throughput both reached.
-MATCH_FRACTIONS = (0.25, 0.5, 0.75, 1.0)
+MATCH_FRACTIONS = (0.25, 0.5, 0.75, 0.9)   # not 1: at its capacity a closed loop's curve turns vertical
 POWER = 0.80                   # the power behind the smallest detectable difference
 LOWER, HIGHER, SAME, CANNOT = "lower", "higher", "no difference the data can show", "cannot compare"
 BAND_POINTS = 60               # throughputs along each side's curve for the plot's band
@@ -306,18 +306,22 @@ def run_curve(run: Run, opts: Options, reps: int, seed: int) -> Curve | None:
 
 
 def interpolate(x: np.ndarray, y: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """y at the throughputs `at`, linear between steps; NaN outside the steps' range."""
-    o = np.argsort(x, kind="stable")
-    return np.interp(at, x[o], y[o], left=np.nan, right=np.nan)
+    """y at the throughputs `at` on steps in load order, linear between the first step that reaches each
+    throughput and the one before it (interpolate_columns); NaN outside the steps' range."""
+    return interpolate_columns(np.asarray(x, dtype=np.float64)[:, None], np.asarray(y, dtype=np.float64)[:, None],
+                               np.asarray(at, dtype=np.float64))[0]
 
 
 def interpolate_columns(x: np.ndarray, y: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """interpolate() for every column of (steps x replicates) x and y at once: (replicates x len(at))."""
+    """interpolate() for every column of (steps x replicates) x and y at once: (replicates x len(at)).
+
+    Steps stay in load order, each at the most throughput reached so far: a replicate of a closed loop's
+    plateau puts a saturated step's throughput a little below an earlier one's, and sorting by throughput
+    would then draw the curve through the saturated step's latency far below the knee."""
     k, reps = x.shape
     if reps == 0 or k == 0:
         return np.full((reps, len(at)), np.nan)
-    o = np.argsort(x, axis=0, kind="stable")
-    xs, ys = np.take_along_axis(x, o, 0).T, np.take_along_axis(y, o, 0).T      # replicates x steps
+    xs, ys = np.maximum.accumulate(x, axis=0).T, y.T                             # replicates x steps
     if k == 1:
         return np.where(xs == at[None, :], ys, np.nan)
     j = np.clip((xs[:, :, None] < at[None, None, :]).sum(axis=1), 1, k - 1)     # replicates x len(at)

@@ -110,11 +110,21 @@ def test_verdict_unknown_capacity_names_the_side_and_reason():
 
 def test_interpolate_columns_is_interpolate_per_column():
     rng = np.random.default_rng(2)
-    x = rng.uniform(10, 100, (6, 50))
+    x = np.sort(rng.uniform(10, 100, (6, 50)), axis=0)
     y = rng.uniform(0.01, 0.1, (6, 50))
     at = np.array([5.0, 20.0, 50.0, 80.0, 99.0, 150.0])
-    want = np.array([compare.interpolate(x[:, r], y[:, r], at) for r in range(50)])
+    want = np.array([np.interp(at, x[:, r], y[:, r], left=np.nan, right=np.nan) for r in range(50)])
     assert np.allclose(compare.interpolate_columns(x, y, at), want, equal_nan=True)
+    assert np.allclose([compare.interpolate(x[:, r], y[:, r], at) for r in range(50)], want, equal_nan=True)
+
+
+def test_interpolation_follows_load_order_on_a_plateau():
+    # a saturated step (throughput 99, latency 80) after the knee (100, 20): latency at 99 is the knee's
+    # side of the curve, not the saturated step's
+    x = np.array([50.0, 100.0, 99.0])
+    y = np.array([0.010, 0.020, 0.080])
+    got = compare.interpolate(x, y, np.array([75.0, 99.0, 100.0, 101.0]))
+    assert np.allclose(got[:3], [0.015, 0.0198, 0.020]) and np.isnan(got[3])
 
 
 def test_rising_keeps_the_curve_a_function_of_throughput():
