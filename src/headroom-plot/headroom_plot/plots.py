@@ -337,14 +337,15 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
     return _save(fig, out_dir, f"headroom-{run.slug}", formats)
 
 
-# The open-loop confirmation's colour: apart from the percentile lines and the SLO's red.
-OPEN_COLOR = "#7b3294"
+# The open-loop confirmation's colour (teal) and marker (triangles): apart from the percentile lines, the
+# SLO's red and the flagged steps' rings, squares, hexagons and diamonds.
+OPEN_COLOR = "#00838f"
 
 
 def _confirmation_points(ax, run: Run, opts: Options) -> None:
     """The open-loop confirmation on the headroom plot (openloop.py): each fixed-rate step's SLO
-    percentile at its throughput (hollow squares; filled where it met the SLO and counted), and where open
-    arrivals hold the SLO (credhub-perf's figure), a purple star beside the closed loop's red one."""
+    percentile at its throughput (hollow teal triangles; filled where it met the SLO and counted), and where
+    open arrivals hold the SLO (credhub-perf's figure), a teal star beside the closed loop's red one."""
     c = run.confirmation
     if c is None or not c.steps:
         return
@@ -354,10 +355,10 @@ def _confirmation_points(ax, run: Run, opts: Options) -> None:
     held = np.array([s.slo_s <= opts.slo_s and s.counts(opts.max_error_rate) for s in c.steps])
     ax.plot(xs, ys, ":", color=OPEN_COLOR, lw=1.4, zorder=6)
     if held.any():
-        ax.plot(xs[held], ys[held], ls="none", marker="s", ms=9, color=OPEN_COLOR, mec="black", zorder=7,
+        ax.plot(xs[held], ys[held], ls="none", marker="^", ms=10, color=OPEN_COLOR, mec="black", zorder=7,
                 label=f"open-loop confirmation: p{pct:g} of a fixed-rate step (met the SLO)")
     if (~held).any():
-        ax.plot(xs[~held], ys[~held], ls="none", marker="s", ms=9, mfc="white", mec=OPEN_COLOR, mew=2.0, zorder=7,
+        ax.plot(xs[~held], ys[~held], ls="none", marker="^", ms=10, mfc="white", mec=OPEN_COLOR, mew=2.0, zorder=7,
                 label=f"open-loop confirmation: p{pct:g} of a fixed-rate step (missed the SLO or not counted)")
     if c.capacity is not None:
         verdict = "confirms the closed loop" if c.agree else "SIZE WITH THIS"

@@ -16,7 +16,7 @@ import numpy as np
 from .plots import HALO, PCT_COLORS, _legend, _sample, _save, _set_latency_axis, plt, use_log
 from .runs import Options, Run
 
-OPEN_COLOR = "#7b3294"
+OPEN_COLOR = "#00838f"
 # Requests drawn per panel at most: a 30 s step at 1,000 req/s is 30,000; every one counts in the
 # percentiles, a sample is enough to see the shape.
 MAX_DRAWN = 6000

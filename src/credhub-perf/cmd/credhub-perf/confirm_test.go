@@ -1,8 +1,11 @@
 package main
 
 import (
+	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/credhub-perf/credhub-perf/load/loadtest"
 	"github.com/credhub-perf/credhub-perf/results"
@@ -33,7 +36,50 @@ slo: {percentile: 95, latency: 20ms}`)
 			t.Errorf("confirmation step %d (rate %g/s): sched-lag mean %.1f ms", st.Step, st.Rate, 1000*st.SchedLagMeanS)
 		}
 	}
+	checkConnections(t, onlyRunDir(t, outputDir(t, cfg)))
 	return sum, r
+}
+
+// checkConnections holds the confirmation's steps to the engine's rule:
+// each opens at most its peak of requests in flight plus the first dials
+// (4), whatever the rate, and the target's pauses do not make it dial a
+// connection per waiting request.
+func checkConnections(t *testing.T, dir string) {
+	t.Helper()
+	type span struct{ start, end time.Duration }
+	spans := map[float64][]span{}
+	dials := map[float64]int{}
+	if _, err := results.ReadCSV(filepath.Join(dir, "results.csv"), func(r *results.Row) error {
+		if r.Rate > 0 {
+			spans[r.Rate] = append(spans[r.Rate], span{r.Offset, r.Offset + r.Latency})
+			if r.DNSDial > 0 {
+				dials[r.Rate]++
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for rate, ss := range spans {
+		var starts, ends []time.Duration
+		for _, s := range ss {
+			starts, ends = append(starts, s.start), append(ends, s.end)
+		}
+		sort.Slice(starts, func(i, j int) bool { return starts[i] < starts[j] })
+		sort.Slice(ends, func(i, j int) bool { return ends[i] < ends[j] })
+		peak, in, j := 0, 0, 0
+		for _, st := range starts {
+			for j < len(ends) && ends[j] <= st {
+				j++
+				in--
+			}
+			in++
+			peak = max(peak, in)
+		}
+		if dials[rate] > peak+4 {
+			t.Errorf("rate %g/s: %d connections opened, peak in flight %d", rate, dials[rate], peak)
+		}
+	}
 }
 
 // A target that stops 50 ms every 2 s (credhub-sim -pause): three
