@@ -176,13 +176,6 @@ type Meta struct {
 	// tester (lockstep only); later than the schedule when tester 0's
 	// cleanup and seeding took longer than tester.scenario_gap.
 	ScenarioStartAt string `json:"scenario_start_at,omitempty"`
-	// FastRSA is tester.fast_rsa; RSASigner names the code that signed the
-	// client's RSA handshake signatures ("crypto/rsa", also when no RSA key
-	// signs, or "rsasign-ifma"), and RSASignerNote why the fast signer was
-	// asked for and not used (no IFMA, not an RSA-2048 key).
-	FastRSA       bool   `json:"fast_rsa"`
-	RSASigner     string `json:"rsa_signer"`
-	RSASignerNote string `json:"rsa_signer_note,omitempty"`
 	// FastHTTP is tester.fast_http; HTTPClient names the client that sent
 	// the requests ("net/http", the default, or "lean"), and HTTPClientNote
 	// why the lean client was asked for and not used (HTTP/2).
