@@ -197,6 +197,10 @@ def run(args) -> int:
         cli._raise_if_stopped()
     written += comparereport.write(args.out, result, opts, images, args.title)
     warnings = result.warnings + [w for side in ("A", "B") for r in runs[side] for w in r.warnings]
+    from . import credhubperf
+    note = credhubperf.note([x for side in ("A", "B") for r in runs[side] for x in r.not_added])
+    if note:  # once, as headroom-plot says it: what credhub-perf would have added
+        print(f"note: {note}", file=sys.stderr)
     if not args.quiet:
         for w in warnings:
             print(f"warning: {w}", file=sys.stderr)

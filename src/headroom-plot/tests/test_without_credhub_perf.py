@@ -129,6 +129,13 @@ def test_fork_csv_with_steps_too_short_to_count_plots_with_one_note(tmp, nowhere
     assert [c["no_capacity_reason"] for c in cap] == [NOT_ADDED, NOT_ADDED]
 
 
+def test_compare_says_the_note_once(tmp, nowhere, capsys):
+    a, b = fork_csv(tmp / "a.csv", 1.0), fork_csv(tmp / "b.csv", 1.0)
+    assert cli.main(["compare", a, b, "--out", str(tmp / "cmp"), "--format", "png", "--replicates", "0"]) == 0
+    notes = _notes(capsys.readouterr().err)
+    assert len(notes) == 1 and "the reason a run has no capacity (custom run a, custom run b)" in notes[0], notes
+
+
 def test_fork_csv_long_steps_give_a_capacity_without_credhub_perf_and_no_note(tmp, nowhere, capsys):
     out = tmp / "out"
     assert cli.main([fork_csv(tmp / "fork.csv", 3.0), "--out", str(out), "--format", "png",
