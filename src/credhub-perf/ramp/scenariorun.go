@@ -12,7 +12,6 @@ import (
 	"github.com/credhub-perf/credhub-perf/credhub"
 	"github.com/credhub-perf/credhub-perf/load"
 	"github.com/credhub-perf/credhub-perf/results"
-	"github.com/credhub-perf/credhub-perf/rsasign"
 )
 
 // scenario seeds, ramps and cleans up one scenario; it returns the exit status.
@@ -56,10 +55,6 @@ func (r *runner) openScenario(k int, scenario string) (*scenarioState, int, erro
 		return nil, ExitFailed, err
 	}
 	meta := r.newMeta(scenario, n, len(plan))
-	meta.RSASigner, meta.RSASignerNote = engine.RSASigner()
-	if meta.RSASignerNote != "" && k == 0 {
-		r.log.Printf("tester.fast_rsa: %s signs instead of %s: %s", meta.RSASigner, rsasign.FastName, meta.RSASignerNote)
-	}
 	meta.HTTPClient, meta.HTTPClientNote = engine.HTTPClient()
 	if meta.HTTPClientNote != "" && k == 0 {
 		r.log.Printf("tester.fast_http: %s sends instead of the %s client: %s", meta.HTTPClient, load.FastHTTPName, meta.HTTPClientNote)
@@ -172,7 +167,7 @@ func (s *scenarioState) recordInterrupted() {
 	meta.StoppedReason = sum.StoppedReason
 	s.writeMeta()
 	sum.Finish()
-	sum.Stopped = results.StoppedNote(meta, len(sum.Steps), sum.StoppedReason, nil)
+	sum.Stopped = results.StoppedNote(meta, sum.RampSteps(), sum.StoppedReason, nil)
 	_ = s.writeSummary()
 	// Said before the cleanup: a second interrupt or the errand's kill may
 	// cut it short, and then nothing more is printed.
@@ -225,7 +220,10 @@ func (s *scenarioState) finish(ctx context.Context, runErr error, cleanupFailed 
 	meta.StoppedReason = sum.StoppedReason
 	s.writeMeta()
 	sum.Finish()
-	sum.Stopped = results.StoppedNote(meta, len(sum.Steps), sum.StoppedReason, nil)
+	sum.Stopped = results.StoppedNote(meta, sum.RampSteps(), sum.StoppedReason, nil)
+	if d, pm, ps := results.FindPrevious(c.OutputDir, s.dir, meta); d != "" {
+		sum.ComparePrevious(d, pm, ps)
+	}
 	if err := s.writeSummary(); err != nil {
 		r.log.Printf("error: writing the summary: %v", err)
 		status = max(status, ExitFailed)

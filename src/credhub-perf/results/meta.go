@@ -176,13 +176,6 @@ type Meta struct {
 	// tester (lockstep only); later than the schedule when tester 0's
 	// cleanup and seeding took longer than tester.scenario_gap.
 	ScenarioStartAt string `json:"scenario_start_at,omitempty"`
-	// FastRSA is tester.fast_rsa; RSASigner names the code that signed the
-	// client's RSA handshake signatures ("crypto/rsa", also when no RSA key
-	// signs, or "rsasign-ifma"), and RSASignerNote why the fast signer was
-	// asked for and not used (no IFMA, not an RSA-2048 key).
-	FastRSA       bool   `json:"fast_rsa"`
-	RSASigner     string `json:"rsa_signer"`
-	RSASignerNote string `json:"rsa_signer_note,omitempty"`
 	// FastHTTP is tester.fast_http; HTTPClient names the client that sent
 	// the requests ("net/http", the default, or "lean"), and HTTPClientNote
 	// why the lean client was asked for and not used (HTTP/2).
@@ -192,6 +185,22 @@ type Meta struct {
 	// Insecure lists the configuration keys in force that weaken transport
 	// security (target.insecure_skip_verify, uaa.allow_plaintext_secret).
 	Insecure []string `json:"insecure"`
+	// Confirmation: the open-loop confirmation (confirm.*) as configured,
+	// the rates it ran, or why it did not run; absent in runs before it.
+	Confirmation *Confirmation `json:"confirmation,omitempty"`
+}
+
+// Confirmation is meta.json's `confirmation`.
+type Confirmation struct {
+	Enabled   bool      `json:"enabled"`
+	Fractions []float64 `json:"fractions"`
+	DurationS float64   `json:"duration_s"`
+	// ClosedLoop: the capacity (req/s) the fractions were taken of.
+	ClosedLoop float64   `json:"closed_loop,omitempty"`
+	Rates      []float64 `json:"rates,omitempty"`
+	// Note: why it did not run (off, an open-loop ramp, several testers,
+	// no capacity); empty when it ran.
+	Note string `json:"note,omitempty"`
 }
 
 // Saturation is meta.json's `saturation` (config saturation.*).

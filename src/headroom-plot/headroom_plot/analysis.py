@@ -266,6 +266,30 @@ class Knee:
 
 MAX_KNEE_POINTS = 64
 
+# The last throughputs fit_knee saw and their grid: the bootstrap fits the same steps' throughputs a
+# hundred times with other latencies, and the grid's powers, most of a fit's cost, depend only on them.
+_knee_grid_cache: list = [None, None]
+
+
+def _knee_grid(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The (xmax, p) grid of fit_knee for throughputs x, flattened, (xmax / (xmax - x))**p for
+    every grid point (rows) and step (columns), and its square."""
+    key = x.tobytes()
+    if _knee_grid_cache[0] == key:
+        return _knee_grid_cache[1]
+    xm = float(x.max())
+    mgrid = xm + xm * np.geomspace(1e-4, 50.0, 300)
+    pgrid = np.geomspace(0.25, 8.0, 41)
+    mm, pp = (g.ravel() for g in np.meshgrid(mgrid, pgrid))
+    # xmax / (xmax - x) once per xmax (not per grid point), then each power: grid point i is
+    # (pgrid[i // 300], mgrid[i % 300]), as meshgrid lays them out
+    ratio = mgrid[:, None] / (mgrid[:, None] - x[None, :])
+    u = (ratio[None, :, :] ** pgrid[:, None, None]).reshape(len(mm), len(x))
+    u2 = u * u
+    u.flags.writeable = u2.flags.writeable = False
+    _knee_grid_cache[:] = [key, (mm, pp, u, u2)]
+    return mm, pp, u, u2
+
 
 def fit_knee(x: np.ndarray, r: np.ndarray, elasticity: float = 1.0) -> Knee | None:
     """Fit the queueing-shaped curve to per-step (throughput, mean latency) and find the knee.
@@ -296,19 +320,15 @@ def fit_knee(x: np.ndarray, r: np.ndarray, elasticity: float = 1.0) -> Knee | No
     xm = float(x.max())
     w = 1.0 / r
     y = r * w  # = 1
-    mgrid = xm + xm * np.geomspace(1e-4, 50.0, 300)
-    pgrid = np.geomspace(0.25, 8.0, 41)
-    mm, pp = (g.ravel() for g in np.meshgrid(mgrid, pgrid))
-    # xmax / (xmax - x) once per xmax (not per grid point), then each power: grid point i is
-    # (pgrid[i // 300], mgrid[i % 300]), as meshgrid lays them out
-    ratio = mgrid[:, None] / (mgrid[:, None] - x[None, :])
-    u = (ratio[None, :, :] ** pgrid[:, None, None]).reshape(len(mm), len(x))
-    c2 = u * w
+    mm, pp, u, u2 = _knee_grid(x)
+    # The columns are w and c2 = u * w (y = 1): every sum below is a product of the cached powers
+    # with a vector, so a fit touches the grid a few times and makes no grid-sized temporary.
+    w2 = w * w
     s11 = float(w @ w)
     t1 = float(w @ y)
-    s12 = c2 @ w
-    s22 = np.einsum("ij,ij->i", c2, c2)
-    t2 = c2 @ y
+    s12 = u @ w2
+    s22 = u2 @ w2
+    t2 = u @ w
     det = s11 * s22 - s12 ** 2
     with np.errstate(divide="ignore", invalid="ignore"):
         a = (s22 * t1 - s12 * t2) / det
@@ -319,10 +339,16 @@ def fit_knee(x: np.ndarray, r: np.ndarray, elasticity: float = 1.0) -> Knee | No
         neg_b = ~(b >= 0)
         b = np.where(neg_b, 0.0, b)
         a = np.where(neg_b, t1 / s11, a)
-        resid = y[None, :] - a[:, None] * w[None, :] - b[:, None] * c2
-        sse = np.einsum("ij,ij->i", resid, resid)
+        # Sum of squares from the sums: n - 2a t1 - 2b t2 + a^2 s11 + 2ab s12 + b^2 s22. It cancels
+        # near a perfect fit, so the few best grid points by it are compared again on their residuals.
+        sse = len(x) - 2 * a * t1 - 2 * b * t2 + a * a * s11 + 2 * a * b * s12 + b * b * s22
     sse = np.where(np.isfinite(sse), sse, np.inf)
-    i = int(np.argmin(sse))
+    best = np.argpartition(sse, 16)[:16] if len(sse) > 16 else np.arange(len(sse))
+    with np.errstate(invalid="ignore", over="ignore"):
+        resid = y[None, :] - a[best, None] * w[None, :] - b[best, None] * (u[best] * w[None, :])
+        exact = np.einsum("ij,ij->i", resid, resid)
+    exact = np.where(np.isfinite(exact) & np.isfinite(sse[best]), exact, np.inf)
+    i = int(best[np.lexsort((best, exact))[0]])
     k = Knee(a=float(a[i]), b=float(b[i]), xmax=float(mm[i]), p=float(pp[i]), elasticity=elasticity,
              throughput=None, estimate=None, measured_max=xm, points=len(x))
     if k.b <= 0:
@@ -411,6 +437,29 @@ class CapacityRow:
     knee_ci: tuple | None = None
     max_tput_reps: np.ndarray | None = None
     knee_reps: np.ndarray | None = None
+    # The open-loop confirmation (credhub-perf's verdict, openloop.py): what open arrivals hold (median
+    # over the group's runs that had one), the capacity to size with and which figure it is ("open loop"
+    # when open arrivals hold the SLO only lower, else "closed loop"), and the runs' headlines.
+    open_loop: float | None = None
+    size_with: float | None = None
+    sized_by: str = "closed loop"
+    headlines: list[str] = field(default_factory=list)
+    # credhub-perf's cold-target labels of the group's runs (warm-up off, steps not showing it warm).
+    capacity_labels: list[str] = field(default_factory=list)
+
+
+def _size_with(c: CapacityRow, rs: list[dict]) -> None:
+    """The row's open-loop figures from its runs' (runs without a confirmation size with their own)."""
+    opens = [r["open_loop"] for r in rs if r.get("open_loop") is not None]
+    c.open_loop = float(np.median(opens)) if opens else None
+    c.headlines = [r["headline"] for r in rs if r.get("headline")]
+    c.capacity_labels = list(dict.fromkeys(r["capacity_label"] for r in rs if r.get("capacity_label")))
+    if not any(r.get("sized_by") == "open loop" for r in rs):
+        c.size_with = c.max_tput
+        return
+    c.sized_by = "open loop"
+    sized = [r["size_with"] if r.get("sized_by") == "open loop" else r["max_tput"] for r in rs]
+    c.size_with = float(np.median(sized)) if all(v is not None for v in sized) else None
 
 
 def capacity_table(rows: list[dict]) -> list[CapacityRow]:
@@ -438,6 +487,7 @@ def capacity_table(rows: list[dict]) -> list[CapacityRow]:
                                    if r.get("lower_bound_reason") and r["max_tput"] is not None)),
                                unusable=all(r.get("how") == "no usable step" for r in rs),
                                why_none="" if vals else "; ".join(dict.fromkeys(r["why"] for r in rs if r.get("why")))))
+        _size_with(out[-1], rs)
     out.sort(key=lambda c: (c.scenario, c.instances is None, c.instances or 0, c.group))
     for scen in {c.scenario for c in out}:
         counted = [c for c in out if c.scenario == scen and c.instances and c.max_tput]

@@ -182,6 +182,11 @@ def _scatter_requests(ax, x, lat_ms, ok_idx, fail_idx, fail_total: int, size: fl
                    label=f"failed request ({fail_total:,} in total, {len(fail_idx):,} drawn)")
 
 
+# How far beyond the measured steps the fitted curve is drawn (dotted), as a fraction of the most throughput
+# a step carried.
+EXTRAPOLATE = 0.15
+
+
 def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: str | None = None) -> list[str]:
     lat_ms = run.latency * 1000.0
     n = run.total
@@ -190,22 +195,25 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
     slo_ms = opts.slo_s * 1000
     pct = opts.slo_percentile
 
-    probe = np.concatenate([lat_ms[idx], [s.max_s * 1000 for s in steps], [slo_ms]])
+    conf = run.confirmation.steps if run.confirmation else []
+    probe = np.concatenate([lat_ms[idx], [s.max_s * 1000 for s in steps], [s.slo_s * 1000 for s in conf], [slo_ms]])
     log = use_log(probe)
     lo = float(np.percentile(lat_ms[idx], 0.1)) if len(idx) else 0.1
-    hi = max(float(max(s.max_s for s in steps)) * 1000, slo_ms)
+    hi = max(float(max(s.max_s for s in steps)) * 1000, slo_ms, max((s.slo_s * 1000 for s in conf), default=0))
 
-    fig = plt.figure(figsize=(12, 10))
-    gs = fig.add_gridspec(4, 2, width_ratios=(5, 1.1), height_ratios=(1.1, 5, 1.4, 0.5),
+    # The legend hangs below the headroom axes, in a row of its own (row 2): inside them it covered the
+    # lightest steps' percentiles and the SLO line, whatever corner it took.
+    fig = plt.figure(figsize=(12, 11.4))
+    gs = fig.add_gridspec(5, 2, width_ratios=(5, 1.1), height_ratios=(1.1, 5, 1.45, 1.4, 0.5),
                           hspace=0.28, wspace=0.04)
     ax = fig.add_subplot(gs[1, 0])
     axt = fig.add_subplot(gs[0, 0], sharex=ax)
     axr = fig.add_subplot(gs[1, 1], sharey=ax)
-    axs = fig.add_subplot(gs[2, 0])
-    axc = fig.add_subplot(gs[3, :])
+    axs = fig.add_subplot(gs[3, 0])
+    axc = fig.add_subplot(gs[4, :])
     axc.axis("off")
 
-    xmax_plot = float(max(run.x.max(), max(s.throughput for s in steps))) * 1.08
+    xmax_plot = float(max(run.x.max(), max(s.throughput for s in list(steps) + list(conf)))) * 1.08
     _scatter_requests(ax, run.x, lat_ms, ok_idx, fail_idx, len(fail_all), 5,
                       f"one request (window throughput, latency); {len(idx):,} of {n:,} drawn")
 
@@ -245,21 +253,22 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
         keep = fy <= hi * 3
         ax.plot(fx[keep], fy[keep], "--", color="black", lw=1.4, zorder=5,
                 label=f"fitted queueing curve over the measured steps ({lo_x:,.0f}-{k.measured_max:,.0f} req/s)")
-        if top > k.measured_max * 1.001:
-            ex = np.linspace(k.measured_max, top, 200)
+        # Beyond the measured steps the fit is a guess: its asymptote has been far above what the target
+        # could do. A short dotted stretch shows the trend; the asymptote is neither drawn nor named.
+        end = min(top, k.measured_max * (1 + EXTRAPOLATE))
+        if end > k.measured_max * 1.001:
+            ex = np.linspace(k.measured_max, end, 100)
             ey = k.curve(ex) * 1000
             keep = ey <= hi * 3
             ax.plot(ex[keep], ey[keep], ":", color="#888888", lw=1.3, zorder=4,
-                    label=f"fitted curve EXTRAPOLATED beyond the measured steps (asymptote {k.xmax:,.0f} req/s)")
+                    label=f"fitted curve EXTRAPOLATED up to {EXTRAPOLATE:.0%} beyond the measured steps "
+                          "(the fit's guess, not measured)")
         if k.throughput is not None:
             ky = float(k.curve(k.throughput)) * 1000
             ext = " (EXTRAPOLATED below the measured steps)" if k.throughput < lo_x * 0.999 else ""
             ax.plot([k.throughput], [ky], marker="D", ms=11, color="gold", mec="black", zorder=6,
                     label=f"knee \u2248 {k.throughput:,.0f} req/s{ext}")
-            ax.annotate(f"knee \u2248 {k.throughput:,.0f} req/s{ext}\n(latency starts to climb)", (k.throughput, ky),
-                        xytext=(-150, -48), textcoords="offset points", fontsize=9, fontweight="bold", zorder=9,
-                        bbox=dict(boxstyle="round,pad=0.3", fc="white", ec="#999999", alpha=0.95),
-                        arrowprops=dict(arrowstyle="->", color="black"))
+            knee_note = (f"knee \u2248 {k.throughput:,.0f} req/s{ext}\n(latency starts to climb)", (k.throughput, ky))
 
     ax.axhline(slo_ms, color="#d62728", ls="--", lw=1.3, label=f"SLO: p{pct:g} \u2264 {slo_ms:g} ms")
     if run.max_tput is not None:
@@ -274,6 +283,7 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
                     textcoords="offset points", ha="left" if right else "right", va="top", fontsize=10,
                     fontweight="bold", color="#d62728", zorder=9, path_effects=HALO)
 
+    _confirmation_points(ax, run, opts)
     banners = []
     if run.incomplete_reason:
         _incomplete_banner(ax, run)
@@ -284,7 +294,14 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
     _set_latency_axis(ax, log, max(lo, 0.01), hi)
     ax.set_xlabel("throughput (req/s), measured in %gs windows within each step" % opts.window_s)
     ax.set_ylabel("latency (ms)" + (", log scale" if log else ""))
-    _legend(ax, loc="upper left")
+    _legend(ax, loc="upper left", bbox_to_anchor=(0, -0.1), ncol=2)
+    if k is not None and k.b > 0 and k.throughput is not None:
+        # below-left of the knee, unless that leaves the axes (a knee low on the latency axis): then above
+        low = ax.transLimits.transform(ax.transScale.transform(knee_note[1]))[1] < 0.3
+        ax.annotate(*knee_note, xytext=(-150, 40 if low else -48), textcoords="offset points", fontsize=9,
+                    fontweight="bold", zorder=9, bbox=dict(boxstyle="round,pad=0.3", fc="white", ec="#999999",
+                                                           alpha=0.95),
+                    arrowprops=dict(arrowstyle="->", color="black"))
 
     # Marginal histograms: where the requests were, on each axis.
     # Counted once and drawn as one filled outline per histogram: hist() with weights takes numpy's
@@ -320,6 +337,35 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
     return _save(fig, out_dir, f"headroom-{run.slug}", formats)
 
 
+# The open-loop confirmation's colour (teal) and marker (triangles): apart from the percentile lines, the
+# SLO's red and the flagged steps' rings, squares, hexagons and diamonds.
+OPEN_COLOR = "#00838f"
+
+
+def _confirmation_points(ax, run: Run, opts: Options) -> None:
+    """The open-loop confirmation on the headroom plot (openloop.py): each fixed-rate step's SLO
+    percentile at its throughput (hollow teal triangles; filled where it met the SLO and counted), and where
+    open arrivals hold the SLO (credhub-perf's figure), a teal star beside the closed loop's red one."""
+    c = run.confirmation
+    if c is None or not c.steps:
+        return
+    pct, slo_ms = opts.slo_percentile, opts.slo_s * 1000
+    xs = np.array([s.throughput for s in c.steps])
+    ys = np.array([s.slo_s for s in c.steps]) * 1000
+    held = np.array([s.slo_s <= opts.slo_s and s.counts(opts.max_error_rate) for s in c.steps])
+    ax.plot(xs, ys, ":", color=OPEN_COLOR, lw=1.4, zorder=6)
+    if held.any():
+        ax.plot(xs[held], ys[held], ls="none", marker="^", ms=10, color=OPEN_COLOR, mec="black", zorder=7,
+                label=f"open-loop confirmation: p{pct:g} of a fixed-rate step (met the SLO)")
+    if (~held).any():
+        ax.plot(xs[~held], ys[~held], ls="none", marker="^", ms=10, mfc="white", mec=OPEN_COLOR, mew=2.0, zorder=7,
+                label=f"open-loop confirmation: p{pct:g} of a fixed-rate step (missed the SLO or not counted)")
+    if c.capacity is not None:
+        verdict = "confirms the closed loop" if c.agree else "SIZE WITH THIS"
+        ax.plot([c.capacity], [slo_ms], marker="*", ms=16, color=OPEN_COLOR, mec="black", zorder=8,
+                label=f"open arrivals hold the SLO to {c.capacity:,.0f} req/s ({verdict})")
+
+
 def run_banners(run: Run) -> list[str]:
     """What makes a run's figures less than they seem, for its headroom plot: a warm-up that was off or not
     steady (a cold JVM), steps that drifted or could not be judged steady, a capacity that is a lower bound."""
@@ -341,6 +387,11 @@ def run_banners(run: Run) -> list[str]:
         kinds = "; ".join(p.split(":")[0] for p in run.lower_bound_reason.split("; ") if p[:1].isdigit())
         out.append(f"Capacity is a LOWER BOUND: at least {run.max_tput:,.0f} req/s (steps up to "
                    f"{run.lower_bound_top:,.0f} req/s within the SLO were not counted: {kinds})")
+    if run.capacity_label:
+        out.append(run.capacity_label[0].upper() + run.capacity_label[1:])
+    c = run.confirmation
+    if c is not None and c.headline and not c.agree:
+        out.append(c.headline[0].upper() + c.headline[1:])
     return out
 
 
