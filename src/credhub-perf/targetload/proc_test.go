@@ -89,7 +89,7 @@ func TestProcSourceHostile(t *testing.T) {
 
 func TestParseProcTarget(t *testing.T) {
 	for in, want := range map[string]ProcTarget{
-		"credhub=1234":      {Resource: CredHub, PID: 1234},
+		"credhub=1234":          {Resource: CredHub, PID: 1234},
 		" database = postgres ": {Resource: Database, Name: "postgres"},
 	} {
 		got, err := ParseProcTarget(in)

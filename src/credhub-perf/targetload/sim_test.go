@@ -12,12 +12,12 @@ func TestParseSimReport(t *testing.T) {
 		t.Fatalf("%+v %q", rs, w)
 	}
 	for body, want := range map[string]string{
-		`<html>`:                         "not its JSON",
-		`{"now_s":-1}`:                   "not a time",
-		`{"now_s":1,"instances":[]}`:     "models no instances",
-		`{"now_s":1,"instances":[{"name":"i","cores":0,"busy_s":1}]}`:   "not usable",
-		`{"now_s":1,"instances":[{"name":"i","cores":1,"busy_s":-1}]}`:  "not usable",
-		`{"now_s":1e400}`:                "not its JSON",
+		`<html>`:                     "not its JSON",
+		`{"now_s":-1}`:               "not a time",
+		`{"now_s":1,"instances":[]}`: "models no instances",
+		`{"now_s":1,"instances":[{"name":"i","cores":0,"busy_s":1}]}`:  "not usable",
+		`{"now_s":1,"instances":[{"name":"i","cores":1,"busy_s":-1}]}`: "not usable",
+		`{"now_s":1e400}`: "not its JSON",
 	} {
 		rs, w := ParseSimReport([]byte(body))
 		if len(rs) != 0 || !strings.Contains(strings.Join(w, "|"), want) {
