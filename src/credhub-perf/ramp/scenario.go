@@ -11,6 +11,7 @@ import (
 	"github.com/credhub-perf/credhub-perf/credhub"
 	"github.com/credhub-perf/credhub-perf/load"
 	"github.com/credhub-perf/credhub-perf/results"
+	"github.com/credhub-perf/credhub-perf/targetload"
 )
 
 type scenarioState struct {
@@ -35,6 +36,8 @@ type scenarioState struct {
 	// scenario (the seed, and for a later scenario its start).
 	released bool
 	overRun  int // consecutive steps over an abort bound
+	// target samples the target's resources (nil: not configured).
+	target *targetload.Sampler
 }
 
 // needsSeed: set writes its own names, custom may or may not read seeds;
@@ -82,6 +85,7 @@ func (s *scenarioState) execute(ctx context.Context) error {
 	if s.runStart.IsZero() {
 		s.runStart = r.o.Clock.Now()
 	}
+	defer s.startTargetLoad(ctx)()
 	if r.o.Capacity {
 		return s.capacity(ctx)
 	}
@@ -244,6 +248,7 @@ func (s *scenarioState) runStep(ctx context.Context, i, total int, st load.Step)
 	if types != nil {
 		step.SetByRequest(types.Figures(step.DurationS, s.sum.SLO))
 	}
+	s.judgeTarget(ctx, &step, i, total, snap.FirstStart, snap.LastEnd)
 	ms := results.NewMetaStep(step, usage, r.cpuLimits())
 	step.AddTester(c.Tester.Index, c.Tester.Count, ms)
 	if snap.Requests > 0 {

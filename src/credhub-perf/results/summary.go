@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/credhub-perf/credhub-perf/targetload"
 )
 
 // SLO is the latency objective capacity figures are measured against.
@@ -70,6 +72,12 @@ type SummaryStep struct {
 	// never counts as capacity. Absent: complete.
 	Incomplete       bool   `json:"incomplete,omitempty"`
 	IncompleteReason string `json:"incomplete_reason,omitempty"`
+	// Target: the target's resources sampled within the step (package
+	// targetload); absent when none was sampled.
+	Target *targetload.StepLoad `json:"target,omitempty"`
+	// span: when the step ran, to attribute target samples by (not in
+	// summary.json).
+	span stepSpan
 	// rampKey: a merged step's per-tester concurrency and rate, its place
 	// in the ramp; zero for a single tester's step, whose own values are.
 	rampKey stepKey
@@ -315,7 +323,12 @@ type Summary struct {
 	// absent when it completed them.
 	Stopped  string    `json:"stopped,omitempty"`
 	Capacity *Capacity `json:"capacity,omitempty"`
-	Warnings []string  `json:"warnings,omitempty"`
+	// TargetSources: what sampled the target (proc, bosh, credhub-sim);
+	// Bottleneck: which resource ended capacity, judged on the counted
+	// steps (targetload.JudgeRun), or that nothing was sampled.
+	TargetSources []string            `json:"target_sources,omitempty"`
+	Bottleneck    *targetload.Verdict `json:"bottleneck,omitempty"`
+	Warnings      []string            `json:"warnings,omitempty"`
 	// StepWarnings flag steps whose figures describe the tester more than
 	// the target (an open-loop schedule the tester could not keep).
 	StepWarnings []string `json:"step_warnings,omitempty"`
@@ -382,6 +395,7 @@ func (s *Summary) Finish() {
 		// hand-edited summary.json lists as complete.
 		s.Knee, s.KneeConcurrency, s.KneeRate, s.KneeStep, s.MaxThroughputAtSLO = nil, nil, nil, nil, nil
 	}
+	s.judgeBottleneck()
 }
 
 // stepWarnings sets StepWarnings, and each tester-bound step's advice,
@@ -908,6 +922,7 @@ func (s *Summary) writeVerdicts(w io.Writer) {
 		}
 		fmt.Fprintf(w, "steadiness: %s; %s\n", s.NotJudgedReason, note)
 	}
+	s.writeTarget(w)
 	if s.Stopped != "" {
 		fmt.Fprintln(w, s.Stopped)
 	} else if s.StoppedReason != "" {

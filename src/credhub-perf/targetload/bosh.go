@@ -33,6 +33,8 @@ type BoshSource struct {
 	Env     []string
 	Timeout time.Duration // one call; 0 = 60 s
 	Every   time.Duration // between calls; at least VitalsWindow
+	// Secret is removed from anything bosh prints before it is warned of.
+	Secret string
 }
 
 func (b *BoshSource) Name() string { return "bosh" }
@@ -69,7 +71,11 @@ func (b *BoshSource) Read(ctx context.Context) ([]Reading, []string) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, []string{fmt.Sprintf("bosh vms --vitals for deployment %s failed (%v): %s; the director refuses or cannot give vitals, so the deployment is not sampled (see docs/bosh.md for the credentials it needs)", b.Deployment, err, firstLine(stderr.String(), stdout.String()))}
+		msg := firstLine(stderr.String(), stdout.String())
+		if b.Secret != "" {
+			msg = strings.ReplaceAll(msg, b.Secret, "REDACTED")
+		}
+		return nil, []string{fmt.Sprintf("bosh vms --vitals for deployment %s failed (%v): %s; the director refuses or cannot give vitals, so the deployment is not sampled (see docs/bosh.md for the credentials it needs)", b.Deployment, err, msg)}
 	}
 	rs, warnings, err := ParseVitals(stdout.Bytes(), b.Groups, now)
 	if err != nil {

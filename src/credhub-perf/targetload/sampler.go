@@ -121,7 +121,7 @@ func (s *Sampler) readSource(ctx context.Context, i int) {
 	var batch []Sample
 	for _, r := range rs {
 		if x, ok := s.toSample(src.Name(), r, off); ok {
-			batch = append(batch, x)
+			batch = append(batch, asWritten(x))
 		}
 	}
 	sort.Slice(batch, func(a, b int) bool { return batch[a].Instance < batch[b].Instance })
@@ -177,4 +177,16 @@ func (s *Sampler) warnOnce(w string) {
 	}
 	s.warned[w] = true
 	s.warn("warning: target load: " + w)
+}
+
+// asWritten rounds a sample as the file holds it (times to the
+// millisecond, shares to 1e-4), so figures judged from memory during the
+// run equal those judged from the file later.
+func asWritten(x Sample) Sample {
+	x.Start = x.Start.Round(time.Millisecond)
+	x.End = x.End.Round(time.Millisecond)
+	if !math.IsNaN(x.CPU) {
+		x.CPU = math.Round(x.CPU*1e4) / 1e4
+	}
+	return x
 }
