@@ -241,6 +241,9 @@ func JudgeRun(steps []StepInput) *Verdict {
 	case best != nil && *best.CPU >= Busy:
 		v.Resource, v.CPU, v.Step = best.Resource, best.CPU, bestStep
 		v.Verdict = cpuText(*best)
+	case bound > 0 && best == nil:
+		v.Resource, v.Step = "tester", bound
+		v.Verdict = fmt.Sprintf("the tester: no step counts as capacity, the first tester-bound was step %d; add testers", bound)
 	case bound > 0:
 		v.Resource, v.Step = "tester", bound
 		v.Verdict = fmt.Sprintf("the tester: step %d was tester-bound and no measured target resource reached %s CPU in the counted steps; add testers", bound, pct(Busy))
