@@ -211,7 +211,7 @@ func NotConfigured() *Verdict {
 // sampled, unless a step was tester-bound, which names the tester.
 func JudgeRun(steps []StepInput) *Verdict {
 	v := &Verdict{BusyThreshold: Busy}
-	sampled := false
+	sampled, counted := false, 0
 	var best *ResourceLoad
 	bestStep := 0
 	for _, st := range steps {
@@ -222,6 +222,7 @@ func JudgeRun(steps []StepInput) *Verdict {
 		if !st.Counts {
 			continue
 		}
+		counted++
 		for i := range st.Load.Resources {
 			r := st.Load.Resources[i]
 			if r.CPU != nil && (best == nil || *r.CPU > *best.CPU) {
@@ -247,6 +248,8 @@ func JudgeRun(steps []StepInput) *Verdict {
 	case bound > 0:
 		v.Resource, v.Step = "tester", bound
 		v.Verdict = fmt.Sprintf("the tester: step %d was tester-bound and no measured target resource reached %s CPU in the counted steps; add testers", bound, pct(Busy))
+	case counted == 0:
+		v.Verdict = "not judged: no sampled step counts as capacity (see why in the summary)"
 	case best == nil:
 		v.Verdict = "not judged: no step that counts as capacity has a CPU figure"
 	default:
