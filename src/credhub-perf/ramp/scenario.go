@@ -85,6 +85,7 @@ func (s *scenarioState) execute(ctx context.Context) error {
 	if s.runStart.IsZero() {
 		s.runStart = r.o.Clock.Now()
 	}
+	s.meta.OffsetOrigin = s.runStart.UTC().Format(time.RFC3339Nano)
 	defer s.startTargetLoad(ctx)()
 	if r.o.Capacity {
 		return s.capacity(ctx)

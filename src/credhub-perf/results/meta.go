@@ -176,6 +176,10 @@ type Meta struct {
 	// tester (lockstep only); later than the schedule when tester 0's
 	// cleanup and seeding took longer than tester.scenario_gap.
 	ScenarioStartAt string `json:"scenario_start_at,omitempty"`
+	// OffsetOrigin is the moment the CSV's offsets count from (RFC3339Nano),
+	// so target samples taken elsewhere (credhub-perf vitals) can be put on
+	// the run's time.
+	OffsetOrigin string `json:"offset_origin,omitempty"`
 	// FastRSA is tester.fast_rsa; RSASigner names the code that signed the
 	// client's RSA handshake signatures ("crypto/rsa", also when no RSA key
 	// signs, or "rsasign-ifma"), and RSASignerNote why the fast signer was

@@ -148,7 +148,11 @@ func ParseVitals(data []byte, groups map[string]string, at time.Time) ([]Reading
 		user, err1 := percent(row["cpu_user"])
 		sys, err2 := percent(row["cpu_sys"])
 		if err1 != nil || err2 != nil {
-			warnings = append(warnings, fmt.Sprintf("bosh vitals of %s: CPU %v / %v not usable (%v); instance not sampled", inst, row["cpu_user"], row["cpu_sys"], errors.Join(err1, err2)))
+			why := err1
+			if why == nil {
+				why = err2
+			}
+			warnings = append(warnings, fmt.Sprintf("bosh vitals of %s: CPU user %v, sys %v not usable (%v); instance not sampled", inst, row["cpu_user"], row["cpu_sys"], why))
 			continue
 		}
 		r := Reading{Resource: res, Instance: inst, At: at, Share: (user + sys) / 100, Window: VitalsWindow, Cores: 1, RSSBytes: -1}

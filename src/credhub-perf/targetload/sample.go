@@ -94,6 +94,20 @@ func field(s string) string {
 	}, s)
 }
 
+// Shift moves samples' intervals by d (from one time origin to another),
+// keeping those that end after from and start before to (in the new
+// origin's terms).
+func Shift(samples []Sample, d, from, to time.Duration) []Sample {
+	var out []Sample
+	for _, x := range samples {
+		x.Start, x.End = x.Start+d, x.End+d
+		if x.End > from && x.Start < to {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // maxShare bounds a CPU share read back: a little over 1 is rounding and
 // timer jitter, far over it is a broken file.
 const maxShare = 1.5
@@ -161,7 +175,7 @@ func parseRecord(rec []string) (Sample, error) {
 	}
 	start, err1 := strconv.ParseFloat(rec[3], 64)
 	end, err2 := strconv.ParseFloat(rec[4], 64)
-	if err1 != nil || err2 != nil || !finite(start) || !finite(end) || end < start || math.Abs(start) > 1e7 || math.Abs(end) > 1e7 {
+	if err1 != nil || err2 != nil || !finite(start) || !finite(end) || end < start || math.Abs(start) > 1e10 || math.Abs(end) > 1e10 {
 		return Sample{}, fmt.Errorf("start %q and end %q are not an interval in seconds", rec[3], rec[4])
 	}
 	s.Start, s.End = seconds(start), seconds(end)

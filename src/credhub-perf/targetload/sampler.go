@@ -82,6 +82,13 @@ func (s *Sampler) SampleNow(ctx context.Context) {
 	}
 }
 
+// SampleNowAll reads every source once now, BOSH too.
+func (s *Sampler) SampleNowAll(ctx context.Context) {
+	for i := range s.sources {
+		s.readSource(ctx, i)
+	}
+}
+
 // Stop ends sampling and closes the file.
 func (s *Sampler) Stop() error {
 	if s.cancel != nil {
