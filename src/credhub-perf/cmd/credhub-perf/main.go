@@ -77,7 +77,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	case "collect":
 		return collectCmd(args[1:], stdout, stderr)
 	case "vitals":
-		return vitalsCmd(args[1:], stdout, stderr)
+		return vitalsCmd(args[1:], stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "credhub-perf", version)
 		return 0

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/credhub-perf/credhub-perf/config"
 	"github.com/credhub-perf/credhub-perf/results"
 	"github.com/credhub-perf/credhub-perf/targetload"
 )
@@ -30,13 +31,13 @@ import (
 // them onto each run directory's offset origin (meta.json offset_origin,
 // else its first row's start-time less its offset), writes the run's
 // target-samples.csv and recomputes its summary.
-func vitalsCmd(args []string, stdout, stderr io.Writer) int {
+func vitalsCmd(args []string, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "record":
 			return vitalsRecord(args[1:], stderr)
 		case "attach":
-			return vitalsAttach(args[1:], stdout, stderr)
+			return vitalsAttach(args[1:], stderr)
 		}
 	}
 	fmt.Fprintln(stderr, "usage: credhub-perf vitals record --deployment D [--group GROUP=RESOURCE]... [--bosh PATH] [--interval 10s] [--timeout 60s] --out FILE\n       credhub-perf vitals attach FILE RUN_DIR...")
@@ -100,7 +101,7 @@ func vitalsRecord(args []string, stderr io.Writer) int {
 	return 0
 }
 
-func vitalsAttach(args []string, stdout, stderr io.Writer) int {
+func vitalsAttach(args []string, stderr io.Writer) int {
 	if len(args) < 2 {
 		fmt.Fprintln(stderr, "usage: credhub-perf vitals attach FILE RUN_DIR...")
 		return 2
@@ -118,9 +119,7 @@ func vitalsAttach(args []string, stdout, stderr io.Writer) int {
 		if err := attachTo(dir, samples); err != nil {
 			fmt.Fprintf(stderr, "credhub-perf vitals attach: %s: %v\n", dir, err)
 			status = 1
-			continue
 		}
-		fmt.Fprintln(stdout, filepath.Join(dir, targetload.FileName))
 	}
 	return status
 }
@@ -148,7 +147,13 @@ func attachTo(dir string, samples []targetload.Sample) error {
 	if err := w.Close(); err != nil {
 		return err
 	}
-	if _, err := results.SummarizeDir(dir, results.SLO{}); err != nil {
+	// The run's own SLO (summary.json's, else meta.json's), as summary does.
+	def := config.Default()
+	slo := results.SLO{Percentile: def.SLO.Percentile, LatencyS: def.SLO.Latency.D().Seconds(), MaxErrorRate: def.SLO.MaxErrorRate}
+	if m, err := results.ReadMeta(dir); err == nil && m.SLO.LatencyS > 0 && m.SLO.Percentile > 0 {
+		slo.Percentile, slo.LatencyS, slo.LatencyByRequestS = m.SLO.Percentile, m.SLO.LatencyS, m.SLO.LatencyByRequestS
+	}
+	if _, err := results.SummarizeDir(dir, slo); err != nil {
 		return fmt.Errorf("recomputing its summary: %w", err)
 	}
 	return nil
