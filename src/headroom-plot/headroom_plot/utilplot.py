@@ -67,6 +67,7 @@ def draw_study(scenario: str, per_count: list[tuple[int, float | None, utilisati
     fig, ax = plt.subplots(figsize=(9, 5))
     cmap = plt.get_cmap("viridis")
     xmax = 0.0
+    marked = False
     for j, (n, cap, ru) in enumerate(sorted(drawn, key=lambda t: t[0])):
         col = cmap(0.1 + 0.75 * j / max(1, len(drawn) - 1))
         for r in ru.resources:
@@ -82,8 +83,10 @@ def draw_study(scenario: str, per_count: list[tuple[int, float | None, utilisati
             if db and cap is not None:
                 ax.plot([cap], [float(np.interp(cap, xs, ys))], marker="D", color=col, markeredgecolor="black",
                         ms=8, zorder=6, linestyle="none")
-    ax.plot([], [], marker="D", color="white", markeredgecolor="black", linestyle="none",
-            label="capacity at the SLO of that count")
+                marked = True
+    if marked:
+        ax.plot([], [], marker="D", color="white", markeredgecolor="black", linestyle="none",
+                label="capacity at the SLO of that count")
     if ceiling is not None:
         ax.axvline(ceiling.rps, color="#d62728", linestyle=":", linewidth=1.4,
                    label=f"database ceiling \u2248 {ceiling.rps:,.0f} req/s (throughput / busy share)")
