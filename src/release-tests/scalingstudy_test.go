@@ -422,7 +422,7 @@ func TestScalingStudyRepeatAndResume(t *testing.T) {
 	assertLines(t, "resumed errand runs", s.errands(), []string{"2/r2/logs"})
 	for _, w := range []string{"# 1 CredHub instance(s), run 3: already has runs in " + s.out + "/1/r3/runs, skipped",
 		"# 2 CredHub instance(s), run 1: already has runs in " + s.out + "/2/r1/runs, skipped",
-		"+ rm -rf " + s.out + "/2/r2/logs " + s.out + "/2/r2/runs"} {
+		"+ rm -rf " + s.out + "/2/r2/logs " + s.out + "/2/r2/runs " + s.out + "/2/r2/target-vitals.csv"} {
 		if !strings.Contains(stdout, w+"\n") {
 			t.Errorf("stdout lacks %q:\n%s", w, stdout)
 		}
