@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -55,10 +54,7 @@ func (b *BoshSource) Read(ctx context.Context) ([]Reading, []string) {
 	}
 	cmd := exec.CommandContext(cctx, cmdName, "-d", b.Deployment, "vms", "--vitals", "--json")
 	cmd.Env = append(cmd.Environ(), b.Env...)
-	// Its own process group, killed whole on timeout: a hung bosh (or a
-	// script around it) must not outlive the call or hold its pipes.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	killGroupOnCancel(cmd)
 	cmd.WaitDelay = 2 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &limited{b: &stdout, n: 8 << 20}, &limited{b: &stderr, n: 64 << 10}
