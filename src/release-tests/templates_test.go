@@ -209,7 +209,6 @@ func TestTemplatesDefaults(t *testing.T) {
 		"output_dir":                "/var/vcap/sys/log/credhub-perf",
 		"tester.index":              0,
 		"tester.count":              1,
-		"tester.fast_rsa":           false,
 	}
 	for k, v := range want {
 		assertEqual(t, k, get(t, cfg, k), v)
@@ -348,7 +347,7 @@ saturation: {max_tester_cpu: 0.7, max_host_cpu: 1, max_steal: 0.2}
 seed: {credentials: 5000, bytes: 4096}
 slo: {percentile: 99.9, latency: 250ms, max_error_rate: 0.02}
 abort: {max_error_rate: 1, max_latency: "0", percentile: 95, consecutive_steps: 3}
-tester: {fast_rsa: true}
+tester: {fast_http: true}
 `), instanceSpec{})
 	if err != nil {
 		t.Fatalf("render: %v", err)
@@ -389,7 +388,7 @@ tester: {fast_rsa: true}
 		"abort.max_error_rate":      1,
 		"abort.max_latency":         "0",
 		"abort.consecutive_steps":   3,
-		"tester.fast_rsa":           true,
+		"tester.fast_http":          true,
 	} {
 		assertEqual(t, k, get(t, cfg, k), v)
 	}
@@ -502,7 +501,8 @@ func TestTemplatesRequiredAndInvalid(t *testing.T) {
 		{"several testers by requests", minimalProps("tester: {count: 2}\nsteps: {duration: \"0\"}"), "steps.duration: is required (> 0) with several testers"},
 		{"bad start_at", minimalProps("tester: {start_at: tomorrow}"), `tester.start_at: "tomorrow" is not an RFC3339 time`},
 		{"bad warmup.run", minimalProps("warmup: {run: soon}"), `warmup.run: "soon" is not auto, 0 (off) or a duration`},
-		{"fast_rsa not a bool", minimalProps("tester: {fast_rsa: \"yes\"}"), `tester.fast_rsa: "yes" is not true or false`},
+		{"fast_rsa retired", minimalProps("tester: {fast_rsa: true}"), `tester.fast_rsa: was removed: Go's crypto/rsa signs every TLS handshake (credhub-perf's own RSA signer is gone); remove it`},
+		{"fast_rsa retired, false", minimalProps("tester: {fast_rsa: false}"), `tester.fast_rsa: was removed: Go's crypto/rsa signs every TLS handshake (credhub-perf's own RSA signer is gone); remove it`},
 		{"saturation bound above 1", minimalProps("saturation: {max_host_cpu: 1.5}"), "saturation.max_host_cpu: must be a fraction above 0 and at most 1 (1 = never flag), got 1.5"},
 	}
 	for _, c := range cases {

@@ -256,7 +256,7 @@ func ERBRuleTable() string {
 	parts := []struct {
 		name string
 		m    map[string]any
-	}{{"types", anyMap(types)}, {"defaults", defaults}, {"names", anyMap(names)}}
+	}{{"types", anyMap(types)}, {"defaults", defaults}, {"names", anyMap(names)}, {"retired", RetiredProperties()}}
 	for i, part := range parts {
 		fmt.Fprintf(&b, "      %q: {\n", part.name)
 		keys := make([]string, 0, len(part.m))

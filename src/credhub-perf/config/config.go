@@ -225,7 +225,6 @@ type TesterConfig struct {
 	RendezvousTimeout Duration `yaml:"rendezvous_timeout"`
 	RunID             string   `yaml:"run_id"`
 	ScenarioGap       Duration `yaml:"scenario_gap"`
-	FastRSA           bool     `yaml:"fast_rsa"`
 	FastHTTP          bool     `yaml:"fast_http"`
 }
 

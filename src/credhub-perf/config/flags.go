@@ -96,7 +96,8 @@ func placeholder(typ string) string {
 // ParseFlags parses args like fs.Parse, except that a boolean flag followed
 // by a separate true or false (--keepalive false, the `--KEY VALUE` form
 // every other key takes) reads that value, while a bare --keepalive means
-// true and leaves the next argument alone.
+// true and leaves the next argument alone. A retired key's flag is a
+// *RetiredError.
 func ParseFlags(fs *flag.FlagSet, args []string) error {
 	var out []string
 	for i := 0; i < len(args); i++ {
@@ -108,6 +109,9 @@ func ParseFlags(fs *flag.FlagSet, args []string) error {
 				break
 			}
 			continue
+		}
+		if err := retiredFlag(a); err != nil {
+			return err
 		}
 		name := strings.TrimLeft(a, "-")
 		if strings.Contains(name, "=") {

@@ -635,13 +635,6 @@ var Keys = []Key{
 		field: func(c *Config) any { return &c.Tester.RunID },
 	},
 	{
-		Name: "tester.fast_rsa", Type: "bool", Default: "false",
-		Help: "Sign this tester's TLS client handshakes (an RSA-2048 `target.client_key_file`) with the hand-written AVX-512 IFMA signer `rsasign` instead of Go's crypto/rsa. It saves tester CPU only with `keepalive: false`; on a CPU without IFMA, or with another key, crypto/rsa signs anyway. meta.json's `rsa_signer` records which one ran (docs/design.md: why standard paths by default).",
-		BOSH: &Property{Name: "tester.fast_rsa", Default: false,
-			Description: "Sign the tester's TLS client handshakes (an RSA-2048 credhub.client_cert key) with credhub-perf's hand-written AVX-512 IFMA signer instead of Go's crypto/rsa. It saves tester CPU only with keepalive false; more tester instances buy the same headroom. On a CPU without IFMA, or with another key, crypto/rsa signs anyway; meta.json's rsa_signer records which one ran."},
-		field: func(c *Config) any { return &c.Tester.FastRSA },
-	},
-	{
 		Name: "tester.fast_http", Type: "bool", Default: "false",
 		Help: "Send this tester's HTTP/1.1 requests with credhub-perf's hand-made lean client on raw connections instead of Go's net/http. It costs less tester CPU per request (docs/benchmarks.md); net/http is the default because it is the standard library's, widely used and reviewed. With `target.http2` net/http sends anyway. meta.json's `http_client` records which one ran.",
 		BOSH: &Property{Name: "tester.fast_http", Default: false,
@@ -761,6 +754,7 @@ var BOSHOnly = []Property{
 		Description: "PEM CA certificate for UAA's server certificate; empty means credhub.ca_cert."},
 	{Name: "cleanup.database.ca_cert", After: "cleanup.database.tls", Default: "",
 		Description: "PEM CA certificate for the database server; empty means the system roots."},
+	{Name: "tester.fast_rsa", After: "tester.fast_http", Description: retiredDescription("tester.fast_rsa")},
 	{Name: "tester.sync_interval", After: "tester.scenario_gap", Default: 60, Type: "int",
 		Rules:       []Rule{atLeast(1, "must be a whole number of seconds >= 1, got {v}"), atMost(MaxStepTime.Seconds(), "must be at most 86400 seconds (24h), got {v}")},
 		Description: "Several testers with tester.rendezvous off: the start time is rounded up to a multiple of this many seconds, so testers that start a few seconds apart usually pick the same time."},

@@ -158,6 +158,9 @@ func walkConfig(m *yaml.Node, prefix string, lines map[int]string, unknown *erro
 		lines[keyNode.Line] = path
 		markLines(val, path, lines)
 		k := keyByName(path)
+		if r := retiredKey(path); k == nil && r != nil {
+			return &RetiredError{Key: r, Line: keyNode.Line, Name: path}
+		}
 		if k == nil {
 			if !isSection(path) {
 				// Refused here rather than by the decoder, to name the key

@@ -28,8 +28,7 @@ const UserAgent = "credhub-perf-api"
 type Options struct {
 	URL string
 	// TLS is the same configuration the load engine is built from
-	// (tlsclient); FastRSA is ignored, as the API client makes few
-	// handshakes.
+	// (tlsclient).
 	TLS     tlsclient.Options
 	Timeout time.Duration
 	// Token, when set, supplies a bearer token for every request.
@@ -65,9 +64,7 @@ func New(o Options) (*Client, error) {
 	}
 	c := &Client{base: strings.TrimRight(o.URL, "/"), token: o.Token, retrying: o.Retrying}
 	if u.Scheme == "https" {
-		to := o.TLS
-		to.FastRSA = false
-		built, err := tlsclient.Build(to)
+		built, err := tlsclient.Build(o.TLS)
 		if err != nil {
 			return nil, err
 		}

@@ -17,7 +17,7 @@ import (
 )
 
 // The API client's TLS is tlsclient's (the load engine's rules and
-// errors), without the fast signer: it makes a handful of handshakes.
+// errors); its client key stays crypto/rsa's.
 func TestNewBuildsTLSThroughTLSClient(t *testing.T) {
 	dir := t.TempDir()
 	ca := testpki.NewCA(t, testpki.ECDSA, "credhub client test CA")
@@ -27,7 +27,7 @@ func TestNewBuildsTLSThroughTLSClient(t *testing.T) {
 	if _, err := New(Options{URL: "https://credhub.test:8844", TLS: tlsclient.Options{CertFile: cert}}); err == nil || !strings.Contains(err.Error(), "without its key") {
 		t.Fatalf("certificate without key: %v", err)
 	}
-	c, err := New(Options{URL: "https://credhub.test:8844", TLS: tlsclient.Options{CertFile: cert, KeyFile: key, CAFile: caFile, FastRSA: true}})
+	c, err := New(Options{URL: "https://credhub.test:8844", TLS: tlsclient.Options{CertFile: cert, KeyFile: key, CAFile: caFile}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestNewBuildsTLSThroughTLSClient(t *testing.T) {
 		t.Fatalf("MinVersion %x, roots %v, subject %q", cfg.MinVersion, cfg.RootCAs != nil, c.subject)
 	}
 	if _, ok := cfg.Certificates[0].PrivateKey.(*rsa.PrivateKey); !ok {
-		t.Fatalf("API client key is %T, want crypto/rsa's even with FastRSA", cfg.Certificates[0].PrivateKey)
+		t.Fatalf("API client key is %T, want crypto/rsa's", cfg.Certificates[0].PrivateKey)
 	}
 }
 

@@ -18,7 +18,6 @@ import (
 
 	"github.com/credhub-perf/credhub-perf/leanhttp"
 	"github.com/credhub-perf/credhub-perf/load/idleconn"
-	"github.com/credhub-perf/credhub-perf/rsasign"
 )
 
 // resultBuffer bounds the results in flight between workers and the
@@ -43,10 +42,7 @@ type Engine struct {
 	seq    atomic.Uint64 // {{seq}}: shared by a mix's request types
 	std    stdClient
 	lean   leanClient
-	// signer and signerNote: what signs the client's RSA handshake
-	// signatures, and why -fast-rsa was not honoured (tlsclient.Config).
-	signer, signerNote string
-	hooks              testHooks
+	hooks  testHooks
 }
 
 // requestType is the compiled Template of one request type: what differs
@@ -268,9 +264,8 @@ func (e *Engine) hasHeader(name string) bool {
 // silently).
 func (e *Engine) setupTLS() error {
 	o := e.opts.TLS
-	e.signer = rsasign.StdName
 	if e.server.scheme == "https" {
-		conf, built, err := buildTLSConfig(o)
+		conf, err := buildTLSConfig(o)
 		if err != nil {
 			return err
 		}
@@ -278,14 +273,10 @@ func (e *Engine) setupTLS() error {
 			conf.ServerName = e.server.hostname
 		}
 		e.server.tlsConf = conf
-		e.signer, e.signerNote = built.Signer, built.SignerNote
 	} else if o.CertFile != "" || o.KeyFile != "" || o.CAFile != "" {
-		if _, _, err := buildTLSConfig(o); err != nil {
+		if _, err := buildTLSConfig(o); err != nil {
 			return err
 		}
-	}
-	if e.server.scheme != "https" && o.FastRSA {
-		e.signerNote = "plain http: no TLS handshake to sign"
 	}
 	return nil
 }
@@ -340,11 +331,6 @@ func (e *Engine) closeIdleStd() {
 		e.std.gate.dropStash()
 	}
 }
-
-// RSASigner names the code that signs this engine's client handshakes
-// (rsasign.StdName or rsasign.FastName) and, when TLSOptions.FastRSA was
-// asked for and not used, why; meta.json and hey report both.
-func (e *Engine) RSASigner() (name, note string) { return e.signer, e.signerNote }
 
 // Names of the two HTTP clients, as meta.json's http_client records them.
 const (

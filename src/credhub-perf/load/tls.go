@@ -12,13 +12,13 @@ type TLSOptions = tlsclient.Options
 
 // buildTLSConfig is tlsclient.Build plus the engine's cached server chain
 // verification (verify.go), which only pays off at handshake rates.
-func buildTLSConfig(o TLSOptions) (*tls.Config, *tlsclient.Config, error) {
+func buildTLSConfig(o TLSOptions) (*tls.Config, error) {
 	c, err := tlsclient.Build(o)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if !o.Insecure {
 		installChainVerifier(c.TLS)
 	}
-	return c.TLS, c, nil
+	return c.TLS, nil
 }

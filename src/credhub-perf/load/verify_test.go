@@ -217,14 +217,14 @@ func TestChangedRootsDropCache(t *testing.T) {
 }
 
 func TestInsecureVerifiesNothing(t *testing.T) {
-	cfg, _, err := buildTLSConfig(TLSOptions{Insecure: true})
+	cfg, err := buildTLSConfig(TLSOptions{Insecure: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !cfg.InsecureSkipVerify || cfg.VerifyConnection != nil || cfg.VerifyPeerCertificate != nil {
 		t.Fatal("-insecure must skip verification entirely")
 	}
-	cfg, _, err = buildTLSConfig(TLSOptions{})
+	cfg, err = buildTLSConfig(TLSOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -114,7 +114,6 @@ func tlsOptions(c config.Config) tlsclient.Options {
 	return tlsclient.Options{
 		CertFile: c.Target.ClientCertFile, KeyFile: c.Target.ClientKeyFile,
 		CAFile: c.Target.CACertFile, ServerName: c.Target.ServerName, Insecure: c.Target.InsecureSkipVerify,
-		FastRSA: c.Tester.FastRSA,
 	}
 }
 
@@ -442,7 +441,7 @@ func (r *runner) newMeta(scenario string, n credhub.Names, planned int) *results
 	c := r.c
 	m := &results.Meta{
 		ToolVersion: r.o.Version, Scenario: scenario, TargetURL: c.Target.URL, Label: c.Label,
-		Tester: c.Tester.Index, Testers: c.Tester.Count, Mode: "closed", Keepalive: c.Keepalive, FastRSA: c.Tester.FastRSA, FastHTTP: c.Tester.FastHTTP,
+		Tester: c.Tester.Index, Testers: c.Tester.Count, Mode: "closed", Keepalive: c.Keepalive, FastHTTP: c.Tester.FastHTTP,
 		TLS: r.tlsMode(), Seed: results.Seed{Credentials: c.Seed.Credentials, Bytes: c.Seed.Bytes},
 		Cleanup: c.Cleanup.Mode, SLO: results.MetaSLO{Percentile: c.SLO.Percentile, LatencyS: c.SLO.Latency.D().Seconds(), LatencyByRequestS: r.slo().LatencyByRequestS},
 		StartedAt: r.o.Clock.Now().UTC().Format(time.RFC3339Nano), Host: r.host,

@@ -12,7 +12,6 @@ import (
 	"github.com/credhub-perf/credhub-perf/credhub"
 	"github.com/credhub-perf/credhub-perf/load"
 	"github.com/credhub-perf/credhub-perf/results"
-	"github.com/credhub-perf/credhub-perf/rsasign"
 )
 
 // scenario seeds, ramps and cleans up one scenario; it returns the exit status.
@@ -56,10 +55,6 @@ func (r *runner) openScenario(k int, scenario string) (*scenarioState, int, erro
 		return nil, ExitFailed, err
 	}
 	meta := r.newMeta(scenario, n, len(plan))
-	meta.RSASigner, meta.RSASignerNote = engine.RSASigner()
-	if meta.RSASignerNote != "" && k == 0 {
-		r.log.Printf("tester.fast_rsa: %s signs instead of %s: %s", meta.RSASigner, rsasign.FastName, meta.RSASignerNote)
-	}
 	meta.HTTPClient, meta.HTTPClientNote = engine.HTTPClient()
 	if meta.HTTPClientNote != "" && k == 0 {
 		r.log.Printf("tester.fast_http: %s sends instead of the %s client: %s", meta.HTTPClient, load.FastHTTPName, meta.HTTPClientNote)

@@ -180,13 +180,6 @@ type Meta struct {
 	// so target samples taken elsewhere (credhub-perf vitals) can be put on
 	// the run's time.
 	OffsetOrigin string `json:"offset_origin,omitempty"`
-	// FastRSA is tester.fast_rsa; RSASigner names the code that signed the
-	// client's RSA handshake signatures ("crypto/rsa", also when no RSA key
-	// signs, or "rsasign-ifma"), and RSASignerNote why the fast signer was
-	// asked for and not used (no IFMA, not an RSA-2048 key).
-	FastRSA       bool   `json:"fast_rsa"`
-	RSASigner     string `json:"rsa_signer"`
-	RSASignerNote string `json:"rsa_signer_note,omitempty"`
 	// FastHTTP is tester.fast_http; HTTPClient names the client that sent
 	// the requests ("net/http", the default, or "lean"), and HTTPClientNote
 	// why the lean client was asked for and not used (HTTP/2).

@@ -6,10 +6,6 @@
 package tlsclient
 
 import (
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
@@ -18,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/credhub-perf/credhub-perf/rsasign"
 )
 
 // Options configures the client side of (mutual) TLS.
@@ -28,10 +23,6 @@ type Options struct {
 	CAFile     string // server CA bundle (PEM); system roots when empty
 	ServerName string // overrides the name verified in the server certificate
 	Insecure   bool   // skip server verification; only on explicit request
-	// FastRSA signs the client's handshakes with rsasign (AVX-512 IFMA)
-	// instead of crypto/rsa, when the CPU and the key allow it. Off by
-	// default: see docs/benchmarks.md for what it buys and what it costs.
-	FastRSA bool
 }
 
 // Config is what Build made.
@@ -40,12 +31,6 @@ type Config struct {
 	// Subject is the client certificate's subject ("" without one), for
 	// error messages about a refused identity.
 	Subject string
-	// Signer names the code that signs the client's RSA handshake
-	// signatures: rsasign.StdName (also when there is no RSA client key,
-	// as no fast code runs) or rsasign.FastName.
-	Signer string
-	// SignerNote says why FastRSA was asked for and not used; "" otherwise.
-	SignerNote string
 }
 
 // MinVersion is the oldest TLS version either client speaks; CredHub
@@ -61,7 +46,6 @@ func Build(o Options) (*Config, error) {
 			ServerName:         o.ServerName,
 			InsecureSkipVerify: o.Insecure, //nolint:gosec // explicit opt-in only
 		},
-		Signer: rsasign.StdName,
 	}
 	switch {
 	case o.CertFile != "" && o.KeyFile == "":
@@ -74,12 +58,7 @@ func Build(o Options) (*Config, error) {
 			return nil, err
 		}
 		c.Subject = cert.Leaf.Subject.String()
-		if o.FastRSA {
-			c.useFastSigner(&cert)
-		}
 		c.TLS.Certificates = []tls.Certificate{cert}
-	case o.FastRSA:
-		c.SignerNote = "no client certificate: nothing to sign"
 	}
 	if o.CAFile != "" {
 		pemBytes, err := os.ReadFile(o.CAFile)
@@ -93,42 +72,6 @@ func Build(o Options) (*Config, error) {
 		c.TLS.RootCAs = pool
 	}
 	return c, nil
-}
-
-// useFastSigner puts rsasign in front of an RSA key when it can sign with
-// it; otherwise the key stays with crypto/rsa and the note says why.
-func (c *Config) useFastSigner(cert *tls.Certificate) {
-	var k *rsa.PrivateKey
-	switch key := cert.PrivateKey.(type) {
-	case *rsa.PrivateKey:
-		k = key
-	case *ecdsa.PrivateKey:
-		c.SignerNote = "the client key is ECDSA, not RSA: crypto/ecdsa signs"
-		return
-	case ed25519.PrivateKey:
-		c.SignerNote = "the client key is Ed25519, not RSA: crypto/ed25519 signs"
-		return
-	default:
-		c.SignerNote = fmt.Sprintf("the client key is %T, not RSA", key)
-		return
-	}
-	s, err := newFastSigner(k)
-	if err != nil {
-		c.SignerNote = strings.TrimPrefix(err.Error(), "rsasign: ")
-		return
-	}
-	cert.PrivateKey = s
-	c.Signer = rsasign.FastName
-}
-
-// newFastSigner is rsasign.New; tests replace it to take the fallback of a
-// CPU without IFMA on any machine.
-var newFastSigner = func(k *rsa.PrivateKey) (crypto.Signer, error) {
-	s, err := rsasign.New(k)
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
 }
 
 func loadKeyPair(certFile, keyFile string) (tls.Certificate, error) {

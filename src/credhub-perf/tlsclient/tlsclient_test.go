@@ -1,12 +1,10 @@
 package tlsclient
 
 import (
-	"crypto"
 	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
-	"fmt"
 	"io"
 	"net"
 	"os"
@@ -16,7 +14,6 @@ import (
 	"time"
 
 	"github.com/credhub-perf/credhub-perf/internal/testpki"
-	"github.com/credhub-perf/credhub-perf/rsasign"
 )
 
 // fixture is a CA, a server certificate and a client certificate for the
@@ -88,14 +85,12 @@ func (f *fixture) handshake(t *testing.T, cfg *tls.Config, maxVersion uint16) (s
 	return <-seen, nil
 }
 
+// The client key stays crypto/rsa's own: no wrapper signs for it.
 func TestDefaultIsCryptoRSA(t *testing.T) {
 	f := newFixture(t)
 	c, err := Build(Options{CertFile: f.rsaCert, KeyFile: f.rsaKey, CAFile: f.caFile, ServerName: "localhost"})
 	if err != nil {
 		t.Fatal(err)
-	}
-	if c.Signer != rsasign.StdName || c.SignerNote != "" {
-		t.Fatalf("default signer %q (%q), want %q", c.Signer, c.SignerNote, rsasign.StdName)
 	}
 	if _, ok := c.TLS.Certificates[0].PrivateKey.(*rsa.PrivateKey); !ok {
 		t.Fatalf("default key is %T, want crypto/rsa's *rsa.PrivateKey", c.TLS.Certificates[0].PrivateKey)
@@ -120,76 +115,6 @@ func TestRefusesTLS11(t *testing.T) {
 		t.Fatalf("a TLS 1.1 server: %v, want a protocol version failure", err)
 	}
 }
-
-// On this machine, whatever its CPU: -fast-rsa uses rsasign where it can
-// and otherwise signs with crypto/rsa and says why; the handshake works
-// either way.
-func TestFastRSAOnThisMachine(t *testing.T) {
-	f := newFixture(t)
-	c, err := Build(Options{CertFile: f.rsaCert, KeyFile: f.rsaKey, CAFile: f.caFile, ServerName: "localhost", FastRSA: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := c.TLS.Certificates[0].PrivateKey
-	if rsasign.Available() {
-		if _, ok := key.(*rsasign.Signer); !ok || c.Signer != rsasign.FastName || c.SignerNote != "" {
-			t.Fatalf("IFMA CPU: key %T, signer %q (%q); want rsasign", key, c.Signer, c.SignerNote)
-		}
-	} else {
-		if _, ok := key.(*rsa.PrivateKey); !ok || c.Signer != rsasign.StdName || !strings.Contains(c.SignerNote, "IFMA") {
-			t.Fatalf("CPU without IFMA: key %T, signer %q (%q); want crypto/rsa and a note naming IFMA", key, c.Signer, c.SignerNote)
-		}
-	}
-	t.Logf("this machine: %s (%s)", c.Signer, c.SignerNote)
-	if cn, err := f.handshake(t, c.TLS, 0); err != nil || cn != "rsa-client" {
-		t.Fatalf("handshake: server saw %q, err %v", cn, err)
-	}
-}
-
-// The fallback, taken on every machine: a CPU without IFMA (simulated),
-// a key that is not RSA, no client certificate at all.
-func TestFastRSAFallsBack(t *testing.T) {
-	f := newFixture(t)
-	saved := newFastSigner
-	t.Cleanup(func() { newFastSigner = saved })
-	newFastSigner = func(*rsa.PrivateKey) (crypto.Signer, error) { return nil, rsasign.ErrNoIFMA }
-	for _, tc := range []struct {
-		name      string
-		o         Options
-		note, key string
-	}{
-		{"no IFMA", Options{CertFile: f.rsaCert, KeyFile: f.rsaKey}, "no AVX-512 IFMA", "*rsa.PrivateKey"},
-		{"ECDSA key", Options{CertFile: f.ecdsaCert, KeyFile: f.ecdsaKy}, "ECDSA, not RSA", "*ecdsa.PrivateKey"},
-		{"no client certificate", Options{}, "no client certificate", ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			tc.o.FastRSA, tc.o.CAFile, tc.o.ServerName = true, f.caFile, "localhost"
-			c, err := Build(tc.o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c.Signer != rsasign.StdName || !strings.Contains(c.SignerNote, tc.note) {
-				t.Fatalf("signer %q, note %q; want %q and a note containing %q", c.Signer, c.SignerNote, rsasign.StdName, tc.note)
-			}
-			if tc.key != "" {
-				if got := fmt.Sprintf("%T", c.TLS.Certificates[0].PrivateKey); got != tc.key {
-					t.Fatalf("key %s, want %s", got, tc.key)
-				}
-			}
-		})
-	}
-	// rsasign answering yes is what puts it in front of the key.
-	newFastSigner = func(k *rsa.PrivateKey) (crypto.Signer, error) { return fakeSigner{k}, nil }
-	c, err := Build(Options{CertFile: f.rsaCert, KeyFile: f.rsaKey, FastRSA: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := c.TLS.Certificates[0].PrivateKey.(fakeSigner); !ok || c.Signer != rsasign.FastName {
-		t.Fatalf("key %T, signer %q; want the fast signer", c.TLS.Certificates[0].PrivateKey, c.Signer)
-	}
-}
-
-type fakeSigner struct{ *rsa.PrivateKey }
 
 // Hostile and mistaken files: one clear error naming the file, never a
 // panic or a silent half-configured client.

@@ -266,6 +266,30 @@ class Knee:
 
 MAX_KNEE_POINTS = 64
 
+# The last throughputs fit_knee saw and their grid: the bootstrap fits the same steps' throughputs a
+# hundred times with other latencies, and the grid's powers, most of a fit's cost, depend only on them.
+_knee_grid_cache: list = [None, None]
+
+
+def _knee_grid(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The (xmax, p) grid of fit_knee for throughputs x, flattened, (xmax / (xmax - x))**p for
+    every grid point (rows) and step (columns), and its square."""
+    key = x.tobytes()
+    if _knee_grid_cache[0] == key:
+        return _knee_grid_cache[1]
+    xm = float(x.max())
+    mgrid = xm + xm * np.geomspace(1e-4, 50.0, 300)
+    pgrid = np.geomspace(0.25, 8.0, 41)
+    mm, pp = (g.ravel() for g in np.meshgrid(mgrid, pgrid))
+    # xmax / (xmax - x) once per xmax (not per grid point), then each power: grid point i is
+    # (pgrid[i // 300], mgrid[i % 300]), as meshgrid lays them out
+    ratio = mgrid[:, None] / (mgrid[:, None] - x[None, :])
+    u = (ratio[None, :, :] ** pgrid[:, None, None]).reshape(len(mm), len(x))
+    u2 = u * u
+    u.flags.writeable = u2.flags.writeable = False
+    _knee_grid_cache[:] = [key, (mm, pp, u, u2)]
+    return mm, pp, u, u2
+
 
 def fit_knee(x: np.ndarray, r: np.ndarray, elasticity: float = 1.0) -> Knee | None:
     """Fit the queueing-shaped curve to per-step (throughput, mean latency) and find the knee.
@@ -296,19 +320,15 @@ def fit_knee(x: np.ndarray, r: np.ndarray, elasticity: float = 1.0) -> Knee | No
     xm = float(x.max())
     w = 1.0 / r
     y = r * w  # = 1
-    mgrid = xm + xm * np.geomspace(1e-4, 50.0, 300)
-    pgrid = np.geomspace(0.25, 8.0, 41)
-    mm, pp = (g.ravel() for g in np.meshgrid(mgrid, pgrid))
-    # xmax / (xmax - x) once per xmax (not per grid point), then each power: grid point i is
-    # (pgrid[i // 300], mgrid[i % 300]), as meshgrid lays them out
-    ratio = mgrid[:, None] / (mgrid[:, None] - x[None, :])
-    u = (ratio[None, :, :] ** pgrid[:, None, None]).reshape(len(mm), len(x))
-    c2 = u * w
+    mm, pp, u, u2 = _knee_grid(x)
+    # The columns are w and c2 = u * w (y = 1): every sum below is a product of the cached powers
+    # with a vector, so a fit touches the grid a few times and makes no grid-sized temporary.
+    w2 = w * w
     s11 = float(w @ w)
     t1 = float(w @ y)
-    s12 = c2 @ w
-    s22 = np.einsum("ij,ij->i", c2, c2)
-    t2 = c2 @ y
+    s12 = u @ w2
+    s22 = u2 @ w2
+    t2 = u @ w
     det = s11 * s22 - s12 ** 2
     with np.errstate(divide="ignore", invalid="ignore"):
         a = (s22 * t1 - s12 * t2) / det
@@ -319,10 +339,16 @@ def fit_knee(x: np.ndarray, r: np.ndarray, elasticity: float = 1.0) -> Knee | No
         neg_b = ~(b >= 0)
         b = np.where(neg_b, 0.0, b)
         a = np.where(neg_b, t1 / s11, a)
-        resid = y[None, :] - a[:, None] * w[None, :] - b[:, None] * c2
-        sse = np.einsum("ij,ij->i", resid, resid)
+        # Sum of squares from the sums: n - 2a t1 - 2b t2 + a^2 s11 + 2ab s12 + b^2 s22. It cancels
+        # near a perfect fit, so the few best grid points by it are compared again on their residuals.
+        sse = len(x) - 2 * a * t1 - 2 * b * t2 + a * a * s11 + 2 * a * b * s12 + b * b * s22
     sse = np.where(np.isfinite(sse), sse, np.inf)
-    i = int(np.argmin(sse))
+    best = np.argpartition(sse, 16)[:16] if len(sse) > 16 else np.arange(len(sse))
+    with np.errstate(invalid="ignore", over="ignore"):
+        resid = y[None, :] - a[best, None] * w[None, :] - b[best, None] * (u[best] * w[None, :])
+        exact = np.einsum("ij,ij->i", resid, resid)
+    exact = np.where(np.isfinite(exact) & np.isfinite(sse[best]), exact, np.inf)
+    i = int(best[np.lexsort((best, exact))[0]])
     k = Knee(a=float(a[i]), b=float(b[i]), xmax=float(mm[i]), p=float(pp[i]), elasticity=elasticity,
              throughput=None, estimate=None, measured_max=xm, points=len(x))
     if k.b <= 0:

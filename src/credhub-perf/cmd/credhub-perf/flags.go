@@ -26,6 +26,11 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) int {
 		fs.PrintDefaults()
 		return 0
 	}
+	var retired *config.RetiredError
+	if errors.As(err, &retired) {
+		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
+		return 2
+	}
 	hint := ""
 	if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
 		var names []string

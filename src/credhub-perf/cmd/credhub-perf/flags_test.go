@@ -22,3 +22,16 @@ func TestUnknownFlagOneLine(t *testing.T) {
 		t.Fatalf("run -h: exit %d\n%s", code, errb.String())
 	}
 }
+
+// A retired key's flag is one line saying what changed, exit status 2,
+// before anything else is read or sent.
+func TestRetiredFlagOneLine(t *testing.T) {
+	for _, args := range [][]string{{"run", "--tester.fast_rsa"}, {"run", "--config", "/nonexistent.yml", "--tester.fast_rsa=false"}, {"capacity", "-tester.fast_rsa", "true"}} {
+		var out, errb bytes.Buffer
+		code := Main(args, &out, &errb)
+		lines := strings.Split(strings.TrimRight(errb.String(), "\n"), "\n")
+		if code != 2 || len(lines) != 1 || !strings.Contains(lines[0], args[0]+": --tester.fast_rsa was removed: Go's crypto/rsa signs") {
+			t.Errorf("%v: exit %d, stderr:\n%s", args, code, errb.String())
+		}
+	}
+}

@@ -86,10 +86,6 @@ Options:
 TLS:
   -cert        Client certificate (PEM) for mutual TLS. Default: $X509_USER_CERT.
   -key         Client private key (PEM, RSA or ECDSA). Default: $X509_USER_KEY.
-  -fast-rsa    Sign the client's handshakes (an RSA-2048 -key) with the
-               hand-written AVX-512 IFMA signer instead of Go's crypto/rsa.
-               Saves CPU only with -disable-keepalive; without IFMA, or
-               with another key, crypto/rsa signs (said on stderr).
   -cacert      CA bundle (PEM) that signed the server certificate.
                Default: the system roots.
   -servername  Name to verify in the server certificate (and send as SNI).
@@ -142,6 +138,13 @@ func readCapped(path string, max int64) ([]byte, error) {
 	return b, nil
 }
 
+// isSet says whether the command line gave the flag name.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
 
 // config is everything parsed from the command line.
@@ -188,14 +191,17 @@ func parse(args []string, getenv func(string) string) (*config, error) {
 		cacert      = fs.String("cacert", "", "")
 		serverName  = fs.String("servername", "", "")
 		insecure    = fs.Bool("insecure", false, "")
-		fastRSA     = fs.Bool("fast-rsa", false, "")
 		fastHTTP    = fs.Bool("fast-http", false, "")
 	)
+	fs.Bool("fast-rsa", false, "") // retired: refused below, saying what changed
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
 		}
 		return nil, usagef("%v ('hey -h' lists the options)", err)
+	}
+	if isSet(fs, "fast-rsa") {
+		return nil, usagef("-fast-rsa %s", perfconfig.RetiredMsg("tester.fast_rsa"))
 	}
 	if fs.NArg() < 1 {
 		return nil, usagef("no URL given: hey [options...] <url>")
@@ -303,7 +309,7 @@ func parse(args []string, getenv func(string) string) (*config, error) {
 	cfg.opts = load.ClientOptions{
 		TLS: load.TLSOptions{
 			CertFile: *cert, KeyFile: *key, CAFile: *cacert,
-			ServerName: *serverName, Insecure: *insecure, FastRSA: *fastRSA,
+			ServerName: *serverName, Insecure: *insecure,
 		},
 		KeepAlive:          !*noKeepAlive,
 		HTTP2:              *h2,
@@ -351,9 +357,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		fmt.Fprintf(stderr, "hey: %v\n", err)
 		return 2
-	}
-	if signer, note := engine.RSASigner(); note != "" {
-		fmt.Fprintf(stderr, "hey: -fast-rsa: %s signs instead: %s\n", signer, note)
 	}
 	if client, note := engine.HTTPClient(); note != "" {
 		fmt.Fprintf(stderr, "hey: -fast-http: %s sends instead: %s\n", client, note)

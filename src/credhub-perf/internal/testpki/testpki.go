@@ -1,8 +1,8 @@
 // Package testpki makes the certificates and keys of credhub-perf's tests,
 // in one way: a CA (fresh, or loaded from PEM files such as credhub-sim's),
 // leaves and intermediates it issues, and PEM files written 0600. It also
-// holds a few fixed RSA keys, committed under testdata, for tests whose
-// failures must be reproducible with the same key (rsasign).
+// holds a few fixed RSA keys, committed under testdata, for tests and
+// benchmarks that must use the same key every time.
 //
 // Fresh keys are the default: two PKIs of one test must never share a CA
 // key, or a certificate of one would verify under the other's CA.
@@ -257,8 +257,8 @@ func NewPKI(t testing.TB, kt KeyType) *PKI {
 //go:embed testdata/*.pem
 var fixed embed.FS
 
-// FixedRSAKey returns the committed key testdata/<name>.pem (rsa2048-0,
-// rsa2048-1, rsa2048-2, rsa1024-0) and logs its path and the SHA-256 of
+// FixedRSAKey returns the committed key testdata/<name>.pem (rsa2048-0 or
+// rsa2048-1) and logs its path and the SHA-256 of
 // its public key, so that a failure names the key to reproduce it with.
 func FixedRSAKey(t testing.TB, name string) *rsa.PrivateKey {
 	t.Helper()

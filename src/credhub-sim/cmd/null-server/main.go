@@ -19,7 +19,9 @@
 // With -service-time D it is an M/M/c station instead of a null server: N
 // servers (-servers), exponentially distributed service times of mean D,
 // requests waiting in line for a free server. Its handling time then
-// includes the wait and the service; its capacity is N/D requests/s.
+// includes the wait and the service; its capacity is N/D requests/s. It
+// also reports the service times as slept (served_mean_us: D plus the
+// timers' overshoot), the S of a queueing model of the run.
 package main
 
 import (
@@ -64,6 +66,10 @@ type counters struct {
 	resumed    atomic.Int64
 	// handledNS is the sum of the handler's wall time over all requests.
 	handledNS atomic.Int64
+	// servedNS is the sum of the time requests held one of the station's
+	// servers (-service-time): the service times as slept, timer
+	// overshoot included, which a queueing model of the run must use.
+	servedNS atomic.Int64
 
 	// groups counts handshakes per negotiated key-exchange group, so the
 	// bench can show that every tool did the same key exchange.
@@ -147,8 +153,8 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "null-server: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(os.Stderr, "null-server stats: requests=%d conns=%d handshakes=%d resumed=%d groups=%s handled_mean_us=%.1f\n",
-		st.Requests, st.Conns, st.Handshakes, st.Resumed, st.Groups, st.HandledMeanUS)
+	fmt.Fprintf(os.Stderr, "null-server stats: requests=%d conns=%d handshakes=%d resumed=%d groups=%s handled_mean_us=%.1f served_mean_us=%.1f\n",
+		st.Requests, st.Conns, st.Handshakes, st.Resumed, st.Groups, st.HandledMeanUS, st.ServedMeanUS)
 	return 0
 }
 
@@ -164,6 +170,7 @@ type stats struct {
 	Requests, Conns, Handshakes, Resumed int64
 	Groups                               string
 	HandledMeanUS                        float64 // mean handler time per request, µs
+	ServedMeanUS                         float64 // mean time a request held a station server, µs (0 without -service-time)
 }
 
 // serve runs until ctx is done, calling ready once it accepts connections.
@@ -230,7 +237,9 @@ func serve(ctx context.Context, o options, ready func(url, mode string)) (stats,
 			h["Content-Length"] = []string{"3"}
 			if station != nil {
 				station <- struct{}{} // wait for a free server
+				got := time.Now()
 				time.Sleep(time.Duration(mrand.ExpFloat64() * float64(o.serviceTime)))
+				c.servedNS.Add(int64(time.Since(got)))
 				<-station
 			}
 			_, _ = w.Write(body)
@@ -278,6 +287,7 @@ func serve(ctx context.Context, o options, ready func(url, mode string)) (stats,
 	st := stats{Requests: c.requests.Load(), Conns: c.conns.Load(), Handshakes: c.handshakes.Load(), Resumed: c.resumed.Load(), Groups: c.groupList()}
 	if st.Requests > 0 {
 		st.HandledMeanUS = float64(c.handledNS.Load()) / float64(st.Requests) / 1e3
+		st.ServedMeanUS = float64(c.servedNS.Load()) / float64(st.Requests) / 1e3
 	}
 	return st, nil
 }

@@ -214,8 +214,10 @@ func TestStation(t *testing.T) {
 			t.Fatalf("request: %v", err)
 		}
 	}
-	if st := stop(); st.Requests != 8 || st.HandledMeanUS <= 0 {
-		t.Errorf("got %+v, want 8 requests with a handled mean", st)
+	// Every request slept inside the station, and held a server no longer
+	// than its handler ran.
+	if st := stop(); st.Requests != 8 || st.HandledMeanUS <= 0 || st.ServedMeanUS <= 0 || st.ServedMeanUS > st.HandledMeanUS {
+		t.Errorf("got %+v, want 8 requests with a served mean above 0 and at most the handled mean", st)
 	}
 }
 
