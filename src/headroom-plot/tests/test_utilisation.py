@@ -1,5 +1,6 @@
 """The target's utilisation: summary.json's figures read back, the shared database's ceiling, the
-recommendation refused above it, and a scaling study end to end through credhub-perf's verdict."""
+recommendation refused above it, and a scaling study on credhub-sim's virtual clock end to end through
+credhub-perf's verdict."""
 from __future__ import annotations
 
 import json
@@ -8,8 +9,8 @@ import os
 import subprocess
 
 import numpy as np
+import pytest
 
-from conftest import STEADY_WARMUP, closed_step, write_meta, write_ours
 from headroom_plot import cli, utilisation
 
 
@@ -65,34 +66,32 @@ def test_ceiling_by_the_utilisation_law():
     assert utilisation.near(200, c) is None
 
 
-# The scaling study of the acceptance: instances of 100 req/s each behind a database of 300 req/s. Each
-# count's samples are what credhub-sim reports for that load (instances x / (100 n) busy, the database
-# x / 300); credhub-perf attributes them to the steps and judges, headroom-plot reports and recommends.
-def _study_run(root, n, credhub_perf):
-    d = os.path.join(root, f"20261118T1000{n:02d}Z-get-{n}")
-    os.makedirs(d)
-    cap = min(100 * n, 300)
-    rows, samples, t0 = [], [], 0.0
-    for frac, conc in ((0.3, 1), (0.6, 2), (0.97, 3), (None, 40)):
-        x = cap * frac if frac else cap
-        lat = conc / x
-        count = int(3 * x)
-        step = closed_step(t0, conc, lat, count)
-        end = max(r[0] + r[1] for r in step)
-        rows += step
-        samples += [f"credhub-sim,credhub,instance {i + 1},{t0:.3f},{end:.3f},{x / (100 * n):.4f}," for i in range(n)]
-        samples.append(f"credhub-sim,database,database,{t0:.3f},{end:.3f},{x / 300:.4f},")
-        t0 = end + 0.5
-    write_ours(os.path.join(d, "results.csv"), rows)
-    with open(os.path.join(d, "target-samples.csv"), "w") as f:
-        f.write("source,resource,instance,start,end,cpu,rss_bytes\n" + "\n".join(samples) + "\n")
-    write_meta(d, instances=n, label=f"{n}-instances", warmup=STEADY_WARMUP)
+# The scaling study of the acceptance, on credhub-sim's virtual clock: instances of one 10 ms core
+# (100 req/s each) behind a database of 300 req/s, ramps at 1, 2, 4 and 8 instances written by
+# virtual-ramp with the model's utilisation per step. credhub-perf attributes the samples and judges
+# each run; headroom-plot reports the verdicts and refuses a target above the database's ceiling.
+SIM_SRC = os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "credhub-sim")
+
+
+@pytest.fixture(scope="module")
+def virtual_ramp(tmp_path_factory):
+    out = str(tmp_path_factory.mktemp("bin") / "virtual-ramp")
+    subprocess.run(["go", "build", "-o", out, "./cmd/virtual-ramp"], cwd=SIM_SRC, check=True)
+    return out
+
+
+def _study_run(root, n, virtual_ramp, credhub_perf):
+    d = os.path.join(root, f"{n}-instances")
+    conc = ",".join(str(c) for c in (1, n, 2 * n, 3 * n + 2, 4 * n + 4, 6 * n + 8))
+    subprocess.run([virtual_ramp, "-out", d, "-workers", str(n), "-cores", "1", "-service-time", "10ms",
+                    "-service-dist", "fixed", "-db-capacity", "300", "-concurrency", conc, "-step-duration", "3s",
+                    "-slo-latency", "100ms", "-label", f"{n}-instances"], check=True)
     subprocess.run([credhub_perf, "summary", d], check=True, capture_output=True)
     return d
 
 
-def test_study_names_credhub_then_database_and_refuses_a_target_above_it(tmp, credhub_perf):
-    dirs = [_study_run(str(tmp), n, credhub_perf) for n in (1, 2, 4, 8)]
+def test_study_names_credhub_then_database_and_refuses_a_target_above_it(tmp, virtual_ramp, credhub_perf):
+    dirs = [_study_run(str(tmp), n, virtual_ramp, credhub_perf) for n in (1, 2, 4, 8)]
     verdicts = [json.load(open(os.path.join(d, "summary.json")))["bottleneck"]["resource"] for d in dirs]
     assert verdicts == ["credhub", "credhub", "database", "database"]
     out = str(tmp / "report")
@@ -100,12 +99,12 @@ def test_study_names_credhub_then_database_and_refuses_a_target_above_it(tmp, cr
     doc = json.load(open(os.path.join(out, "capacity.json")))["scenarios"]["get"]
     rec = doc["recommendation"]
     assert rec["instances"] is None and rec["basis"] == "shared-ceiling"
-    assert "cannot be reached by adding CredHub instances" in rec["text"]
+    assert "400 req/s cannot be reached by adding CredHub instances" in rec["text"]
     assert abs(doc["shared_ceiling"]["ceiling_rps"] - 300) < 3
     assert [c["bottlenecks"][0].split(" at ")[0] for c in doc["capacity"]] == \
         ["CredHub instances", "CredHub instances", "database", "database"]
     report = open(os.path.join(out, "report.md")).read()
-    assert "Where capacity ends" in report and "database at " in report
+    assert "Where capacity ends" in report and "database at 100 % CPU: more CredHub instances" in report
     for name in ("utilisation-get.png", "utilisation-get-1-instances.png", "utilisation-get-8-instances.png"):
         assert os.path.getsize(os.path.join(out, name)) > 10000
     # A target below the ceiling is recommended as before.
