@@ -242,8 +242,8 @@ def verdict(a: str, b: str, d: Difference, a_unknown: str = "", b_unknown: str =
         if word == LOWER:
             return LOWER, (f"{b} is at least {pct(1 - rhi)} lower than {a} (95 % interval's upper end; "
                            f"{poss(a)} capacity is a lower bound: {a_floor})"), True
-        return CANNOT, (f"cannot compare: {poss(a)} capacity is only a lower bound ({a_floor}) and {poss(b)} is not below "
-                        f"it: {a} may carry more than measured"), False
+        return CANNOT, (f"cannot compare: {poss(a)} capacity is only a lower bound ({a_floor}) and {poss(b)} is "
+                        f"not below it: {a} may carry more than measured"), False
     if word == LOWER:
         return LOWER, (f"lower: {b} carries {pct(value - 1)} less than {a} (95 % interval {pct(1 - rhi)} to "
                        f"{pct(1 - rlo)} less)"), False

@@ -108,7 +108,8 @@ def test_a_truncated_run(pair, tmp, capsys):
 
 def test_a_run_stopped_before_its_plan_ended(pair, tmp, capsys):
     a, b = pair
-    json.dump({"stopped": "stopped after 3 of 8 planned steps (interrupted)"}, open(os.path.join(b, "summary.json"), "w"))
+    json.dump({"stopped": "stopped after 3 of 8 planned steps (interrupted)"},
+              open(os.path.join(b, "summary.json"), "w"))
     _refused(capsys, [a, b, "--out", tmp / "o"], "stopped after 3 of 8 planned steps", "re-run it")
 
 
@@ -151,6 +152,7 @@ def test_a_side_whose_capacity_is_unknown_cannot_be_compared(pair, tmp, capsys):
     _meta(b, tester=0, testers=2)
     assert cli.main(["compare", a, b, "--out", str(tmp / "o"), "--format", "png", "--replicates", "50"]) == 0
     out = capsys.readouterr().out
-    assert "verdict: cannot compare: b's capacity is unknown because incomplete run: tester 1 of 2 left no results file" in out
+    assert ("verdict: cannot compare: b's capacity is unknown because incomplete run: tester 1 of 2 left no "
+            "results file") in out
     doc = json.load(open(tmp / "o" / "comparison.json"))
     assert doc["comparisons"][0]["capacity"]["verdict"] == "cannot compare"
