@@ -406,6 +406,8 @@ func (s *Summary) Finish() {
 	s.Steps = all[:s.rampSteps()]
 	s.totalsAndKnee()
 	s.lowerBound(s.maxThroughput(), len(all))
+	// The bottleneck is judged on the steps the capacity comes from.
+	s.judgeBottleneck()
 	s.Steps = all
 	s.finishOpenLoop()
 	if s.Incomplete {
@@ -437,7 +439,6 @@ func (s *Summary) lowerBound(bestStep, total int) {
 		s.CapacityIsLowerBound = true
 		s.LowerBoundReason = s.leftOutReason(above, total, false)
 	}
-	s.judgeBottleneck()
 }
 
 // stepWarnings sets StepWarnings, and each tester-bound step's advice,
