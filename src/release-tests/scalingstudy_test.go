@@ -394,6 +394,48 @@ func TestScalingStudyRepeatAndResume(t *testing.T) {
 	}
 }
 
+// TestScalingStudyCompareWith: a second study given the first's --out
+// compares itself (B) with it (A) after its report, per instance count both
+// measured, into OUT/compare.
+func TestScalingStudyCompareWith(t *testing.T) {
+	first := newStudy(t)
+	args := append([]string{"--manifest", fixture(t, "credhub-deployment.yml"), "--instances", "1,2"}, plotArgs...)
+	if stdout, stderr, code := first.run(nil, args...); code != 0 {
+		t.Fatalf("first study: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	second := newStudy(t)
+	stdout, stderr, code := second.run(nil, append([]string{"--compare-with", first.out}, args...)...)
+	if code != 0 {
+		t.Fatalf("second study: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	want := " compare --a '" + first.out + "/*/r*/runs/*/' --b '" + second.out + "/*/r*/runs/*/' --label A=study,B=study --out " +
+		second.out + "/compare --format png --replicates 100 --quiet\n"
+	if !strings.Contains(stdout, want) {
+		t.Errorf("stdout lacks %q:\n%s", want, stdout)
+	}
+	b, err := os.ReadFile(filepath.Join(second.out, "compare", "comparison.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Comparisons []struct {
+			A        struct{ Instances int }
+			Capacity struct{ Verdict string }
+		}
+		USL map[string]json.RawMessage
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Comparisons) != 2 || doc.Comparisons[0].A.Instances != 1 || doc.Comparisons[1].A.Instances != 2 ||
+		doc.Comparisons[0].Capacity.Verdict == "" || len(doc.USL) != 1 {
+		t.Errorf("comparison.json: %s", b)
+	}
+	if !strings.Contains(strings.Join(summary(t, stdout), "\n"), "report: "+second.out+"/report; comparison: "+second.out+"/compare") {
+		t.Errorf("summary does not name the comparison:\n%s", stdout)
+	}
+}
+
 // TestScalingStudyInterrupted: SIGTERM during an errand run ends the study
 // with 143 after that command; the restore is printed, not run (the
 // interrupted CLI's director task may still hold the deployment).
@@ -456,6 +498,7 @@ func TestScalingStudyRejectsBadInput(t *testing.T) {
 		{"", append(base, "-o", filepath.Join(ops, "scale-credhub.yml")), "scaling-study applies it itself"},
 		{"", append(base, "--ops-dir", t.TempDir()), "no add-to-credhub-deployment.yml there"},
 		{"", append(base, "--bogus"), "unknown argument"},
+		{"", append(base, "--compare-with", t.TempDir()), "no study's runs there"},
 		{alone, base, "not in the repository; pass --ops-dir DIR (a copy of manifests/operations)"},
 	} {
 		state := t.TempDir()

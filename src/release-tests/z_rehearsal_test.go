@@ -903,6 +903,12 @@ func checkReport(t *testing.T, logDir string, runs map[string]string, stdout str
 			t.Errorf("report: %s: %v", f, err)
 		}
 	}
+	// Without credhub-perf the VM's plotter would still draw, short of the
+	// verdicts only credhub-perf gives: the errand's PATH must let it find one.
+	if b, _ := os.ReadFile(filepath.Join(report, "headroom-plot.log")); strings.Contains(string(b), "note: credhub-perf") ||
+		strings.Contains(string(b), "CREDHUB_PERF=") {
+		t.Errorf("the VM's headroom-plot did not find credhub-perf; headroom-plot.log:\n%s", indent(string(b), "  "))
+	}
 	plot, err := exec.LookPath(filepath.Join(repoRoot(t), ".venv", "bin", "headroom-plot"))
 	if err != nil {
 		t.Fatalf("the workstation's headroom-plot (make venv): %v", err)

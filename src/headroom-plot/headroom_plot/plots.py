@@ -182,6 +182,11 @@ def _scatter_requests(ax, x, lat_ms, ok_idx, fail_idx, fail_total: int, size: fl
                    label=f"failed request ({fail_total:,} in total, {len(fail_idx):,} drawn)")
 
 
+# How far beyond the measured steps the fitted curve is drawn (dotted), as a fraction of the most throughput
+# a step carried.
+EXTRAPOLATE = 0.15
+
+
 def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: str | None = None) -> list[str]:
     lat_ms = run.latency * 1000.0
     n = run.total
@@ -195,14 +200,16 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
     lo = float(np.percentile(lat_ms[idx], 0.1)) if len(idx) else 0.1
     hi = max(float(max(s.max_s for s in steps)) * 1000, slo_ms)
 
-    fig = plt.figure(figsize=(12, 10))
-    gs = fig.add_gridspec(4, 2, width_ratios=(5, 1.1), height_ratios=(1.1, 5, 1.4, 0.5),
+    # The legend hangs below the headroom axes, in a row of its own (row 2): inside them it covered the
+    # lightest steps' percentiles and the SLO line, whatever corner it took.
+    fig = plt.figure(figsize=(12, 11.4))
+    gs = fig.add_gridspec(5, 2, width_ratios=(5, 1.1), height_ratios=(1.1, 5, 1.45, 1.4, 0.5),
                           hspace=0.28, wspace=0.04)
     ax = fig.add_subplot(gs[1, 0])
     axt = fig.add_subplot(gs[0, 0], sharex=ax)
     axr = fig.add_subplot(gs[1, 1], sharey=ax)
-    axs = fig.add_subplot(gs[2, 0])
-    axc = fig.add_subplot(gs[3, :])
+    axs = fig.add_subplot(gs[3, 0])
+    axc = fig.add_subplot(gs[4, :])
     axc.axis("off")
 
     xmax_plot = float(max(run.x.max(), max(s.throughput for s in steps))) * 1.08
@@ -245,21 +252,22 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
         keep = fy <= hi * 3
         ax.plot(fx[keep], fy[keep], "--", color="black", lw=1.4, zorder=5,
                 label=f"fitted queueing curve over the measured steps ({lo_x:,.0f}-{k.measured_max:,.0f} req/s)")
-        if top > k.measured_max * 1.001:
-            ex = np.linspace(k.measured_max, top, 200)
+        # Beyond the measured steps the fit is a guess: its asymptote has been far above what the target
+        # could do. A short dotted stretch shows the trend; the asymptote is neither drawn nor named.
+        end = min(top, k.measured_max * (1 + EXTRAPOLATE))
+        if end > k.measured_max * 1.001:
+            ex = np.linspace(k.measured_max, end, 100)
             ey = k.curve(ex) * 1000
             keep = ey <= hi * 3
             ax.plot(ex[keep], ey[keep], ":", color="#888888", lw=1.3, zorder=4,
-                    label=f"fitted curve EXTRAPOLATED beyond the measured steps (asymptote {k.xmax:,.0f} req/s)")
+                    label=f"fitted curve EXTRAPOLATED up to {EXTRAPOLATE:.0%} beyond the measured steps "
+                          "(the fit's guess, not measured)")
         if k.throughput is not None:
             ky = float(k.curve(k.throughput)) * 1000
             ext = " (EXTRAPOLATED below the measured steps)" if k.throughput < lo_x * 0.999 else ""
             ax.plot([k.throughput], [ky], marker="D", ms=11, color="gold", mec="black", zorder=6,
                     label=f"knee \u2248 {k.throughput:,.0f} req/s{ext}")
-            ax.annotate(f"knee \u2248 {k.throughput:,.0f} req/s{ext}\n(latency starts to climb)", (k.throughput, ky),
-                        xytext=(-150, -48), textcoords="offset points", fontsize=9, fontweight="bold", zorder=9,
-                        bbox=dict(boxstyle="round,pad=0.3", fc="white", ec="#999999", alpha=0.95),
-                        arrowprops=dict(arrowstyle="->", color="black"))
+            knee_note = (f"knee \u2248 {k.throughput:,.0f} req/s{ext}\n(latency starts to climb)", (k.throughput, ky))
 
     ax.axhline(slo_ms, color="#d62728", ls="--", lw=1.3, label=f"SLO: p{pct:g} \u2264 {slo_ms:g} ms")
     if run.max_tput is not None:
@@ -284,7 +292,14 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
     _set_latency_axis(ax, log, max(lo, 0.01), hi)
     ax.set_xlabel("throughput (req/s), measured in %gs windows within each step" % opts.window_s)
     ax.set_ylabel("latency (ms)" + (", log scale" if log else ""))
-    _legend(ax, loc="upper left")
+    _legend(ax, loc="upper left", bbox_to_anchor=(0, -0.1), ncol=2)
+    if k is not None and k.b > 0 and k.throughput is not None:
+        # below-left of the knee, unless that leaves the axes (a knee low on the latency axis): then above
+        low = ax.transLimits.transform(ax.transScale.transform(knee_note[1]))[1] < 0.3
+        ax.annotate(*knee_note, xytext=(-150, 40 if low else -48), textcoords="offset points", fontsize=9,
+                    fontweight="bold", zorder=9, bbox=dict(boxstyle="round,pad=0.3", fc="white", ec="#999999",
+                                                           alpha=0.95),
+                    arrowprops=dict(arrowstyle="->", color="black"))
 
     # Marginal histograms: where the requests were, on each axis.
     # Counted once and drawn as one filled outline per histogram: hist() with weights takes numpy's

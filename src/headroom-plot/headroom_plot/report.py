@@ -6,7 +6,7 @@ import datetime as dt
 import html
 import os
 
-from . import output
+from . import credhubperf, output
 from .analysis import CapacityRow
 from .scalability import Advice as Recommendation
 from .runs import Options, Run, warmup_headline, warmup_note, warmup_steady
@@ -196,6 +196,9 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
     h(1, heading)
     para(f"Generated {now} by headroom-plot from {len(runs)} run(s). SLO: {slo}; steps with more than "
          f"{opts.max_error_rate:.1%} failed requests do not count as capacity.")
+    note = credhubperf.note([x for r in runs for x in r.not_added])
+    if note:
+        para("Note: " + note + ".", cls="warn")
 
     scenarios = sorted({r.scenario for r in runs})
     h(2, "Capacity")

@@ -74,6 +74,8 @@ class Run:
     summary: dict | None = None           # the run directory's summary.json
     # credhub-perf summary --json of the run at an SLO: (slo, document); see credhub_doc.
     credhub: tuple | None = None
+    # What credhub-perf would have added had it been found (credhubperf.note says it once for all runs).
+    not_added: list[tuple[str, str]] = field(default_factory=list)  # (what, run.name())
 
     @property
     def total(self) -> int:
@@ -600,7 +602,9 @@ def load_run(arg: str, opts: Options) -> Run:
         run.warnings += apply_step_flags(run.name(), run.steps, summary)
     if any(s.tester_bound and not s.tester_bound_advice for s in run.steps):
         # a summary.json without the advice (or with a damaged one): credhub-perf's for the same steps
-        theirs = credhub_doc(run, opts, "the advice on tester-bound steps")["summary"].get("steps")
+        theirs = without_credhub_perf(run, "the advice on tester-bound steps", {"summary": {}},
+                                      lambda: credhub_doc(run, opts, "the advice on tester-bound steps"))
+        theirs = theirs["summary"].get("steps")
         for s, t in (match_summary_steps(run.steps, theirs) or []) if isinstance(theirs, list) else []:
             if s.tester_bound and not s.tester_bound_advice and isinstance(t, dict):
                 s.tester_bound_advice = _advice(t.get("tester_bound_advice"))
@@ -935,12 +939,13 @@ def evaluate(run: Run, opts: Options) -> None:
     elif sum(s.errors for s in st):
         w.append(f"{name}: {sum(s.errors for s in st)} failed request(s), all steps within the "
                  f"{opts.max_error_rate:.1%} error limit")
+    advice = "; ".join(dict.fromkeys(a for s in st if s.tester_bound for a in s.tester_bound_advice))
     for flag, what, why in ((lambda s: s.steady is False, "not steady",
                              "latency or throughput moved within the step (a target still warming up, or "
                              "changing under load)"),
                             (lambda s: s.tester_bound is True, "tester-bound",
-                             "the tester was short of CPU (its own or its host's), so these steps measured the tester: "
-                             + "; ".join(dict.fromkeys(a for s in st if s.tester_bound for a in s.tester_bound_advice))),
+                             "the tester was short of CPU (its own or its host's), so these steps measured the tester"
+                             + (": " + advice if advice else "")),
                             (lambda s: s.incomplete is True, "incomplete",
                              "some tester did not load them for their whole slot (it stopped, crashed, started "
                              "late or left no results file; see the step table's flags), so their throughput "
@@ -980,8 +985,24 @@ def no_capacity_reason(run: Run, opts: Options) -> str:
     ("" otherwise): credhub-perf's sentence at opts' SLO (summary.txt's), without its "unknown: "."""
     if not run.incomplete_reason and (run.max_tput is not None or not any(s.slo_s <= opts.slo_s for s in run.steps)):
         return ""  # a capacity, or no step within the SLO: nothing to explain (credhub-perf not needed)
-    why = credhub_doc(run, opts, "the reason a run has no capacity").get("no_capacity_reason")
+    why = without_credhub_perf(run, "the reason a run has no capacity", {"no_capacity_reason": NOT_ADDED},
+                               lambda: credhub_doc(run, opts, "the reason a run has no capacity"))
+    why = why.get("no_capacity_reason")
     return why.removeprefix("unknown: ") if isinstance(why, str) else ""
+
+
+# The reason headroom-plot gives where credhub-perf's is missing: which rule applied is its to say.
+NOT_ADDED = "why is credhub-perf's to say, and it was not found (see the note)"
+
+
+def without_credhub_perf(run: Run, what: str, instead, ask):
+    """ask()'s answer from credhub-perf, or `instead` when there is no credhub-perf, with `what` (for this run)
+    added to the things the note says were not added."""
+    try:
+        return ask()
+    except credhubperf.NotFound:
+        run.not_added.append((what, run.name()))
+        return instead
 
 
 def lower_bound(run: Run, opts: Options, ok: np.ndarray) -> tuple[str, float | None]:
@@ -1006,7 +1027,9 @@ def lower_bound(run: Run, opts: Options, ok: np.ndarray) -> tuple[str, float | N
     above = [st[i] for i in order[best_pos + 1:] if meets[i] and not ok[i]]
     if best_pos < 0 or not above:
         return "", None
-    theirs = credhub_summary(run, opts, "the reason a capacity is a lower bound")
+    theirs = without_credhub_perf(run, "the reason a capacity is a lower bound",
+                                  {"capacity_is_lower_bound": True, "lower_bound_reason": NOT_ADDED},
+                                  lambda: credhub_summary(run, opts, "the reason a capacity is a lower bound"))
     why = theirs.get("lower_bound_reason") if theirs.get("capacity_is_lower_bound") is True else None
     return (why, max(s.throughput for s in above)) if isinstance(why, str) and why else ("", None)
 

@@ -128,6 +128,27 @@ def test_fitted_curve_beyond_the_measured_steps_is_labelled_extrapolated(tmp, mo
         assert x <= run.knee.measured_max * 1.0001 or "EXTRAPOLATED" in ln.get_label()
 
 
+def test_legend_is_off_the_data_and_the_extrapolated_curve_is_short(tmp, monkeypatch):
+    """The legend hangs below the headroom axes (inside, it hid the lightest steps and the SLO line), and the
+    fit beyond the measured steps is drawn only a little way, without naming its asymptote."""
+    import numpy as np
+    import synth
+    d = synth.run_dir(str(tmp / "ramp"), np.random.default_rng(3), capacity=400.0, instances=1, duration=6.0)
+    run = load_run(d, Options(slo_s=0.025))
+    figs = []
+    monkeypatch.setattr(plots, "_save", lambda fig, *a, **k: figs.append(fig) or [])
+    plots.headroom(run, Options(slo_s=0.025), str(tmp), ["png"])
+    fig = figs[0]
+    ax = fig.axes[0]
+    fig.canvas.draw()
+    legend, axes = ax.get_legend().get_window_extent(), ax.get_window_extent()
+    assert legend.y1 < axes.y0, (legend, axes)
+    outside = [ln for ln in ax.get_lines() if "EXTRAPOLATED" in ln.get_label()]
+    assert outside and max(outside[0].get_xdata()) <= run.knee.measured_max * (1 + plots.EXTRAPOLATE) * (1 + 1e-9)
+    assert "asymptote" not in outside[0].get_label() and "not measured" in outside[0].get_label()
+    assert run.knee.xmax > run.knee.measured_max * (1 + plots.EXTRAPOLATE)  # else the bound was not tested
+
+
 def test_a_stopped_run_says_so_in_the_warnings_and_report(tmp):
     """summary.json's `stopped` (a run that did not finish its plan) reaches the warnings, naming the
     scenario, so the report never shows such a run as finished."""

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from conftest import our_row, write_meta, write_ours
-from headroom_plot import report
+from headroom_plot import credhubperf, report
 from headroom_plot.csvread import InputError
 from headroom_plot.runs import Options, load_run
 
@@ -129,16 +129,17 @@ def test_complete_run_unchanged_by_pairing(tmp):
 
 
 def test_without_credhub_perf_a_merge_says_how_to_get_it(tmp, monkeypatch):
-    """Several testers' steps are merged by credhub-perf: without it, one line naming the fix."""
+    """Several testers' steps are merged by credhub-perf: without it, one line naming where it looked and the fix."""
     monkeypatch.setenv("CREDHUB_PERF", str(tmp / "no-such-credhub-perf"))
-    with pytest.raises(InputError, match=r"^CREDHUB_PERF=.*no-such-credhub-perf is not an executable file, and "
-                                         r"headroom-plot needs credhub-perf for merging the steps of several "
+    with pytest.raises(InputError, match=r"^CREDHUB_PERF=.*no-such-credhub-perf is not an executable "
+                                         r"file, and headroom-plot needs credhub-perf for merging the steps of several "
                                          r"testers: build it with make build, or set "
                                          r"CREDHUB_PERF=/path/to/credhub-perf$"):
         _run(tmp, _slots([1, 2]), _slots([1, 2]))
     monkeypatch.delenv("CREDHUB_PERF")
     monkeypatch.setenv("PATH", str(tmp))
-    with pytest.raises(InputError, match=r"^credhub-perf is not on PATH, and headroom-plot needs it for merging "
-                                         r"the steps of several testers: build it with make build, or set "
-                                         r"CREDHUB_PERF=/path/to/credhub-perf$"):
+    monkeypatch.setattr(credhubperf, "places", lambda: [("PATH", str(tmp))])
+    with pytest.raises(InputError, match=r"^credhub-perf not found \(looked at \$CREDHUB_PERF, PATH\), and "
+                                         r"headroom-plot needs credhub-perf for merging the steps of several testers: build it "
+                                         r"with make build, or set CREDHUB_PERF=/path/to/credhub-perf$"):
         load_run(str(tmp / "run"), OPTS)

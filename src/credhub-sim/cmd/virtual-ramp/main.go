@@ -1,0 +1,210 @@
+// Command virtual-ramp runs a closed-loop ramp of reads against credhub-sim's
+// capacity model on a virtual clock and writes the run directory credhub-perf
+// would (results.csv in its format, meta.json), for tests of what reads runs:
+// headroom-plot compare's verdict on two set-ups of known capacity.
+//
+//	virtual-ramp -out DIR -workers 2 -cores 2 -service-time 8ms [-seed 1]
+//
+// The clock moves only when every client waits on the model (see
+// capacity.VirtualClock), so the throughput and latencies written are the
+// model's queueing exactly, however busy the machine that computes them: the
+// same set-up measured in real time needs a quiet machine. The same seed
+// writes the same file: requests that arrive together are interchangeable,
+// and later ones draw their service times in virtual-time order. No HTTP, TLS
+// or database is involved; latency is the time a request spends in the model.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/credhub-perf/credhub-sim/internal/capacity"
+)
+
+// header is credhub-perf's results CSV header (docs/csv-format.md).
+const header = "start-time,response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read," +
+	"status-code,offset,concurrency,rate,sched-lag,error,request\n"
+
+type options struct {
+	out            string
+	workers, cores int
+	service        time.Duration
+	dist           string
+	seed           uint64
+	concurrency    []int
+	step           time.Duration
+	label          string
+	sloPercentile  float64
+	sloLatency     time.Duration
+	start          time.Time
+}
+
+// row is one request: when it started after the run's start, and how long it took.
+type row struct {
+	offset, latency time.Duration
+}
+
+func main() {
+	o, err := parse(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "virtual-ramp: error: %v\n", err)
+		os.Exit(2)
+	}
+	if err := run(o); err != nil {
+		fmt.Fprintf(os.Stderr, "virtual-ramp: error: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func parse(args []string, stderr io.Writer) (options, error) {
+	fs := flag.NewFlagSet("virtual-ramp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := options{start: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	fs.StringVar(&o.out, "out", "", "run directory to write (created; must not exist)")
+	fs.IntVar(&o.workers, "workers", 2, "capacity model: instances")
+	fs.IntVar(&o.cores, "cores", 2, "capacity model: cores per instance")
+	fs.DurationVar(&o.service, "service-time", 8*time.Millisecond, "capacity model: mean service time of a read")
+	fs.StringVar(&o.dist, "service-dist", "exponential", "capacity model: fixed or exponential")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the service times")
+	conc := fs.String("concurrency", "1,4,8,12,16,20,24,28,32", "the steps' client counts, in order")
+	fs.DurationVar(&o.step, "step-duration", 3*time.Second, "virtual time each step's clients keep sending")
+	fs.StringVar(&o.label, "label", "virtual", "meta.json's label")
+	fs.Float64Var(&o.sloPercentile, "slo-percentile", 95, "meta.json's slo.percentile")
+	fs.DurationVar(&o.sloLatency, "slo-latency", 60*time.Millisecond, "meta.json's slo.latency_s")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if o.out == "" {
+		return o, errors.New("-out DIR is required")
+	}
+	if o.step <= 0 || o.step > time.Hour {
+		return o, fmt.Errorf("-step-duration %v: use a duration in (0, 1h]", o.step)
+	}
+	for _, f := range strings.Split(*conc, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 10000 {
+			return o, fmt.Errorf("-concurrency %q: use client counts from 1 to 10000, comma-separated", *conc)
+		}
+		o.concurrency = append(o.concurrency, n)
+	}
+	return o, nil
+}
+
+func run(o options) error {
+	m, err := capacity.New(o.workers, o.cores, o.service, 0, o.dist)
+	if err != nil {
+		return err
+	}
+	clk := capacity.NewVirtualClock(o.start)
+	m.SetClock(clk)
+	m.SetSeed(o.seed)
+	if err := os.Mkdir(o.out, 0o755); err != nil {
+		return err
+	}
+	var steps [][]row
+	for _, c := range o.concurrency {
+		steps = append(steps, step(m, clk, c, o.start, clk.Now().Add(o.step)))
+	}
+	if err := writeCSV(filepath.Join(o.out, "results.csv"), o, steps); err != nil {
+		return err
+	}
+	return writeMeta(filepath.Join(o.out, "meta.json"), o, steps, clk.Now())
+}
+
+// step runs c closed-loop clients until end; every client joins before any
+// sends, as the virtual clock requires, and the step ends when the last
+// request started before end is served.
+func step(m *capacity.Model, clk *capacity.VirtualClock, c int, start, end time.Time) []row {
+	var mu sync.Mutex
+	var rows []row
+	var wg sync.WaitGroup
+	for range c {
+		clk.Join()
+	}
+	for range c {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer clk.Leave()
+			for {
+				t0 := clk.Now()
+				if !t0.Before(end) {
+					return
+				}
+				m.Serve(context.Background(), false, func() {})
+				t1 := clk.Now()
+				mu.Lock()
+				rows = append(rows, row{t0.Sub(start), t1.Sub(t0)})
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	// completion order, as credhub-perf writes
+	sort.Slice(rows, func(i, j int) bool {
+		ei, ej := rows[i].offset+rows[i].latency, rows[j].offset+rows[j].latency
+		return ei < ej || ei == ej && rows[i].offset < rows[j].offset
+	})
+	return rows
+}
+
+func writeCSV(path string, o options, steps [][]row) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString(header)
+	for k, rows := range steps {
+		for _, r := range rows {
+			lat := r.latency.Seconds()
+			fmt.Fprintf(&b, "%s,%.6f,0.000000,0.000000,0.000000,%.6f,0.000000,200,%.6f,%d,0,0.000000,,get\n",
+				o.start.Add(r.offset).Format(time.RFC3339Nano), lat, lat, r.offset.Seconds(), o.concurrency[k])
+		}
+	}
+	if _, err := f.WriteString(b.String()); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func writeMeta(path string, o options, steps [][]row, end time.Time) error {
+	type step struct {
+		Concurrency int     `json:"concurrency"`
+		Rate        float64 `json:"rate"`
+		Requests    int     `json:"requests"`
+		DurationS   float64 `json:"duration_s"`
+	}
+	var ss []step
+	for k, rows := range steps {
+		ss = append(ss, step{o.concurrency[k], 0, len(rows), o.step.Seconds()})
+	}
+	meta := map[string]any{
+		"tool_version": "virtual-ramp", "scenario": "get", "label": o.label, "instances": o.workers,
+		"mode": "closed", "steps": ss, "tester": 0, "testers": 1,
+		"slo":        map[string]float64{"percentile": o.sloPercentile, "latency_s": o.sloLatency.Seconds()},
+		"started_at": o.start.Format(time.RFC3339), "ended_at": end.Format(time.RFC3339),
+		"target_url": fmt.Sprintf("virtual://credhub-sim?workers=%d&cores=%d&service-time=%s&seed=%d",
+			o.workers, o.cores, o.service, o.seed),
+	}
+	b, err := json.MarshalIndent(meta, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}

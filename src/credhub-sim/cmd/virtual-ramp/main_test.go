@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// With fixed 8 ms service times, 2 instances of 2 cores serve 8 closed-loop
+// clients exactly 500 requests/s, each waiting one round for a core: the
+// file holds the model's plateau, and meta.json the steps credhub-perf's
+// reader expects.
+func TestVirtualRampWritesThePlateau(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	o, err := parse([]string{"-out", dir, "-service-dist", "fixed", "-concurrency", "4,8", "-step-duration", "2s"}, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(o); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "results.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if lines[0]+"\n" != header {
+		t.Fatalf("header %q", lines[0])
+	}
+	count := map[string]int{}
+	lat := map[string]map[string]bool{}
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		if len(f) != 14 {
+			t.Fatalf("row with %d fields: %q", len(f), l)
+		}
+		count[f[9]]++
+		if lat[f[9]] == nil {
+			lat[f[9]] = map[string]bool{}
+		}
+		lat[f[9]][f[1]] = true
+	}
+	// 4 clients start every 8 ms: 250 each in 2 s. 8 clients: half are served at once and start again every
+	// 16 ms from 8 ms on (126 starts before 2 s, the first at 0), half wait a round first (125).
+	if count["4"] != 1000 || count["8"] != 4*126+4*125 {
+		t.Errorf("requests per step %v, want 1000 at 4 clients and 1004 at 8", count)
+	}
+	if len(lat["4"]) != 1 || !lat["4"]["0.008000"] || !lat["8"]["0.016000"] {
+		t.Errorf("latencies %v, want 8 ms alone, 16 ms (one round queued) with 8 clients", lat)
+	}
+	var meta struct {
+		Instances int
+		Steps     []struct{ Concurrency, Requests int }
+		SLO       struct {
+			LatencyS float64 `json:"latency_s"`
+		} `json:"slo"`
+	}
+	mb, _ := os.ReadFile(filepath.Join(dir, "meta.json"))
+	if err := json.Unmarshal(mb, &meta); err != nil {
+		t.Fatal(err)
+	}
+	if meta.Instances != 2 || len(meta.Steps) != 2 || meta.Steps[1].Requests != count["8"] || meta.SLO.LatencyS != 0.06 {
+		t.Errorf("meta.json %s", mb)
+	}
+}
+
+// The same seed writes the same file, however the goroutines ran.
+func TestVirtualRampIsReproducible(t *testing.T) {
+	var files [2][]byte
+	for i := range files {
+		dir := filepath.Join(t.TempDir(), "run")
+		o, err := parse([]string{"-out", dir, "-seed", "7", "-concurrency", "2,6,12", "-step-duration", "1s"}, os.Stderr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := run(o); err != nil {
+			t.Fatal(err)
+		}
+		files[i], _ = os.ReadFile(filepath.Join(dir, "results.csv"))
+	}
+	if !bytes.Equal(files[0], files[1]) || len(files[0]) < 1000 {
+		t.Error("two runs with seed 7 wrote different files")
+	}
+}
+
+func TestVirtualRampRefusesBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"-out", "x", "-concurrency", "4,0"},
+		{"-out", "x", "-concurrency", "a"},
+		{"-out", "x", "-step-duration", "0s"},
+		{"-out", "x", "-step-duration", "2h"},
+	} {
+		if _, err := parse(args, &bytes.Buffer{}); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+	o, _ := parse([]string{"-out", t.TempDir(), "-cores", "0"}, os.Stderr)
+	if err := run(o); err == nil {
+		t.Error("-cores 0: no error")
+	}
+}
