@@ -78,6 +78,7 @@ type Config struct {
 	SLO        SLOConfig        `yaml:"slo"`
 	Abort      AbortConfig      `yaml:"abort"`
 	Capacity   CapacityConfig   `yaml:"capacity"`
+	Confirm    ConfirmConfig    `yaml:"confirm"`
 	Label      string           `yaml:"label"`
 	Instances  int              `yaml:"instances"`
 	OutputDir  string           `yaml:"output_dir"`
@@ -215,6 +216,13 @@ type CapacityConfig struct {
 	Resolution float64 `yaml:"resolution"`
 }
 
+// ConfirmConfig is the open-loop confirmation of a closed-loop capacity.
+type ConfirmConfig struct {
+	OpenLoop  bool      `yaml:"open_loop"`
+	Fractions []float64 `yaml:"fractions"`
+	Duration  Duration  `yaml:"duration"`
+}
+
 type TesterConfig struct {
 	Index             int      `yaml:"index"`
 	Count             int      `yaml:"count"`
@@ -253,6 +261,7 @@ func Default() Config {
 		SLO:        SLOConfig{Percentile: 95, Latency: Duration(100 * time.Millisecond), MaxErrorRate: 0.01},
 		Abort:      AbortConfig{MaxErrorRate: 0.1, MaxLatency: Duration(5 * time.Second), Percentile: 99, ConsecutiveSteps: 2},
 		Capacity:   CapacityConfig{MaxProbes: 12},
+		Confirm:    ConfirmConfig{OpenLoop: true, Fractions: []float64{0.5, 0.7, 0.85, 1}, Duration: Duration(30 * time.Second)},
 		OutputDir:  "out",
 		Tester:     TesterConfig{Count: 1, ScenarioGap: Duration(60 * time.Second), StartDelay: Duration(30 * time.Second), RendezvousTimeout: Duration(10 * time.Minute)},
 		Saturation: SaturationConfig{MaxTesterCPU: cpuload.DefaultLimits.TesterCPU, MaxHostCPU: cpuload.DefaultLimits.HostCPU, MaxSteal: cpuload.DefaultLimits.HostSteal, MaxTesterWait: cpuload.DefaultLimits.TesterWait},

@@ -546,6 +546,33 @@ var Keys = []Key{
 		field: func(c *Config) any { return &c.Capacity.Resolution },
 	},
 	{
+		Name: "confirm.open_loop", Type: "bool", Default: "true",
+		Help: "After a closed-loop ramp (`run`) or search (`capacity`) finds its capacity at the SLO, confirm it under open arrivals: fixed-rate steps at `confirm.fractions` of that capacity, on warm connections, judged by the same rules and written to the same CSV (their `rate` set). The headline then names the capacity to size with. One tester only; open-loop ramps (`steps.rates`) are open already. Recorded in meta.json `confirmation`.",
+		BOSH: &Property{Name: "confirm.open_loop", Default: true,
+			Description: "After the closed-loop ramp finds its capacity at the SLO, confirm it with fixed-rate (open-loop) steps at confirm.fractions of it: many independent clients arrive whether or not the last request finished, and a target's pauses (a GC) hold up far more of them than of a few closed-loop connections. The summary then says which capacity to size with. One tester only."},
+		field: func(c *Config) any { return &c.Confirm.OpenLoop },
+	},
+	{
+		Name: "confirm.fractions", Type: "list of number", Default: "[0.5, 0.7, 0.85, 1]",
+		Help: "The open-loop confirmation's rates, as fractions of the closed-loop capacity, increasing. Flag form: comma-separated.",
+		Rules: []Rule{
+			{Check: "nonempty", Msg: "needs at least one fraction, e.g. 0.5,0.7,0.85,1 (turn the confirmation off with confirm.open_loop false)"},
+			{Check: "range", Items: true, Min: num(0), MinExcl: true, Max: num(2), Msg: "fraction #{i} must be > 0 and at most 2 (of the closed-loop capacity), got {v}"},
+			{Check: "increasing", Items: true, Msg: "fractions must increase: fraction #{i} ({v}) is not above fraction #{prev_i} ({prev})"},
+		},
+		BOSH: &Property{Name: "confirm.fractions", Default: []any{0.5, 0.7, 0.85, 1},
+			Description: "The open-loop confirmation's rates as fractions of the closed-loop capacity, increasing, each > 0 and at most 2."},
+		field: func(c *Config) any { return &c.Confirm.Fractions },
+	},
+	{
+		Name: "confirm.duration", Type: "duration", Default: "30s",
+		Help:  "Measured time of each open-loop confirmation step: long enough to see the target's pauses (a JVM's collections come every few seconds to minutes). Each step first warms its connections for `steps.warmup`, at least 1 s, unrecorded.",
+		Rules: []Rule{above(0, "must be > 0, got {v}"), durationAtMost(MaxStepTime, "e.g. 30s")},
+		BOSH: &Property{Name: "confirm.duration", Default: "30s",
+			Description: "Measured time of each open-loop confirmation step (Go duration), long enough to see the target's pauses."},
+		field: func(c *Config) any { return &c.Confirm.Duration },
+	},
+	{
 		Name: "label", Type: "string", Default: `""`,
 		Help:  "Label of the cluster under test, for the plots' legend (e.g. `2 instances`); the run directory name holds it with every character other than letters, digits, `.`, `_`, `-` replaced by `-`.",
 		Rules: []Rule{{Check: "pattern", Pattern: `\A[^/\\\x00-\x1f\x7f]{0,64}\z`, Msg: "{v} must be at most 64 characters without '/', '\\' or control characters"}},
@@ -666,7 +693,7 @@ var Keys = []Key{
 	},
 	{
 		Name: "saturation.max_tester_wait", Type: "number", Default: "0.1",
-		Help:  "A step in which this tester's threads waited for a CPU more than this share of the step per core (Linux schedstat run-queue wait / wall / cores) is `tester_bound`. It also decides a host busy past `saturation.max_host_cpu`: bound only when the tester waited that much, or so long that this share of each request's latency may be its own wait (the wait over the step's requests in flight, throughput x mean latency: a tester sending little beside a hog on its core waits little per second, but on every request), or when its wait is unknown; else reported as a busy host, not a bound. 1 = never.",
+		Help:  "A step in which this tester's threads waited for a CPU behind other processes more than this share of the step per core (Linux schedstat run-queue wait / wall / cores, times the share of its cores' busy time that was not the tester's own: its threads queueing behind each other do not count) is `tester_bound`. It also decides a host busy past `saturation.max_host_cpu`: bound only when the tester waited that much, or so long that this share of each request's latency may be its own wait (the wait over the step's requests in flight, throughput x mean latency: a tester sending little beside a hog on its core waits little per second, but on every request), or when its wait is unknown; else reported as a busy host, not a bound. 1 = never.",
 		Rules: []Rule{{Check: "range", Min: num(0), MinExcl: true, Max: num(1), Msg: "must be a fraction above 0 and at most 1 (1 = never flag), got {v}"}},
 		BOSH: &Property{Name: "saturation.max_tester_wait", Default: 0.1,
 			Description: "Same for the time the tester's threads waited for a CPU (run-queue wait), per second of the step and core. A VM busy past saturation.max_host_cpu is tester-bound only when the tester also waited past this, per core or over the step's requests in flight (the share of each latency that may be the tester's own wait). 1 = never."},

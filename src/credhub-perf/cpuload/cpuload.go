@@ -195,7 +195,12 @@ type Verdict struct {
 //     and read late whatever the host's busy share says. Its reason names
 //     the host CPU, whose advice (a quiet machine) is what helps.
 func Judge(u Usage, l Limits) Verdict {
+	others := u.OthersWait()
 	share := u.WaitShare()
+	if share != nil && others != nil && *u.TesterWait > 0 {
+		v := *share * *others / *u.TesterWait
+		share = &v
+	}
 	// The share of each latency decides only on a busy host: there it
 	// tells a tester that sent little but waited on every request (a hog
 	// on its core) from one beside a busy target. On a quiet host the
@@ -203,9 +208,12 @@ func Judge(u Usage, l Limits) Verdict {
 	// share, an upper bound, makes look large for a tester sending little.
 	// 1 = never, as for every bound; the share of a latency can pass 1.
 	shareOver := share != nil && *share > l.TesterWait && l.TesterWait < 1
-	waited := u.TesterWait != nil && *u.TesterWait > l.TesterWait
+	waited := others != nil && *others > l.TesterWait
 	waitFig := func() string {
 		f := fmt.Sprintf("the tester's threads waited for a CPU %.0f %% of the step per core", 100**u.TesterWait)
+		if o := fmt.Sprintf("%.0f", 100**others); o != fmt.Sprintf("%.0f", 100**u.TesterWait) {
+			f += ", " + o + " % behind other processes"
+		}
 		if shareOver {
 			f += fmt.Sprintf(" (up to %.0f %% of each request's latency)", 100*min(*share, 1))
 		}
@@ -225,7 +233,7 @@ func Judge(u Usage, l Limits) Verdict {
 		if u.HostSteal != nil && *u.HostSteal > l.HostSteal {
 			return Verdict{Reason: fmt.Sprintf("CPU steal %.0f %% on the tester's core(s)", 100**u.HostSteal)}
 		}
-		return Verdict{HostBusy: fmt.Sprintf("host busy (is the target on this machine?): %s, but the tester's threads waited for a CPU only %.1f %% of the step per core; not tester-bound", host, 100**u.TesterWait)}
+		return Verdict{HostBusy: fmt.Sprintf("host busy (is the target on this machine?): %s, but the tester's threads waited for a CPU only %.1f %% of the step per core%s; not tester-bound", host, 100**u.TesterWait, othersNote(u.TesterWait, others))}
 	case u.HostSteal != nil && *u.HostSteal > l.HostSteal:
 		return Verdict{Reason: fmt.Sprintf("CPU steal %.0f %% on the tester's core(s)", 100**u.HostSteal)}
 	case waited:
@@ -236,6 +244,35 @@ func Judge(u Usage, l Limits) Verdict {
 		return Verdict{Reason: fmt.Sprintf("%s (%s)", waitFig(), host)}
 	}
 	return Verdict{}
+}
+
+// OthersWait is the part of the tester's run-queue wait (TesterWait) that
+// other processes caused, the part Judge weighs. The tester's own threads
+// queue behind each other too: pinned alone on an idle core, Go's
+// threads waiting for the one running waited 6.5-11 % of every step, and
+// a bound of 10 % on the whole wait flipped neighbouring steps between
+// tester-bound and not. A waiting thread finds its core busy with the
+// tester's own work or with others', in proportion to the CPU each used
+// there, so the others' part is the wait times (host busy - tester CPU) /
+// host busy. A tester alone on its cores reads host busy at about its own
+// CPU (a tick's rounding, a kernel thread), so its wait counts for
+// nothing; beside a busy target or a hog most of it counts. Without the
+// host's or the tester's CPU figures, the whole wait (nil when unknown).
+func (u Usage) OthersWait() *float64 {
+	if u.TesterWait == nil || u.HostCPU == nil || u.TesterCPU == nil || *u.HostCPU <= 0 {
+		return u.TesterWait
+	}
+	others := min(max((*u.HostCPU-*u.TesterCPU) / *u.HostCPU, 0), 1)
+	w := *u.TesterWait * others
+	return &w
+}
+
+// othersNote adds the others' part of a wait when it differs from it.
+func othersNote(total, others *float64) string {
+	if others == nil || total == nil || fmt.Sprintf("%.1f", 100**others) == fmt.Sprintf("%.1f", 100**total) {
+		return ""
+	}
+	return fmt.Sprintf(" (%.1f %% behind other processes)", 100**others)
 }
 
 // WaitShare is the tester's wait for a CPU over its requests in flight:

@@ -1,6 +1,7 @@
 package cpuload
 
 import (
+	"fmt"
 	"math"
 	"runtime"
 	"strings"
@@ -182,13 +183,13 @@ func TestJudge(t *testing.T) {
 		{"quiet", Usage{TesterCPU: f64(0.3), HostCPU: f64(0.4), TesterWait: f64(0.01)}, "", ""},
 		{"tester's own CPU", Usage{TesterCPU: f64(0.93), HostCPU: f64(0.99), TesterWait: f64(0.5), Cores: 2}, "tester CPU 93 % of 2 core(s)", ""},
 		{"busy host, tester starved", Usage{TesterCPU: f64(0.4), HostCPU: f64(0.97), TesterWait: f64(0.25)},
-			"host CPU 97 % busy on the tester's core(s), and the tester's threads waited for a CPU 25 % of the step per core", ""},
+			"host CPU 97 % busy on the tester's core(s), and the tester's threads waited for a CPU 25 % of the step per core, 15 % behind other processes", ""},
 		{"busy host, tester not waiting", Usage{TesterCPU: f64(0.4), HostCPU: f64(0.97), TesterWait: f64(0.012)},
-			"", "host busy (is the target on this machine?): host CPU 97 % busy on the tester's core(s), but the tester's threads waited for a CPU only 1.2 % of the step per core; not tester-bound"},
+			"", "host busy (is the target on this machine?): host CPU 97 % busy on the tester's core(s), but the tester's threads waited for a CPU only 1.2 % of the step per core (0.7 % behind other processes); not tester-bound"},
 		{"busy host, wait unknown", Usage{TesterCPU: f64(0.4), HostCPU: f64(0.97)}, "host CPU 97 % busy on the tester's core(s)", ""},
 		{"busy host and steal, no wait", Usage{HostCPU: f64(0.97), HostSteal: f64(0.2), TesterWait: f64(0)}, "CPU steal 20 % on the tester's core(s)", ""},
 		{"starved, host under its bound", Usage{TesterCPU: f64(0.5), HostCPU: f64(0.85), TesterWait: f64(0.3)},
-			"the tester's threads waited for a CPU 30 % of the step per core (host CPU 85 % busy)", ""},
+			"the tester's threads waited for a CPU 30 % of the step per core, 12 % behind other processes (host CPU 85 % busy)", ""},
 		{"starved, host unknown", Usage{TesterWait: f64(0.3)}, "the tester's threads waited for a CPU 30 % of the step per core (host CPU unknown)", ""},
 		{"at the bounds", Usage{TesterCPU: f64(0.8), HostCPU: f64(0.9), HostSteal: f64(0.1), TesterWait: f64(0.1)}, "", ""},
 		// A hog on the tester's core, the tester sending 50 requests/s of
@@ -199,7 +200,7 @@ func TestJudge(t *testing.T) {
 		// The target beside the tester: 15 requests in flight, the same
 		// wait is a third of a per cent of each latency.
 		{"busy host, many requests in flight", Usage{TesterCPU: f64(0.2), HostCPU: f64(0.97), TesterWait: f64(0.05), InFlight: f64(15), Cores: 1},
-			"", "host busy (is the target on this machine?): host CPU 97 % busy on the tester's core(s), but the tester's threads waited for a CPU only 5.0 % of the step per core; not tester-bound"},
+			"", "host busy (is the target on this machine?): host CPU 97 % busy on the tester's core(s), but the tester's threads waited for a CPU only 5.0 % of the step per core (4.0 % behind other processes); not tester-bound"},
 		// A quiet host: the tester's own threads waking together waited a
 		// little; over few requests in flight that share is large, but
 		// only a busy host makes it a bound.
@@ -254,5 +255,56 @@ func TestParseSchedstat(t *testing.T) {
 		if _, err := parseSchedstat(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+// stepSamples is two synthetic readings a second apart on one core: the
+// tester used testerCPU of it, the host's core was busy hostBusy (in
+// /proc/stat ticks of 10 ms), and the tester's threads' schedstat lines
+// (run_delay, the second field) grew by wait.
+func stepSamples(t *testing.T, at time.Time, testerCPU, hostBusy, wait float64) (Sample, Sample) {
+	t.Helper()
+	line := func(ns int64) time.Duration {
+		w, err := parseSchedstat(fmt.Sprintf("%d %d 40\n", 5_000_000, ns))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	a := Sample{Wall: at, Cores: 1, ProcessOK: true, HostOK: true, RunWaitOK: true,
+		Host: Ticks{CPUs: 1, Total: 1000, Busy: 300}, RunWait: line(1_000_000)}
+	b := a
+	b.Wall = at.Add(time.Second)
+	b.Process = time.Duration(testerCPU * float64(time.Second))
+	b.Host = Ticks{CPUs: 1, Total: 1100, Busy: 300 + uint64(math.Round(hostBusy*100))}
+	b.RunWait = line(1_000_000 + int64(wait*1e9))
+	return a, b
+}
+
+// Known answer: a tester pinned alone on an idle core waits 6.5-11 % of
+// every step behind its own threads (as measured on CredHub's tester),
+// its core's busy time a tick or two above its own CPU. Judged on the
+// others' part of the wait, none of 20 consecutive steps is tester-bound;
+// twice that wait beside a process that keeps the core busy is.
+func TestTesterAloneOnIdleCoreNeverBound(t *testing.T) {
+	at := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	for i := 0; i < 20; i++ {
+		tester := 0.30 + 0.02*float64(i%5)   // 30-38 % of the core
+		host := tester + 0.01*float64(i%3)   // 0-2 ticks of kernel work and rounding
+		wait := 0.065 + 0.045*float64(i%7)/6 // 6.5-11 %
+		a, b := stepSamples(t, at.Add(time.Duration(i)*time.Second), tester, host, wait)
+		u := Between(a, b)
+		u.InFlight = f64(3)
+		if v := Judge(u, DefaultLimits); v.Reason != "" {
+			t.Fatalf("step %d (tester %.0f %%, host %.0f %%, wait %.1f %%): tester-bound: %s", i+1, 100*tester, 100*host, 100*wait, v.Reason)
+		}
+	}
+	a, b := stepSamples(t, at, 0.30, 1.0, 0.20)
+	if v := Judge(Between(a, b), DefaultLimits); v.Reason == "" || !strings.Contains(v.Reason, "14 % behind other processes") {
+		t.Fatalf("beside a hog: %+v", v)
+	}
+	a, b = stepSamples(t, at, 0.30, 0.80, 0.20)
+	if v := Judge(Between(a, b), DefaultLimits); !strings.Contains(v.Reason, "20 % of the step per core, 12 % behind other processes") {
+		t.Fatalf("waiting behind another process, host under its bound: %+v", v)
 	}
 }

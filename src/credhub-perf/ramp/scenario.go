@@ -35,6 +35,12 @@ type scenarioState struct {
 	// scenario (the seed, and for a later scenario its start).
 	released bool
 	overRun  int // consecutive steps over an abort bound
+	// confirming: the steps are the open-loop confirmation's (confirm.go):
+	// not in the lockstep schedule, and warmed up at least confirmWarmup.
+	confirming bool
+	// abortStopped: the abort policy ended the ramp (past the SLO, as a
+	// ramp usually ends): its capacity may still be confirmed.
+	abortStopped bool
 }
 
 // needsSeed: set writes its own names, custom may or may not read seeds;
@@ -43,7 +49,6 @@ func (s *scenarioState) needsSeed() bool { return s.scenario != "set" }
 
 func (s *scenarioState) execute(ctx context.Context) error {
 	r := s.r
-	c := r.c
 	f, err := os.OpenFile(filepath.Join(s.dir, r.resultsName()), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return fmt.Errorf("results file: %w", err)
@@ -83,8 +88,23 @@ func (s *scenarioState) execute(ctx context.Context) error {
 		s.runStart = r.o.Clock.Now()
 	}
 	if r.o.Capacity {
-		return s.capacity(ctx)
+		if err := s.capacity(ctx); err != nil {
+			return err
+		}
+		return s.confirm(ctx)
 	}
+	if err := s.ramp(ctx); err != nil {
+		return err
+	}
+	if s.sum.StoppedReason != "" && !s.abortStopped {
+		return nil
+	}
+	return s.confirm(ctx)
+}
+
+// ramp runs the planned steps until the plan or the abort policy ends it.
+func (s *scenarioState) ramp(ctx context.Context) error {
+	r, c := s.r, s.r.c
 	for i, st := range s.plan {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -112,6 +132,7 @@ func (s *scenarioState) execute(ctx context.Context) error {
 			if c.Tester.Count > 1 && r.tester0() {
 				r.group.signalStop(s.names, reason, s.lastStep)
 			}
+			s.abortStopped = true
 			return nil
 		}
 	}
@@ -196,8 +217,11 @@ func (s *scenarioState) runStep(ctx context.Context, i, total int, st load.Step)
 	s.lastStep = i
 	s.stepsRun++
 	st.RunStart = s.runStart
-	begin := s.stepStart(i)
-	if w := c.Steps.Warmup.D(); w > 0 {
+	begin, w := s.stepStart(i), c.Steps.Warmup.D()
+	if s.confirming {
+		begin, w = time.Time{}, max(w, confirmWarmup)
+	}
+	if w > 0 {
 		ws := st
 		ws.Requests, ws.Duration, ws.StartAt = 0, w, begin
 		// The measured step starts on the warm-up's connections (open
@@ -222,7 +246,8 @@ func (s *scenarioState) runStep(ctx context.Context, i, total int, st load.Step)
 	// CPU shares are CPU time over real elapsed time: the system clock,
 	// whatever clock schedules the run.
 	before := r.o.CPU(time.Now())
-	sinks := []load.Sink{s.csv, microseconds{stats}, microseconds{steady}, prog}
+	tail := results.NewTailCause(c.SLO.Latency.D())
+	sinks := []load.Sink{s.csv, microseconds{stats}, microseconds{steady}, microseconds{tail}, prog}
 	var types *results.TypeStats
 	if s.scenario == "mix" {
 		// Per-type figures only for a mix: one type's are the step's own,
@@ -241,6 +266,7 @@ func (s *scenarioState) runStep(ctx context.Context, i, total int, st load.Step)
 	snap := stats.Snapshot()
 	step := results.NewSummaryStep(len(s.sum.Steps), st.Concurrency, st.Rate, snap, s.sum.SLO)
 	step.Judge(steady.Verdict())
+	step.Tail = tail.Figures()
 	if types != nil {
 		step.SetByRequest(types.Figures(step.DurationS, s.sum.SLO))
 	}
@@ -306,7 +332,7 @@ func (m microseconds) Record(r *load.Result) {
 	// Every duration summary.json reports a figure of (sched-lag's mean
 	// too: unrounded, it missed the CSV's by a microsecond in a few
 	// percent of open-loop steps).
-	c.Latency, c.Offset, c.SchedLag = roundUS(c.Latency), roundUS(c.Offset), roundUS(c.SchedLag)
+	c.Latency, c.Offset, c.SchedLag, c.DNSDial = roundUS(c.Latency), roundUS(c.Offset), roundUS(c.SchedLag), roundUS(c.DNSDial)
 	m.s.Record(&c)
 }
 

@@ -167,7 +167,7 @@ func (s *scenarioState) recordInterrupted() {
 	meta.StoppedReason = sum.StoppedReason
 	s.writeMeta()
 	sum.Finish()
-	sum.Stopped = results.StoppedNote(meta, len(sum.Steps), sum.StoppedReason, nil)
+	sum.Stopped = results.StoppedNote(meta, sum.RampSteps(), sum.StoppedReason, nil)
 	_ = s.writeSummary()
 	// Said before the cleanup: a second interrupt or the errand's kill may
 	// cut it short, and then nothing more is printed.
@@ -220,7 +220,10 @@ func (s *scenarioState) finish(ctx context.Context, runErr error, cleanupFailed 
 	meta.StoppedReason = sum.StoppedReason
 	s.writeMeta()
 	sum.Finish()
-	sum.Stopped = results.StoppedNote(meta, len(sum.Steps), sum.StoppedReason, nil)
+	sum.Stopped = results.StoppedNote(meta, sum.RampSteps(), sum.StoppedReason, nil)
+	if d, pm, ps := results.FindPrevious(c.OutputDir, s.dir, meta); d != "" {
+		sum.ComparePrevious(d, pm, ps)
+	}
 	if err := s.writeSummary(); err != nil {
 		r.log.Printf("error: writing the summary: %v", err)
 		status = max(status, ExitFailed)

@@ -234,6 +234,7 @@ func (s *scenarioState) warmup(ctx context.Context) error {
 	s.meta.Warmup = w
 	s.sum.Warmup = w
 	if mode == config.WarmupOff {
+		r.log.Printf("warning: warm-up off (warmup.run: 0): the first steps may measure a cold target (a JVM still compiling); the capacity is labelled so unless its steps show the target warm (set warmup.run: auto)")
 		return nil
 	}
 	limit := fixed

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -42,6 +43,7 @@ type stepAcc struct {
 	stats   *Stats
 	steady  *Steadiness
 	byType  *TypeStats
+	tail    *TailCause     // one tester's completions; nil once merged
 	spans   []testerSpan   // one per tester that recorded the step
 	strange map[int]string // a tester absent from the step: what its rows in the slot said instead
 	parts   []StepPart     // the testers' own steps it is made of, in the order they joined
@@ -118,6 +120,7 @@ func summarizeFiles(files []string, slo SLO, ends map[int]string) (*Summary, err
 		info, err := ReadCSV(path, func(r *Row) error {
 			for len(steps) <= r.Segment {
 				steps = append(steps, &stepAcc{concurrency: r.Concurrency, rate: r.Rate, key: stepKey{r.Concurrency, r.Rate}, stats: NewStats(), steady: NewSteadiness(), byType: NewTypeStats(),
+					tail:  NewTailCause(time.Duration(math.Round(slo.LatencyS * 1e9))),
 					spans: []testerSpan{{tester: tester, rate: r.Rate}},
 					parts: []StepPart{{File: fi, Name: filepath.Base(path), Tester: tester, Local: len(steps)}}})
 			}
@@ -127,6 +130,7 @@ func summarizeFiles(files []string, slo SLO, ends map[int]string) (*Summary, err
 			steps[r.Segment].stats.Record(&r.Result)
 			steps[r.Segment].byType.Record(&r.Result)
 			steps[r.Segment].steady.Record(&r.Result)
+			steps[r.Segment].tail.Record(&r.Result)
 			return nil
 		})
 		if err != nil {
@@ -155,6 +159,9 @@ func summarizeFiles(files []string, slo SLO, ends map[int]string) (*Summary, err
 		step := NewSummaryStep(i, m.concurrency, m.rate, m.stats.Snapshot(), slo)
 		step.Judge(m.steady.Verdict())
 		step.SetByRequest(m.byType.Figures(step.DurationS, slo))
+		if m.tail != nil && len(files) == 1 {
+			step.Tail = m.tail.Figures()
+		}
 		if keyed && len(files) > 1 {
 			step.rampKey = m.key
 		}
@@ -195,6 +202,7 @@ func (m *stepAcc) add(st *stepAcc) {
 	m.stats.Merge(st.stats)
 	m.steady.Merge(st.steady)
 	m.byType.Merge(st.byType)
+	m.tail = nil // completions of several testers interleave: no stalls to see
 	m.spans = append(m.spans, st.spans...)
 	m.parts = append(m.parts, st.parts...)
 }
@@ -539,7 +547,7 @@ func SummarizeDirAt(dir string, slo SLO, force bool) (*Summary, error) {
 	if err != nil {
 		sum.Warnings = append(sum.Warnings, err.Error())
 	}
-	sum.Stopped = StoppedNote(first, len(sum.Steps), sum.StoppedReason, rec)
+	sum.Stopped = StoppedNote(first, sum.RampSteps(), sum.StoppedReason, rec)
 	return sum, nil
 }
 

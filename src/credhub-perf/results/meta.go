@@ -185,6 +185,22 @@ type Meta struct {
 	// Insecure lists the configuration keys in force that weaken transport
 	// security (target.insecure_skip_verify, uaa.allow_plaintext_secret).
 	Insecure []string `json:"insecure"`
+	// Confirmation: the open-loop confirmation (confirm.*) as configured,
+	// the rates it ran, or why it did not run; absent in runs before it.
+	Confirmation *Confirmation `json:"confirmation,omitempty"`
+}
+
+// Confirmation is meta.json's `confirmation`.
+type Confirmation struct {
+	Enabled   bool      `json:"enabled"`
+	Fractions []float64 `json:"fractions"`
+	DurationS float64   `json:"duration_s"`
+	// ClosedLoop: the capacity (req/s) the fractions were taken of.
+	ClosedLoop float64   `json:"closed_loop,omitempty"`
+	Rates      []float64 `json:"rates,omitempty"`
+	// Note: why it did not run (off, an open-loop ramp, several testers,
+	// no capacity); empty when it ran.
+	Note string `json:"note,omitempty"`
 }
 
 // Saturation is meta.json's `saturation` (config saturation.*).

@@ -52,6 +52,9 @@ type SummaryStep struct {
 	// a run warm-up judged steady (Summary.CountsStep).
 	Steady       *bool         `json:"steady"`
 	Stationarity *Stationarity `json:"stationarity,omitempty"`
+	// Tail: stalls, dials and the cause of the requests over the SLO
+	// latency (tailcause.go); absent for a merge of several testers.
+	Tail *TailFigures `json:"tail,omitempty"`
 	// ByRequest: a mixed run's figures per request type (get, set,
 	// interpolate); absent when the step held one type.
 	ByRequest map[string]RequestStep `json:"by_request,omitempty"`
@@ -315,7 +318,24 @@ type Summary struct {
 	// absent when it completed them.
 	Stopped  string    `json:"stopped,omitempty"`
 	Capacity *Capacity `json:"capacity,omitempty"`
-	Warnings []string  `json:"warnings,omitempty"`
+	// OpenLoop: the open-loop confirmation of the ramp's capacity (see
+	// openloop.go); absent when the run had none. SizeWith is the
+	// capacity (req/s) the operator should size with: the open-loop
+	// figure when open arrivals hold the SLO only below the ramp's, else
+	// max_throughput_at_slo; null without either. Headline says it in one
+	// sentence ("" without a capacity).
+	OpenLoop *OpenLoop `json:"open_loop,omitempty"`
+	SizeWith *float64  `json:"size_with"`
+	Headline string    `json:"headline,omitempty"`
+	// CapacityLabel: with the run warm-up off, why the capacity may be a
+	// cold target's (coldlabel.go); also in Warnings. Absent when the
+	// warm-up ran or the steps show the target warm.
+	CapacityLabel string `json:"capacity_label,omitempty"`
+	// Previous: the comparison with the previous run of the same set-up in
+	// the same output directory (previous.go); absent when there is none
+	// (and in summaries recomputed from CSV files).
+	Previous *PreviousRun `json:"previous,omitempty"`
+	Warnings []string     `json:"warnings,omitempty"`
 	// StepWarnings flag steps whose figures describe the tester more than
 	// the target (an open-loop schedule the tester could not keep).
 	StepWarnings []string `json:"step_warnings,omitempty"`
@@ -348,8 +368,13 @@ func (s *Summary) Finish() {
 	// steps in increasing load.
 	// A merged step sorts by its per-tester values: one some tester was
 	// absent from has a smaller sum than the ramp's steps around it.
+	mixed := s.hasConfirmation()
 	sort.SliceStable(s.Steps, func(i, j int) bool {
 		a, b := s.Steps[i].order(), s.Steps[j].order()
+		// An open-loop confirmation's steps follow the ramp's.
+		if oa, ob := mixed && a.rate > 0, mixed && b.rate > 0; oa != ob {
+			return ob
+		}
 		if a.concurrency != b.concurrency {
 			return a.concurrency < b.concurrency
 		}
@@ -361,26 +386,43 @@ func (s *Summary) Finish() {
 	}
 	s.Requests, s.Errors = 0, 0
 	s.stepWarnings()
-	s.totalsAndKnee()
-	bestStep := s.maxThroughput()
 	s.StepsNotJudged, s.NotJudgedReason = s.notJudged()
-	s.CapacityIsLowerBound, s.LowerBoundReason = false, ""
-	if s.MaxThroughputAtSLO != nil && !s.Incomplete {
-		var above []SummaryStep
-		for _, st := range s.Steps[bestStep+1:] {
-			if st.Requests > 0 && st.MeetsSLO && !s.CountsStep(st) {
-				above = append(above, st)
-			}
-		}
-		if len(above) > 0 {
-			s.CapacityIsLowerBound = true
-			s.LowerBoundReason = s.leftOutReason(above, len(s.Steps), false)
-		}
-	}
+	// The ramp's figures come from the ramp's steps alone; a confirmation's
+	// steps have figures of their own (finishOpenLoop).
+	all := s.Steps
+	s.Steps = all[:s.rampSteps()]
+	s.totalsAndKnee()
+	s.lowerBound(s.maxThroughput(), len(all))
+	s.Steps = all
+	s.finishOpenLoop()
 	if s.Incomplete {
 		// Every step is flagged already; this holds even for a step a
 		// hand-edited summary.json lists as complete.
 		s.Knee, s.KneeConcurrency, s.KneeRate, s.KneeStep, s.MaxThroughputAtSLO = nil, nil, nil, nil, nil
+		s.SizeWith = nil
+	}
+	s.setColdLabel()
+	s.Headline = s.headline()
+}
+
+// lowerBound sets CapacityIsLowerBound and LowerBoundReason from the
+// steps above bestStep (the counted step within the SLO of the most
+// throughput) that met the SLO but do not count; total is the run's step
+// count, for the reason's wording.
+func (s *Summary) lowerBound(bestStep, total int) {
+	s.CapacityIsLowerBound, s.LowerBoundReason = false, ""
+	if s.MaxThroughputAtSLO == nil || s.Incomplete {
+		return
+	}
+	var above []SummaryStep
+	for _, st := range s.Steps[bestStep+1:] {
+		if st.Requests > 0 && st.MeetsSLO && !s.CountsStep(st) {
+			above = append(above, st)
+		}
+	}
+	if len(above) > 0 {
+		s.CapacityIsLowerBound = true
+		s.LowerBoundReason = s.leftOutReason(above, total, false)
 	}
 }
 
@@ -796,11 +838,18 @@ func (s *Summary) writeSteps(w io.Writer) {
 	if open {
 		load = "rate"
 	}
+	mixed := s.hasConfirmation()
+	if mixed {
+		// A ramp and its open-loop confirmation: concurrencies, then rates.
+		load = "load"
+	}
 	fmt.Fprintf(w, "%4s %7s %9s %7s %7s %8s %10s %9s %9s %9s %9s %9s %9s %4s %s\n",
 		"step", load, "requests", "errors", "err%", "dur(s)", "req/s", "mean(ms)", "p50(ms)", "p90(ms)", "p95(ms)", "p99(ms)", "max(ms)", "slo", "flags")
 	for _, st := range s.Steps {
 		l := fmt.Sprintf("%d", st.Concurrency)
-		if open {
+		if mixed && st.Rate > 0 {
+			l = fmt.Sprintf("%.4g/s", st.Rate)
+		} else if open && !mixed {
 			l = fmt.Sprintf("%g", st.Rate)
 		}
 		ok := "no"
@@ -860,7 +909,14 @@ func (s *Summary) writeVerdicts(w io.Writer) {
 		fmt.Fprintln(w, h)
 	}
 	if s.MaxThroughputAtSLO != nil {
-		fmt.Fprintf(w, "max throughput at SLO: %s\n", s.CapacityText())
+		label := ""
+		if s.CapacityLabel != "" {
+			label = " [warm-up off: may be a cold target's]"
+		}
+		fmt.Fprintf(w, "max throughput at SLO: %s%s\n", s.CapacityText(), label)
+		if s.OpenLoop != nil || s.CapacityLabel != "" {
+			fmt.Fprintln(w, s.Headline)
+		}
 	} else if why := s.NoCapacityReason(); why != "" {
 		fmt.Fprintf(w, "max throughput at SLO: %s\n", why)
 	} else {
@@ -877,7 +933,7 @@ func (s *Summary) writeVerdicts(w io.Writer) {
 	} else if s.Incomplete {
 		fmt.Fprintln(w, "knee: none (incomplete run)")
 	} else {
-		fmt.Fprintln(w, "knee: none (no step within the error bound)")
+		fmt.Fprintf(w, "knee: none (%s)\n", s.noKneeReason())
 	}
 	if s.Capacity != nil {
 		if s.Capacity.Found {
@@ -900,6 +956,9 @@ func (s *Summary) writeVerdicts(w io.Writer) {
 		if s.Capacity.Note != "" {
 			fmt.Fprintf(w, "capacity note: %s\n", s.Capacity.Note)
 		}
+	}
+	if p := s.Previous; p != nil && p.Warning == "" {
+		fmt.Fprintf(w, "previous run of this set-up: %s; no large difference (capacity within %.0f %%, medians within %.0f %%)\n", p.Dir, 100*PreviousCapacityChange, 100*PreviousMedianChange)
 	}
 	if s.NotJudgedReason != "" {
 		note := "they count as capacity: the run warm-up was judged steady"

@@ -437,6 +437,29 @@ class CapacityRow:
     knee_ci: tuple | None = None
     max_tput_reps: np.ndarray | None = None
     knee_reps: np.ndarray | None = None
+    # The open-loop confirmation (credhub-perf's verdict, openloop.py): what open arrivals hold (median
+    # over the group's runs that had one), the capacity to size with and which figure it is ("open loop"
+    # when open arrivals hold the SLO only lower, else "closed loop"), and the runs' headlines.
+    open_loop: float | None = None
+    size_with: float | None = None
+    sized_by: str = "closed loop"
+    headlines: list[str] = field(default_factory=list)
+    # credhub-perf's cold-target labels of the group's runs (warm-up off, steps not showing it warm).
+    capacity_labels: list[str] = field(default_factory=list)
+
+
+def _size_with(c: CapacityRow, rs: list[dict]) -> None:
+    """The row's open-loop figures from its runs' (runs without a confirmation size with their own)."""
+    opens = [r["open_loop"] for r in rs if r.get("open_loop") is not None]
+    c.open_loop = float(np.median(opens)) if opens else None
+    c.headlines = [r["headline"] for r in rs if r.get("headline")]
+    c.capacity_labels = list(dict.fromkeys(r["capacity_label"] for r in rs if r.get("capacity_label")))
+    if not any(r.get("sized_by") == "open loop" for r in rs):
+        c.size_with = c.max_tput
+        return
+    c.sized_by = "open loop"
+    sized = [r["size_with"] if r.get("sized_by") == "open loop" else r["max_tput"] for r in rs]
+    c.size_with = float(np.median(sized)) if all(v is not None for v in sized) else None
 
 
 def capacity_table(rows: list[dict]) -> list[CapacityRow]:
@@ -464,6 +487,7 @@ def capacity_table(rows: list[dict]) -> list[CapacityRow]:
                                    if r.get("lower_bound_reason") and r["max_tput"] is not None)),
                                unusable=all(r.get("how") == "no usable step" for r in rs),
                                why_none="" if vals else "; ".join(dict.fromkeys(r["why"] for r in rs if r.get("why")))))
+        _size_with(out[-1], rs)
     out.sort(key=lambda c: (c.scenario, c.instances is None, c.instances or 0, c.group))
     for scen in {c.scenario for c in out}:
         counted = [c for c in out if c.scenario == scen and c.instances and c.max_tput]

@@ -396,6 +396,15 @@ def _say(line: str) -> None:
         pass
 
 
+def _open_loop(r) -> dict:
+    """A run's open-loop confirmation for the capacity table (openloop.py)."""
+    from . import openloop
+    c = r.confirmation
+    return {"open_loop": c.capacity if c else None, "sized_by": openloop.sized_by(c),
+            "size_with": openloop.size_with(r.max_tput, c), "headline": c.headline if c else "",
+            "capacity_label": r.capacity_label}
+
+
 def _main(args) -> int:
     formats = [f.strip().lower() for f in args.format.split(",") if f.strip()]
     bad = [f for f in formats if f not in ("png", "svg", "pdf")]
@@ -437,12 +446,12 @@ def _main(args) -> int:
     table = capacity_table([{"scenario": r.scenario, "instances": r.instances, "label": r.label,
                              "max_tput": r.max_tput, "how": r.max_tput_how, "why": r.no_capacity_why,
                              "lower_bound_reason": r.lower_bound_reason if r.capacity_is_lower_bound else "",
-                             "knee": r.knee.throughput if r.knee else None}
+                             "knee": r.knee.throughput if r.knee else None, **_open_loop(r)}
                             for r in runs])
     from . import study as studies
 
     warm.join()
-    from . import plots, report, scaleplot
+    from . import plots, report, scaleplot, timeview
 
     seen: dict[str, int] = {}
     for r in runs:
@@ -460,6 +469,8 @@ def _main(args) -> int:
     for r in runs:
         jobs.append((("run", r.slug), lambda r=r: plots.headroom(r, opts, args.out, formats)))
         jobs.append((("run", r.slug), lambda r=r: plots.latency_over_time(r, opts, args.out, lot)))
+        if r.confirmation is not None:
+            jobs.append((("run", r.slug), lambda r=r: timeview.draw(r, opts, args.out, lot)))
     for scen, rs in sorted(by_scen.items()):
         if len(rs) >= 2:
             jobs.append((("overlay", scen), lambda rs=rs, scen=scen: plots.overlay(rs, opts, args.out, formats, scen,

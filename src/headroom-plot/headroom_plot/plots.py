@@ -195,10 +195,11 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
     slo_ms = opts.slo_s * 1000
     pct = opts.slo_percentile
 
-    probe = np.concatenate([lat_ms[idx], [s.max_s * 1000 for s in steps], [slo_ms]])
+    conf = run.confirmation.steps if run.confirmation else []
+    probe = np.concatenate([lat_ms[idx], [s.max_s * 1000 for s in steps], [s.slo_s * 1000 for s in conf], [slo_ms]])
     log = use_log(probe)
     lo = float(np.percentile(lat_ms[idx], 0.1)) if len(idx) else 0.1
-    hi = max(float(max(s.max_s for s in steps)) * 1000, slo_ms)
+    hi = max(float(max(s.max_s for s in steps)) * 1000, slo_ms, max((s.slo_s * 1000 for s in conf), default=0))
 
     # The legend hangs below the headroom axes, in a row of its own (row 2): inside them it covered the
     # lightest steps' percentiles and the SLO line, whatever corner it took.
@@ -212,7 +213,7 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
     axc = fig.add_subplot(gs[4, :])
     axc.axis("off")
 
-    xmax_plot = float(max(run.x.max(), max(s.throughput for s in steps))) * 1.08
+    xmax_plot = float(max(run.x.max(), max(s.throughput for s in list(steps) + list(conf)))) * 1.08
     _scatter_requests(ax, run.x, lat_ms, ok_idx, fail_idx, len(fail_all), 5,
                       f"one request (window throughput, latency); {len(idx):,} of {n:,} drawn")
 
@@ -282,6 +283,7 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
                     textcoords="offset points", ha="left" if right else "right", va="top", fontsize=10,
                     fontweight="bold", color="#d62728", zorder=9, path_effects=HALO)
 
+    _confirmation_points(ax, run, opts)
     banners = []
     if run.incomplete_reason:
         _incomplete_banner(ax, run)
@@ -335,6 +337,35 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
     return _save(fig, out_dir, f"headroom-{run.slug}", formats)
 
 
+# The open-loop confirmation's colour (teal) and marker (triangles): apart from the percentile lines, the
+# SLO's red and the flagged steps' rings, squares, hexagons and diamonds.
+OPEN_COLOR = "#00838f"
+
+
+def _confirmation_points(ax, run: Run, opts: Options) -> None:
+    """The open-loop confirmation on the headroom plot (openloop.py): each fixed-rate step's SLO
+    percentile at its throughput (hollow teal triangles; filled where it met the SLO and counted), and where
+    open arrivals hold the SLO (credhub-perf's figure), a teal star beside the closed loop's red one."""
+    c = run.confirmation
+    if c is None or not c.steps:
+        return
+    pct, slo_ms = opts.slo_percentile, opts.slo_s * 1000
+    xs = np.array([s.throughput for s in c.steps])
+    ys = np.array([s.slo_s for s in c.steps]) * 1000
+    held = np.array([s.slo_s <= opts.slo_s and s.counts(opts.max_error_rate) for s in c.steps])
+    ax.plot(xs, ys, ":", color=OPEN_COLOR, lw=1.4, zorder=6)
+    if held.any():
+        ax.plot(xs[held], ys[held], ls="none", marker="^", ms=10, color=OPEN_COLOR, mec="black", zorder=7,
+                label=f"open-loop confirmation: p{pct:g} of a fixed-rate step (met the SLO)")
+    if (~held).any():
+        ax.plot(xs[~held], ys[~held], ls="none", marker="^", ms=10, mfc="white", mec=OPEN_COLOR, mew=2.0, zorder=7,
+                label=f"open-loop confirmation: p{pct:g} of a fixed-rate step (missed the SLO or not counted)")
+    if c.capacity is not None:
+        verdict = "confirms the closed loop" if c.agree else "SIZE WITH THIS"
+        ax.plot([c.capacity], [slo_ms], marker="*", ms=16, color=OPEN_COLOR, mec="black", zorder=8,
+                label=f"open arrivals hold the SLO to {c.capacity:,.0f} req/s ({verdict})")
+
+
 def run_banners(run: Run) -> list[str]:
     """What makes a run's figures less than they seem, for its headroom plot: a warm-up that was off or not
     steady (a cold JVM), steps that drifted or could not be judged steady, a capacity that is a lower bound."""
@@ -356,6 +387,11 @@ def run_banners(run: Run) -> list[str]:
         kinds = "; ".join(p.split(":")[0] for p in run.lower_bound_reason.split("; ") if p[:1].isdigit())
         out.append(f"Capacity is a LOWER BOUND: at least {run.max_tput:,.0f} req/s (steps up to "
                    f"{run.lower_bound_top:,.0f} req/s within the SLO were not counted: {kinds})")
+    if run.capacity_label:
+        out.append(run.capacity_label[0].upper() + run.capacity_label[1:])
+    c = run.confirmation
+    if c is not None and c.headline and not c.agree:
+        out.append(c.headline[0].upper() + c.headline[1:])
     return out
 
 

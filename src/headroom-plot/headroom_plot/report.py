@@ -118,12 +118,16 @@ def capacity(table: list[CapacityRow], scenario: str) -> tuple[list[str], list[l
     head = ["instances", "runs", "max throughput at SLO (req/s)", "95 % interval", "knee (req/s)",
             "knee 95 % interval",
             f"scaling efficiency vs {base} instance{'s' if base != 1 else ''}" if base else "scaling efficiency"]
+    confirmed = any(c.open_loop is not None or c.sized_by == "open loop" for c in rows_s)
+    if confirmed:
+        head.append("size with (req/s)")
     rows = []
     for c in rows_s:
         rows.append([c.group if c.instances is not None else f"? (label {c.group})", str(c.runs),
                      ("\u2265 " + _num(c.max_tput) + " (lower bound: steps above it not counted, see below)"
                       if c.capacity_is_lower_bound else
                       "\u2265 " + _num(c.max_tput) + " (SLO not crossed)" if c.lower_bound else _num(c.max_tput))
+                     + (" [warm-up off: may be a cold target's]" if c.capacity_labels else "")
                      if c.max_tput is not None else
                      ("unknown: no step counts (see below)" if c.why_none else
                       "no usable step (see Warnings)" if c.unusable else "SLO never met"),
@@ -221,6 +225,12 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
                      + (f"the scalability fit and the recommendation use only {', '.join(kept)} instance(s)."
                         if kept else "no instance count is left for the scalability fit and the recommendation."),
                      cls="warn")
+        opened = [c.group for c in table if c.scenario == scen and c.sized_by == "open loop"]
+        if opened:
+            para(f"SIZE WITH THE OPEN-LOOP FIGURE for {', '.join(opened)} instance(s): fixed-rate steps after the "
+                 "closed-loop ramp held the SLO only below its capacity (applications' requests arrive whether "
+                 "or not the last one finished, and queue behind the target's pauses). The scalability fit and "
+                 "the recommendation use the figure to size with.", cls="warn")
         for rec in recs:
             if rec.scenario == scen:
                 md.append(f"**Recommendation:** {rec.text}\n")
@@ -254,6 +264,11 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
         head = warmup_headline(r.meta)
         if head:
             para(head[0].upper() + head[1:] + ".", cls="warn")
+        if r.capacity_label:
+            para("Capacity label (credhub-perf): " + r.capacity_label + ".", cls="warn")
+        if r.confirmation is not None and r.confirmation.headline:
+            para("Headline (credhub-perf): " + r.confirmation.headline + ".",
+                 cls=None if r.confirmation.agree else "warn")
         if r.not_judged:
             para("Steadiness: " + r.not_judged + "; " + ("they count as capacity: the run warm-up was judged steady."
                                                         if warmup_steady(r.meta) else

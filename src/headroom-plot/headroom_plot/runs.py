@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import analysis, credhubperf
+from . import analysis, credhubperf, openloop
 from .csvread import REQUEST_TYPES, InputError, Table, read_csv
 
 
@@ -74,6 +74,12 @@ class Run:
     summary: dict | None = None           # the run directory's summary.json
     # credhub-perf summary --json of the run at an SLO: (slo, document); see credhub_doc.
     credhub: tuple | None = None
+    # The open-loop confirmation's steps and rows, moved out of the ramp's, with credhub-perf's verdict
+    # (openloop.py); None when the run had none.
+    confirmation: openloop.Confirmation | None = None
+    # With the run warm-up off: why the capacity may be a cold target's, credhub-perf's verdict (summary.json
+    # capacity_label, results/coldlabel.go); "" when the warm-up ran or the steps show the target warm.
+    capacity_label: str = ""
     # What credhub-perf would have added had it been found (credhubperf.note says it once for all runs).
     not_added: list[tuple[str, str]] = field(default_factory=list)  # (what, run.name())
 
@@ -572,8 +578,10 @@ def load_run(arg: str, opts: Options) -> Run:
               by_request=by_request, slo_by_request=slo_by_request, csvs=csvs, summary=summary)
     if doc is not None:
         run.credhub = (_slo_key(opts), doc)
-    run.time_axis = analysis.time_axis(np.array([s.t0 for s in steps]), np.array([s.t1 for s in steps]), offset,
-                                       latency)
+    split_confirmation(run, opts)
+    n_conf = len(run.confirmation.steps) if run.confirmation else 0
+    run.time_axis = analysis.time_axis(np.array([s.t0 for s in run.steps]), np.array([s.t1 for s in run.steps]),
+                                       run.offset, run.latency)
     if run.time_axis[2]:
         run.warnings.append(f"{label}: {run.time_axis[2]} (drawn to the axis' end and noted on the plots)")
     for t in tables:  # keep the parsed columns only where they are still needed
@@ -599,7 +607,10 @@ def load_run(arg: str, opts: Options) -> Run:
                 s.incomplete = True
                 s.flag_note = "incomplete: " + s.incomplete_reason
     if summary is not None:
-        run.warnings += apply_step_flags(run.name(), run.steps, summary)
+        run.warnings += apply_step_flags(run.name(), run.steps, openloop.ramp_summary(summary, n_conf))
+        if n_conf:
+            run.warnings += apply_step_flags(run.name(), run.confirmation.steps,
+                                             openloop.conf_summary(summary, n_conf))
     if any(s.tester_bound and not s.tester_bound_advice for s in run.steps):
         # a summary.json without the advice (or with a damaged one): credhub-perf's for the same steps
         theirs = without_credhub_perf(run, "the advice on tester-bound steps", {"summary": {}},
@@ -622,12 +633,42 @@ def load_run(arg: str, opts: Options) -> Run:
                 s.flag_note = "; ".join(x for x in (s.flag_note, f"not judged steady ({s.unjudged})") if x)
         s.counts_unjudged = warm_steady
     evaluate(run, opts)
+    w = meta.get("warmup") if isinstance(meta, dict) else None
+    if isinstance(w, dict) and w.get("mode") == "off" and (run.max_tput is not None or run.no_capacity_why):
+        label = without_credhub_perf(run, "the cold-target label", {},
+                                     lambda: credhub_summary(run, opts, "the cold-target label")).get("capacity_label")
+        run.capacity_label = _clean_text(label)[:400] if isinstance(label, str) else ""
     if summary is not None:
-        run.warnings += check_summary(run, summary)
+        run.warnings += check_summary(run, openloop.ramp_summary(summary, n_conf))
     w = warmup_warning(run.name(), meta)
     if w:
         run.warnings.insert(0, w)
     return run
+
+
+def split_confirmation(run: Run, opts: Options) -> None:
+    """Move the open-loop confirmation's steps and rows out of the run, with credhub-perf's verdict on it
+    (openloop.py), so the ramp's figures come from the ramp alone."""
+    if not openloop.has_both_kinds([s.rate for s in run.steps]):
+        return
+    doc = without_credhub_perf(run, "the open-loop confirmation", {},
+                               lambda: credhub_summary(run, opts, "the open-loop confirmation"))
+    idx, warn = openloop.confirmation_indices(run.steps, doc)
+    if warn:
+        run.warnings.append(f"{run.name()}: {warn}")
+    if not idx:
+        return
+    first = idx[0]
+    conf, ramp = openloop.split(run.steps, run.latency, run.offset, run.error, run.step, first)
+    run.latency, run.offset, run.error, run.step, run.x = (run.latency[ramp], run.offset[ramp], run.error[ramp],
+                                                           run.step[ramp], run.x[ramp])
+    keep = run.win_step < first
+    run.win_t0, run.win_width, run.win_count = run.win_t0[keep], run.win_width[keep], run.win_count[keep]
+    run.win_errors, run.win_max, run.win_step = run.win_errors[keep], run.win_max[keep], run.win_step[keep]
+    run.by_request = [b for b in run.by_request if b["step"] < first]
+    run.steps = run.steps[:first]
+    openloop.attach(conf, doc)
+    run.confirmation = conf
 
 
 # Steps of one results file at most (see load_run).

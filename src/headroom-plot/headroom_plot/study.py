@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import analysis, bootstrap, output, scalability
+from . import analysis, bootstrap, openloop, output, scalability
 from .runs import Options, Run
 
 SCHEMA = 1
@@ -120,10 +120,15 @@ def build(runs: list[Run], table: list[analysis.CapacityRow], opts: Options, tar
             row.knee_ci = bootstrap.interval(row.knee_reps, point=row.knee)
     for scen in sorted({r.scenario for r in runs}):
         rows = [c for c in table if c.scenario == scen]
-        points = [scalability.Point(instances=c.instances, capacity=c.max_tput,
-                                    replicates=getattr(c, "max_tput_reps", np.empty(0)), runs=c.runs,
+        # The capacity the operator should size with: open arrivals' where the confirmation held the SLO
+        # only lower (openloop.size_with), with the closed loop's replicates scaled to it.
+        points = [scalability.Point(instances=c.instances, capacity=c.size_with,
+                                    replicates=(openloop.scale_replicates(getattr(c, "max_tput_reps", None),
+                                                                          c.max_tput, c.size_with)
+                                                if c.sized_by == "open loop" else
+                                                getattr(c, "max_tput_reps", np.empty(0))), runs=c.runs,
                                     lower_bound=c.lower_bound or c.capacity_is_lower_bound)
-                  for c in rows if c.instances and c.max_tput]
+                  for c in rows if c.instances and c.max_tput and c.size_with]
         f = scalability.fit(points)
         s = Scenario(scen, rows, points, f, request_bounds=request_bounds([r for r in runs if r.scenario == scen]))
         if target:
@@ -184,6 +189,11 @@ def usl_note(s: Scenario) -> str:
     f = s.fit
     base = (f"Scalability: Universal Scalability Law X(N) = \u03bbN / (1 + \u03c3(N\u22121) + \u03baN(N\u22121)) "
             f"fitted to the capacity at the SLO of {counts} instances")
+    opened = [c.group for c in s.rows if c.sized_by == "open loop" and c.instances and c.size_with]
+    if opened:
+        base += (f", the capacity to size with: for {', '.join(opened)} instance(s) what open arrivals hold (the "
+                 "open-loop confirmation held the SLO only below the closed-loop capacity; intervals are the closed "
+                 "loop's, scaled)")
     if not f.kappa_free:
         base += ("; with two instance counts only \u03c3 is fitted and \u03ba is taken as 0, so the curve cannot "
                  "show a peak: measure a third count before trusting it far out")
@@ -235,7 +245,10 @@ def to_json(study: Study, opts: Options) -> dict:
                          "lower_bound_reason": c.lower_bound_reason or None,
                          "no_capacity_reason": c.why_none or None,
                          "knee_rps": _num(c.knee),
-                         "knee_interval": _ci(getattr(c, "knee_ci", None)), "efficiency": _num(c.efficiency)})
+                         "knee_interval": _ci(getattr(c, "knee_ci", None)), "efficiency": _num(c.efficiency),
+                         "open_loop_rps": _num(c.open_loop), "size_with_rps": _num(c.size_with),
+                         "sized_with": c.sized_by, "headlines": c.headlines,
+                         "capacity_label": "; ".join(c.capacity_labels) or None})
         usl = None
         if s.fit is not None:
             f = s.fit

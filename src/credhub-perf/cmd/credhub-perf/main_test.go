@@ -158,6 +158,8 @@ label: it
 output_dir: %s
 warmup:
   run: "0" # the warm-up tests turn it on
+confirm:
+  duration: 1s # a ramp that finds a capacity confirms it; briefly here
 saturation:
   # Off: the target shares this machine on purpose, and on a busy machine
   # the tester waits for a CPU behind it and other work, and a virtual

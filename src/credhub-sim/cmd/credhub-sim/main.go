@@ -157,11 +157,16 @@ func checkServeFlags(o serveOptions) error {
 		{"write-service-time", o.writeServiceTime, time.Hour, "10ms"},
 		{"added-latency", o.addedLatency, time.Hour, "50ms"},
 		{"warmup-time", o.warmupTime, 24 * time.Hour, "2m"},
+		{"pause-every", o.pauseEvery, 24 * time.Hour, "2s"},
+		{"pause", o.pause, time.Hour, "50ms"},
 		{"token-ttl", o.tokenTTL, 30 * 24 * time.Hour, "12h"},
 	} {
 		if err := dur(d.name, d.v, d.max, d.example); err != nil {
 			return err
 		}
+	}
+	if (o.pauseEvery > 0) != (o.pause > 0) || (o.pause > 0 && o.pause >= o.pauseEvery) {
+		return bad("-pause-every %v -pause %v: give both, the pause shorter than its period (the target must serve between pauses), e.g. -pause-every 2s -pause 50ms", o.pauseEvery, o.pause)
 	}
 	if o.tokenClockSkew > 24*time.Hour {
 		return bad("-token-clock-skew %v must be at most 24h (0 = none), e.g. -token-clock-skew 60s", o.tokenClockSkew)
@@ -176,6 +181,7 @@ type serveOptions struct {
 	serviceTime, writeServiceTime                 time.Duration
 	warmupTime                                    time.Duration
 	warmupFactor                                  float64
+	pauseEvery, pause                             time.Duration
 	addedLatency, tokenTTL, tokenClockSkew        time.Duration
 	serviceDist                                   string
 	errorRate                                     float64
@@ -208,6 +214,8 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.serviceDist, "service-dist", "fixed", "capacity model: service time distribution, fixed or exponential")
 	fs.DurationVar(&o.warmupTime, "warmup-time", 0, "capacity model: a fresh JVM's warm-up; service times fall from -warmup-factor times normal to normal over this time, as 1+(K-1)(1-t/D)^2")
 	fs.Float64Var(&o.warmupFactor, "warmup-factor", 0, "capacity model: how many times longer service times are at start (with -warmup-time; 0 or 1 = no warm-up)")
+	fs.DurationVar(&o.pauseEvery, "pause-every", 0, "capacity model: a JVM's stop-the-world pauses; every this often the whole target stops serving for -pause (0 = none)")
+	fs.DurationVar(&o.pause, "pause", 0, "capacity model: how long each pause of -pause-every lasts, e.g. 50ms")
 	fs.Float64Var(&o.errorRate, "error-rate", 0, "fault injection: fraction 0..1 of API requests answered at once (no queue, no service time) with -error-status")
 	fs.IntVar(&o.errorStatus, "error-status", 500, "fault injection: status of injected failures")
 	fs.DurationVar(&o.addedLatency, "added-latency", 0, "fault injection: extra delay per API request, outside the capacity model")
@@ -266,7 +274,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	srv, err := api.New(api.Config{
 		Store: st, ClientCAs: pool,
 		Workers: o.workers, Cores: o.cores, ServiceTime: o.serviceTime, WriteServiceTime: o.writeServiceTime, ServiceDist: o.serviceDist,
-		WarmupTime: o.warmupTime, WarmupFactor: o.warmupFactor,
+		WarmupTime: o.warmupTime, WarmupFactor: o.warmupFactor, PauseEvery: o.pauseEvery, Pause: o.pause,
 		ErrorRate: o.errorRate, ErrorStatus: o.errorStatus, AddedLatency: o.addedLatency,
 		UAAClients: clients, TokenTTL: o.tokenTTL, TokenClockSkew: skewFlag(o.tokenClockSkew), ACLs: o.acls, Permissions: perms, HTTP2: o.http2,
 		Logger: logger,
@@ -312,6 +320,9 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	}
 	logger.Printf("serving CredHub API %s on %s (database %s, workers %d, cores %d, service time %v, writes %v, %s, acls %v, %s, http2 %v)",
 		api.Version, url, st.Dialect(), o.workers, o.cores, o.serviceTime, writeTime, o.serviceDist, o.acls, auth, o.http2)
+	if o.pause > 0 {
+		logger.Printf("pausing like a JVM: the whole target stops serving for %v every %v", o.pause, o.pauseEvery)
+	}
 	if o.warmupFactor > 1 {
 		logger.Printf("warming up like a fresh JVM: service times %gx normal now, normal after %v", o.warmupFactor, o.warmupTime)
 	}

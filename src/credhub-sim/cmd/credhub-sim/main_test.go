@@ -495,6 +495,11 @@ func TestServeHostileFlags(t *testing.T) {
 		{[]string{"-service-time", "2540400h"}, "-service-time 2540400h0m0s must be at most 1h0m0s"},
 		{[]string{"-added-latency", "-1s"}, "-added-latency -1s must not be negative"},
 		{[]string{"-warmup-time", "1000000h"}, "-warmup-time 1000000h0m0s must be at most 24h0m0s"},
+		{[]string{"-pause", "50ms"}, "-pause-every 0s -pause 50ms: give both"},
+		{[]string{"-pause-every", "2s"}, "-pause-every 2s -pause 0s: give both"},
+		{[]string{"-pause-every", "50ms", "-pause", "1s"}, "the pause shorter than its period"},
+		{[]string{"-pause-every", "-2s", "-pause", "50ms"}, "-pause-every -2s must not be negative"},
+		{[]string{"-pause-every", "1000000h", "-pause", "50ms"}, "-pause-every 1000000h0m0s must be at most 24h0m0s"},
 		{[]string{"-token-ttl", "2000000h"}, "-token-ttl 2000000h0m0s must be at most 720h0m0s"},
 		{[]string{"-token-clock-skew", "2000000h"}, "-token-clock-skew 2000000h0m0s must be at most 24h"},
 	} {

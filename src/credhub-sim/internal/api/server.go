@@ -126,6 +126,9 @@ type Config struct {
 	// and fall to normal over WarmupTime (see capacity.Model). Factor <= 1: none.
 	WarmupTime   time.Duration
 	WarmupFactor float64
+	// A JVM's stop-the-world pauses: every PauseEvery the whole target
+	// stops serving for Pause (see capacity.Model.SetPauses). 0: none.
+	PauseEvery, Pause time.Duration
 	// Clock keeps the capacity model's time (nil: the system clock; the
 	// plateau tests give a capacity.VirtualClock).
 	Clock capacity.Clock
@@ -209,6 +212,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	capa.SetClock(cfg.Clock)
 	if err := capa.SetWarmup(capa.Now(), cfg.WarmupTime, cfg.WarmupFactor); err != nil {
+		return nil, err
+	}
+	if err := capa.SetPauses(capa.Now(), cfg.PauseEvery, cfg.Pause); err != nil {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, capacity: capa}

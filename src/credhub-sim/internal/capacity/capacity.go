@@ -43,6 +43,7 @@ type Model struct {
 	readMean, writeMean time.Duration
 	exp                 bool
 	warm                warmup
+	pause               pauses
 
 	clock Clock
 	rngMu sync.Mutex
@@ -376,7 +377,7 @@ func (c *Model) Serve(ctx context.Context, write bool, fn func()) bool {
 			start = w.inst.lockFree
 		}
 	}
-	target := start.Add(c.sample(write, arrival))
+	target := c.pause.shift(start, c.sample(write, arrival))
 	if w != nil {
 		// The clocks advance by exactly the drawn time even when the real
 		// work overruns it: short draws that the work exceeded are paid

@@ -1,0 +1,92 @@
+package ramp
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/credhub-perf/credhub-perf/load"
+	"github.com/credhub-perf/credhub-perf/results"
+)
+
+// The open-loop confirmation (confirm.*): after a closed-loop ramp or
+// search found its capacity at the SLO, fixed-rate steps at fractions of
+// that capacity, so the summary can say what many independent clients
+// (whose requests arrive whether or not the last one finished) would see.
+// Why: see results/openloop.go and docs/design.md.
+
+// confirmWarmup is the least warm-up of a confirmation step: its
+// connections are open, and its pacer settled, before its clock starts.
+const confirmWarmup = time.Second
+
+// confirmWorkersPerRate sizes a confirmation step's workers: enough for a
+// quarter of a second's arrivals in flight at once, so a target's pause
+// of that length queues requests at the target, where the latency
+// belongs, and not in the tester (which would show as sched-lag).
+const confirmWorkersPerRate = 0.25
+
+// confirmMaxWorkers bounds the workers (goroutines) of one step.
+const confirmMaxWorkers = 10000
+
+// confirmSkip says why a run gets no confirmation ("" when it gets one).
+func (s *scenarioState) confirmSkip() string {
+	c := s.r.c
+	switch {
+	case !c.Confirm.OpenLoop:
+		return "off (confirm.open_loop false)"
+	case len(c.Steps.Rates) > 0:
+		return "not needed: the ramp is open loop (steps.rates)"
+	case c.Tester.Count > 1:
+		return "not run: several testers (each would confirm its own share of a capacity only their merge knows)"
+	case s.sum.StoppedReason != "" && s.sum.MaxThroughputAtSLO == nil:
+		return "not run: the ramp stopped before it found a capacity"
+	case s.sum.MaxThroughputAtSLO == nil:
+		return "not run: the ramp found no capacity at the SLO"
+	}
+	return ""
+}
+
+// confirm runs the confirmation's steps after the ramp and records in
+// meta.json what it ran or why it did not.
+func (s *scenarioState) confirm(ctx context.Context) error {
+	c := s.r.c
+	rec := &results.Confirmation{Enabled: c.Confirm.OpenLoop, Fractions: c.Confirm.Fractions, DurationS: c.Confirm.Duration.D().Seconds()}
+	s.meta.Confirmation = rec
+	if rec.Note = s.confirmSkip(); rec.Note != "" {
+		if c.Confirm.OpenLoop && len(c.Steps.Rates) == 0 {
+			s.r.log.Printf("open-loop confirmation %s", rec.Note)
+		}
+		s.flush()
+		return nil
+	}
+	capacity := *s.sum.MaxThroughputAtSLO
+	rec.ClosedLoop = capacity
+	s.r.log.Printf("confirming %.1f req/s under open arrivals: %d fixed-rate steps of %s at %v of it", capacity, len(c.Confirm.Fractions), c.Confirm.Duration, c.Confirm.Fractions)
+	s.confirming = true
+	defer func() { s.confirming = false }()
+	for k, f := range c.Confirm.Fractions {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		rate := math.Round(f*capacity*1000) / 1000
+		if rate <= 0 {
+			continue
+		}
+		st := load.Step{Concurrency: confirmWorkers(rate, c.Steps.MaxConcurrency), Rate: rate, Duration: c.Confirm.Duration.D()}
+		rec.Rates = append(rec.Rates, rate)
+		if _, _, err := s.runStep(ctx, len(s.plan)+k, len(s.plan)+len(c.Confirm.Fractions), st); err != nil {
+			return err
+		}
+	}
+	if h := s.sum.Headline; h != "" {
+		s.r.log.Printf("%s", h)
+	}
+	return nil
+}
+
+// confirmWorkers is a confirmation step's worker cap at rate: at least
+// steps.max_concurrency, else a quarter second's arrivals.
+func confirmWorkers(rate float64, maxConcurrency int) int {
+	n := int(math.Ceil(rate * confirmWorkersPerRate))
+	return min(max(n, maxConcurrency, 1), confirmMaxWorkers)
+}

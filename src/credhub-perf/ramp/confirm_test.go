@@ -1,0 +1,96 @@
+package ramp
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/credhub-perf/credhub-perf/config"
+	"github.com/credhub-perf/credhub-perf/load/loadtest"
+	"github.com/credhub-perf/credhub-perf/results"
+)
+
+// The confirmation's mechanics on a simulated clock (every request
+// 1 ms): after the ramp found its capacity, one open-loop step per
+// fraction, their rate set in the same CSV, each warmed up unrecorded,
+// the summary's open_loop and headline recomputed from the CSV alone,
+// meta.json's confirmation, and the headline in the live output. The
+// simulated clock is not a queue (time moves by each answer), so the
+// SLO here is loose: the gap a target's pauses open is measured against
+// credhub-sim (cmd/credhub-perf, TestConfirmationCatchesPauses) and on
+// its capacity model's virtual clock.
+func TestConfirmationAgreesOnConstantTarget(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	clk, srv := simFake(t, p, newFake(), 1)
+	c := fakeConfig(t, p, srv.URL)
+	c.Steps = config.StepsConfig{MinConcurrency: 1, MaxConcurrency: 3, Step: 1, Duration: config.Duration(3 * time.Second)}
+	c.SLO.Latency = config.Duration(2 * time.Second)
+	// 10 s steps: a step's throughput counts its last answers' time too.
+	c.Confirm = config.ConfirmConfig{OpenLoop: true, Fractions: []float64{0.5, 1}, Duration: config.Duration(10 * time.Second)}
+	code, log := executeSim(t, clk, c)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, log)
+	}
+	dir := runDirs(t, c.OutputDir)[0]
+	sum, err := results.ReadSummary(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, err := results.ReadMeta(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := sum.OpenLoop
+	if o == nil || sum.MaxThroughputAtSLO == nil || len(sum.Steps) != 5 || len(o.Steps) != 2 || o.Steps[0] != 4 {
+		t.Fatalf("steps %d, open loop %+v\n%s", len(sum.Steps), o, log)
+	}
+	want := []float64{0.5 * *sum.MaxThroughputAtSLO, *sum.MaxThroughputAtSLO}
+	for i, st := range sum.Steps[3:] {
+		if math.Abs(st.Rate-want[i]) > 0.001 || st.Requests < int64(2*want[i]) {
+			t.Errorf("confirmation step %d: rate %g (want %g), %d requests", st.Step, st.Rate, want[i], st.Requests)
+		}
+	}
+	if !o.Agree || sum.SizeWith == nil || *sum.SizeWith != *sum.MaxThroughputAtSLO || o.ClosedLoopConcurrency == nil {
+		t.Fatalf("open loop %+v, size with %v\n%s", o, sum.SizeWith, log)
+	}
+	if !strings.Contains(sum.Headline, "closed loop (") || !strings.Contains(sum.Headline, "open arrivals confirm it") {
+		t.Errorf("headline %q", sum.Headline)
+	}
+	if !strings.Contains(log, sum.Headline) {
+		t.Errorf("the live output does not give the headline %q:\n%s", sum.Headline, log)
+	}
+	if mc := meta.Confirmation; mc == nil || len(mc.Rates) != 2 || mc.DurationS != 10 || mc.ClosedLoop != *sum.MaxThroughputAtSLO {
+		t.Errorf("meta.json confirmation %+v", meta.Confirmation)
+	}
+	// credhub-perf summary recomputes the same verdict from the CSV.
+	re, err := results.SummarizeFiles([]string{filepath.Join(dir, "results.csv")}, sum.SLO)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re.AddTesterUsage([]*results.Meta{meta})
+	re.Warmup = sum.Warmup
+	re.Finish()
+	if re.Headline != sum.Headline {
+		t.Errorf("recomputed headline %q, run's %q", re.Headline, sum.Headline)
+	}
+}
+
+// confirm.open_loop false: no confirmation steps, and meta.json says so.
+func TestConfirmationOff(t *testing.T) {
+	p := loadtest.NewPKI(t, loadtest.ECDSA)
+	clk, srv := simFake(t, p, newFake(), 1)
+	c := fakeConfig(t, p, srv.URL)
+	c.Steps = config.StepsConfig{MinConcurrency: 1, MaxConcurrency: 2, Step: 1, Duration: config.Duration(3 * time.Second)}
+	c.Confirm.OpenLoop = false
+	if code, log := executeSim(t, clk, c); code != 0 {
+		t.Fatalf("exit %d\n%s", code, log)
+	}
+	dir := runDirs(t, c.OutputDir)[0]
+	sum, _ := results.ReadSummary(filepath.Join(dir, "summary.json"))
+	meta, _ := results.ReadMeta(dir)
+	if len(sum.Steps) != 2 || sum.OpenLoop != nil || meta.Confirmation == nil || meta.Confirmation.Enabled || !strings.Contains(meta.Confirmation.Note, "off") {
+		t.Fatalf("steps %d, open loop %+v, meta %+v", len(sum.Steps), sum.OpenLoop, meta.Confirmation)
+	}
+}

@@ -1,0 +1,227 @@
+package results
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// A closed loop of a few connections sends its next request only when the
+// last one came back, so a target that stops for 50 ms (a collection, a
+// deoptimisation) holds up a few requests, and the ramp's capacity is what
+// a few such clients see. The applications that read CredHub are many
+// independent clients whose requests arrive whether or not the last one
+// finished: at 800 requests/s forty of them queue behind the same pause.
+// So `credhub-perf run` and `capacity` follow a closed-loop ramp that
+// found its capacity with open-loop steps at fractions of it (ramp's
+// confirmation), written to the same CSV with their `rate` set.
+//
+// A summary whose steps hold both closed-loop steps (rate 0) and
+// open-loop ones (rate > 0) is such a run: the closed-loop steps are the
+// ramp, whose figures (knee, max_throughput_at_slo) are computed from them
+// alone, and the open-loop steps are the confirmation, summarised in
+// `open_loop`. A run of one kind only has no confirmation. The rule needs
+// nothing but the CSV, so `credhub-perf summary` recomputes it anywhere.
+
+// AgreeWithin is how close the open-loop figure must come to the
+// closed-loop capacity for the two to be one figure: 5 %, the spread of
+// a capacity at the SLO between runs of 30 s steps (and the bisection
+// resolution of a search). Closer than that, the confirmation cannot tell
+// them apart.
+const AgreeWithin = 0.05
+
+// OpenLoop is summary.json's `open_loop`: the open-loop confirmation of
+// the closed-loop capacity and the verdict on which to size with.
+type OpenLoop struct {
+	// Steps are the confirmation's step numbers (after the ramp's).
+	Steps []int `json:"steps"`
+	// ClosedLoop is the ramp's capacity (max_throughput_at_slo) and
+	// ClosedLoopConcurrency the concurrency of the counted step it comes
+	// from; null when the ramp found none.
+	ClosedLoop            *float64 `json:"closed_loop"`
+	ClosedLoopConcurrency *int     `json:"closed_loop_concurrency"`
+	// Capacity is the highest throughput of a counted confirmation step
+	// within the SLO, interpolated towards the next one over it, as
+	// max_throughput_at_slo is for the ramp; null when no confirmation
+	// step met the SLO (or none that did counts: Note says which).
+	Capacity             *float64 `json:"capacity"`
+	CapacityIsLowerBound bool     `json:"capacity_is_lower_bound"`
+	LowerBoundReason     string   `json:"lower_bound_reason,omitempty"`
+	// Agree: the open-loop capacity is within AgreeWithin of the closed
+	// loop's (or above it): one figure.
+	Agree bool `json:"agree"`
+	// Note says what the confirmation could not say (no step met the
+	// SLO, none counts).
+	Note string `json:"note,omitempty"`
+}
+
+// hasConfirmation: the steps hold closed-loop and open-loop steps.
+func (s *Summary) hasConfirmation() bool {
+	var closed, open bool
+	for _, st := range s.Steps {
+		if st.Rate > 0 {
+			open = true
+		} else {
+			closed = true
+		}
+	}
+	return closed && open
+}
+
+// rampSteps is how many of the (sorted) steps are the ramp's: all but a
+// confirmation's.
+func (s *Summary) rampSteps() int {
+	if !s.hasConfirmation() {
+		return len(s.Steps)
+	}
+	n := 0
+	for n < len(s.Steps) && s.Steps[n].Rate == 0 {
+		n++
+	}
+	return n
+}
+
+// RampSteps is how many steps the ramp ran (summary order), the
+// confirmation's left out: what a planned step count compares with.
+func (s *Summary) RampSteps() int { return s.rampSteps() }
+
+// finishOpenLoop adds the confirmation's steps to the totals and sets
+// OpenLoop from them (nil without a confirmation) and SizeWith.
+func (s *Summary) finishOpenLoop() {
+	s.OpenLoop = nil
+	s.SizeWith = s.MaxThroughputAtSLO
+	n := s.rampSteps()
+	if n == len(s.Steps) {
+		return
+	}
+	conf := s.Steps[n:]
+	sub := &Summary{Steps: conf, SLO: s.SLO, Warmup: s.Warmup}
+	sub.totalsAndKnee()
+	s.Requests += sub.Requests
+	s.Errors += sub.Errors
+	sub.lowerBound(sub.maxThroughput(), len(s.Steps))
+	o := &OpenLoop{ClosedLoop: s.MaxThroughputAtSLO, Capacity: sub.MaxThroughputAtSLO,
+		CapacityIsLowerBound: sub.CapacityIsLowerBound, LowerBoundReason: sub.LowerBoundReason}
+	for _, st := range conf {
+		o.Steps = append(o.Steps, st.Step)
+	}
+	if i := s.closedBest(n); i >= 0 {
+		c := s.Steps[i].Concurrency
+		o.ClosedLoopConcurrency = &c
+	}
+	switch {
+	case s.Incomplete:
+		o.Capacity, o.CapacityIsLowerBound, o.LowerBoundReason = nil, false, ""
+	case o.Capacity != nil:
+		o.Agree = o.ClosedLoop != nil && *o.Capacity >= (1-AgreeWithin)**o.ClosedLoop
+	case sub.NoCapacityReason() != "":
+		o.Note = strings.Replace(sub.NoCapacityReason(), "unknown: ", "", 1)
+	default:
+		o.Note = fmt.Sprintf("no open-loop step met the SLO; the lowest, %s, missed it", conf[0].label())
+	}
+	s.OpenLoop = o
+	switch {
+	case o.Agree || o.ClosedLoop == nil:
+		s.SizeWith = o.ClosedLoop
+	case o.Capacity != nil:
+		s.SizeWith = o.Capacity
+	case o.Note != "" && strings.HasPrefix(o.Note, "no open-loop step met"):
+		// Nothing to size with that the data supports.
+		s.SizeWith = nil
+	}
+}
+
+// closedBest is the index of the ramp's counted step within the SLO of
+// the most throughput (-1: none) among the first n steps.
+func (s *Summary) closedBest(n int) int {
+	best := -1
+	for i, st := range s.Steps[:n] {
+		if st.MeetsSLO && s.CountsStep(st) && (best < 0 || st.Throughput >= s.Steps[best].Throughput) {
+			best = i
+		}
+	}
+	return best
+}
+
+// headline is the capacity in one sentence, the one every output repeats
+// (summary.txt, the live output, headroom-plot's report): the ramp's
+// capacity at the SLO, and with an open-loop confirmation what open
+// arrivals hold and which figure to size with. "" without a capacity.
+func (s *Summary) headline() string {
+	if s.MaxThroughputAtSLO == nil || s.Incomplete {
+		return ""
+	}
+	head := fmt.Sprintf("capacity at p%g ≤ %s ms: ", s.SLO.Percentile, strconv.FormatFloat(s.SLO.LatencyS*1000, 'f', -1, 64))
+	o := s.OpenLoop
+	closed := thousands(*s.MaxThroughputAtSLO) + " req/s"
+	if s.CapacityIsLowerBound {
+		closed = "at least " + closed
+	}
+	if s.CapacityLabel != "" {
+		head += "[warm-up off: may be a cold target's] "
+	}
+	if o == nil {
+		return head + closed
+	}
+	if c := o.ClosedLoopConcurrency; c != nil && *c > 0 {
+		closed += fmt.Sprintf(" closed loop (%d connection%s)", *c, map[bool]string{true: "", false: "s"}[*c == 1])
+	} else {
+		closed += " closed loop"
+	}
+	switch {
+	case o.Capacity == nil && s.SizeWith == nil:
+		return fmt.Sprintf("%s%s; under open arrivals %s — size below %s req/s", head, closed, o.Note, thousands(s.Steps[o.Steps[0]-1].Throughput))
+	case o.Capacity == nil:
+		return fmt.Sprintf("%s%s; open arrivals unconfirmed: %s", head, closed, o.Note)
+	case o.Agree:
+		return fmt.Sprintf("%s%s; open arrivals confirm it (the SLO holds to %s req/s)", head, closed, thousands(*o.Capacity))
+	}
+	held := "holds to"
+	if o.CapacityIsLowerBound {
+		held = "holds to at least"
+	}
+	return fmt.Sprintf("%s%s; under open arrivals the SLO %s %s req/s — size with %s", head, closed, held, thousands(*o.Capacity), thousands(*o.Capacity))
+}
+
+// thousands writes a throughput for the headline: a whole number with
+// thousands separators from 100 on (1290.4 -> "1,290"), one decimal below.
+func thousands(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return fmt.Sprint(x)
+	}
+	if math.Abs(x) < 99.95 {
+		return strconv.FormatFloat(x, 'f', 1, 64)
+	}
+	d := strconv.FormatFloat(math.Round(x), 'f', 0, 64)
+	neg := strings.HasPrefix(d, "-")
+	d = strings.TrimPrefix(d, "-")
+	var b strings.Builder
+	for i, r := range d {
+		if i > 0 && (len(d)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// noKneeReason says why a complete run has no knee: no step within the
+// error bound, or steps within it that do not count, and why not (a run
+// whose every step had no error but was tester-bound or not steady must
+// not read as a run of errors).
+func (s *Summary) noKneeReason() string {
+	var within []SummaryStep
+	for _, st := range s.Steps[:s.rampSteps()] {
+		if st.Requests > 0 && st.ErrorRate <= s.SLO.MaxErrorRate {
+			within = append(within, st)
+		}
+	}
+	if len(within) == 0 {
+		return "no step within the error bound"
+	}
+	return fmt.Sprintf("%d of %d steps within the error bound, none counts: %s", len(within), s.rampSteps(), s.leftOutReason(within, s.rampSteps(), false))
+}

@@ -1,0 +1,165 @@
+"""The open-loop confirmation of a closed-loop capacity, as credhub-perf judged it.
+
+`credhub-perf run` and `capacity` follow a closed-loop ramp that found its capacity at the SLO with
+fixed-rate (open-loop) steps at fractions of it, in the same CSV (their `rate` set). credhub-perf alone
+decides which steps are the confirmation, what open arrivals hold and which figure to size with
+(summary.json `open_loop`, `size_with`, `headline`: results/openloop.go); this module takes those from
+summary.json (or `credhub-perf summary --json` at headroom-plot's SLO) and moves the confirmation's steps
+and rows out of the run, so the ramp's own figures (knee fit, SLO crossing, bootstrap intervals) come from
+the ramp alone and the plots draw the confirmation apart. Pure functions on numpy arrays and dicts; the
+drawing is in plots.py and timeview.py.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class Confirmation:
+    """A run's open-loop confirmation: its steps and rows, and credhub-perf's verdict."""
+    steps: list                        # analysis.Step, in file order
+    latency: np.ndarray
+    offset: np.ndarray
+    error: np.ndarray
+    step: np.ndarray                   # step index (file order) of each row
+    verdict: dict = field(default_factory=dict)   # summary.json's open_loop
+    size_with: float | None = None
+    headline: str = ""
+    # Per step (as `steps`): credhub-perf's cause of the requests over the SLO latency ("target pauses",
+    # "new connections", "queueing", "" none) and its note (summary.json steps' `tail`).
+    causes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def capacity(self) -> float | None:
+        return _num(self.verdict.get("capacity"))
+
+    @property
+    def agree(self) -> bool:
+        return self.verdict.get("agree") is True
+
+    @property
+    def note(self) -> str:
+        n = self.verdict.get("note")
+        return n if isinstance(n, str) else ""
+
+
+def _num(v) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        return None
+    return float(v)
+
+
+def has_both_kinds(rates: list) -> bool:
+    """Whether a run's steps hold closed-loop steps (rate 0) and open-loop ones (rate > 0): the only runs
+    credhub-perf gives a confirmation (results.Summary.hasConfirmation); a cheap test before asking it."""
+    return any(r is not None and r > 0 for r in rates) and any(r == 0 for r in rates)
+
+
+def confirmation_indices(steps: list, doc: dict) -> tuple[list[int], str]:
+    """The run's steps (positions in `steps`, file order) that credhub-perf's summary (doc) names as the
+    confirmation (`open_loop.steps`, matched by concurrency and rate), and a warning when they cannot be
+    told apart; ([], "") without a confirmation."""
+    ol = doc.get("open_loop")
+    ss = doc.get("steps")
+    if not isinstance(ol, dict):
+        return [], ""
+    nums = ol.get("steps")
+    if not isinstance(nums, list) or not isinstance(ss, list):
+        return [], "summary's open_loop names no steps: the confirmation is drawn with the ramp"
+    wanted = {n for n in nums if isinstance(n, int) and not isinstance(n, bool)}
+    pairs = [(t.get("concurrency"), _num(t.get("rate"))) for t in ss
+             if isinstance(t, dict) and t.get("step") in wanted]
+    idx = []
+    for k, s in enumerate(steps):
+        if s.rate is None or not s.rate > 0:
+            continue
+        if any(c == s.concurrency and r is not None and abs(r - s.rate) <= 1e-6 * max(1.0, r) for c, r in pairs):
+            idx.append(k)
+    if len(idx) != len(wanted) or (idx and idx != list(range(idx[0], len(steps)))):
+        return [], ("summary's open-loop confirmation steps are not the CSV's last steps: the confirmation is "
+                    "drawn with the ramp")
+    return idx, ""
+
+
+def split(steps: list, latency: np.ndarray, offset: np.ndarray, error: np.ndarray, step: np.ndarray,
+          first: int) -> tuple[Confirmation, np.ndarray]:
+    """The confirmation made of steps[first:] and their rows (rows sorted by step), and the mask of the
+    ramp's rows."""
+    ramp = step < first
+    conf = Confirmation(steps=steps[first:], latency=latency[~ramp], offset=offset[~ramp], error=error[~ramp],
+                        step=step[~ramp])
+    return conf, ramp
+
+
+def ramp_summary(summary: dict | None, n_conf: int) -> dict | None:
+    """summary.json with the confirmation's steps left out (they follow the ramp's in its order), for the
+    checks that compare its steps with the ramp's."""
+    if not isinstance(summary, dict) or not n_conf or not isinstance(summary.get("steps"), list):
+        return summary
+    out = dict(summary)
+    out["steps"] = summary["steps"][:max(len(summary["steps"]) - n_conf, 0)]
+    return out
+
+
+def conf_summary(summary: dict | None, n_conf: int) -> dict | None:
+    """summary.json with only the confirmation's steps, to flag them as the ramp's are."""
+    if not isinstance(summary, dict) or not n_conf or not isinstance(summary.get("steps"), list):
+        return None
+    out = dict(summary)
+    out["steps"] = summary["steps"][-n_conf:]
+    return out
+
+
+def attach(conf: Confirmation, doc: dict) -> None:
+    """credhub-perf's verdict (doc: its summary at headroom-plot's SLO) onto the confirmation."""
+    ol = doc.get("open_loop")
+    conf.verdict = ol if isinstance(ol, dict) else {}
+    conf.size_with = _num(doc.get("size_with"))
+    h = doc.get("headline")
+    conf.headline = h[:400] if isinstance(h, str) else ""
+    conf.causes, conf.notes = [], []
+    ss = [t for t in doc.get("steps") or [] if isinstance(t, dict)] if isinstance(doc.get("steps"), list) else []
+    for s in conf.steps:
+        tail = next((t.get("tail") for t in ss if t.get("concurrency") == s.concurrency and _num(t.get("rate"))
+                     is not None and s.rate is not None and abs(_num(t.get("rate")) - s.rate) <= 1e-6 * max(1.0, s.rate)),
+                    None)
+        tail = tail if isinstance(tail, dict) else {}
+        cause, note = tail.get("cause"), tail.get("note")
+        conf.causes.append(cause if cause in CAUSES else "")
+        conf.notes.append(note[:300] if isinstance(note, str) else "")
+
+
+# credhub-perf's causes of a step's slow requests (results.TailFigures.Cause).
+CAUSES = ("target pauses", "new connections", "queueing")
+
+
+def sized_by(conf: Confirmation | None) -> str:
+    """Which figure the operator should size with: "open loop" when open arrivals hold the SLO only below
+    the ramp's capacity (or at no rate tried), "closed loop" otherwise (no confirmation included)."""
+    if conf is None or not conf.verdict or conf.agree:
+        return "closed loop"
+    if conf.capacity is None and conf.size_with is not None:
+        return "closed loop"  # confirmation unknown (its steps did not count): the ramp's, flagged in the headline
+    return "open loop"
+
+
+def size_with(max_tput: float | None, conf: Confirmation | None) -> float | None:
+    """The capacity to size with: the ramp's (headroom-plot's own SLO crossing) unless open arrivals hold
+    the SLO only lower, then credhub-perf's open-loop figure (None when they held it at no rate tried)."""
+    if sized_by(conf) == "open loop":
+        return conf.size_with
+    return max_tput
+
+
+def scale_replicates(reps: np.ndarray | None, closed: float | None, sized: float | None) -> np.ndarray:
+    """The bootstrap replicates of a count sized with its open-loop figure: the closed loop's, scaled to
+    it. The confirmation's steps carry no bootstrap of their own (credhub-perf judges them); the scaled
+    replicates keep the closed loop's relative spread, so the fit and the recommendation weigh the count
+    as before."""
+    if reps is None or not len(reps) or not closed or sized is None:
+        return np.empty(0)
+    return np.asarray(reps, dtype=np.float64) * (sized / closed)

@@ -1,0 +1,150 @@
+"""The open-loop confirmation: which steps it is, what to size with, taken from credhub-perf (openloop.py)."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from conftest import closed_step, write_meta, write_ours
+from headroom_plot import analysis, openloop
+from headroom_plot.runs import Options, load_run
+
+
+def _step(conc, rate):
+    return SimpleNamespace(concurrency=conc, rate=rate)
+
+
+def test_has_both_kinds():
+    assert openloop.has_both_kinds([0, 0, 150.0])
+    assert not openloop.has_both_kinds([0, 0])
+    assert not openloop.has_both_kinds([100.0, 200.0])
+    assert not openloop.has_both_kinds([None, 100.0])
+
+
+def test_confirmation_indices_known_answer():
+    steps = [_step(1, 0.0), _step(2, 0.0), _step(38, 150.0), _step(63, 250.0)]
+    doc = {"open_loop": {"steps": [3, 4]},
+           "steps": [{"step": 1, "concurrency": 1, "rate": 0}, {"step": 2, "concurrency": 2, "rate": 0},
+                     {"step": 3, "concurrency": 38, "rate": 150.0}, {"step": 4, "concurrency": 63, "rate": 250.0}]}
+    assert openloop.confirmation_indices(steps, doc) == ([2, 3], "")
+    assert openloop.confirmation_indices(steps, {"steps": doc["steps"]}) == ([], "")
+    # hostile: steps named that the CSV does not have, or not at its end
+    bad = dict(doc, open_loop={"steps": [3, 4, "x", True, None]})
+    assert openloop.confirmation_indices(steps, bad)[0] == [2, 3]
+    moved = [_step(38, 150.0), _step(1, 0.0), _step(2, 0.0), _step(63, 250.0)]
+    idx, warn = openloop.confirmation_indices(moved, doc)
+    assert idx == [] and "not the CSV's last steps" in warn
+    idx, warn = openloop.confirmation_indices(steps, {"open_loop": {"steps": "3"}, "steps": doc["steps"]})
+    assert idx == [] and warn
+
+
+def test_size_with_rules():
+    c = openloop.Confirmation(steps=[], latency=np.empty(0), offset=np.empty(0), error=np.empty(0),
+                              step=np.empty(0))
+    openloop.attach(c, {"open_loop": {"capacity": 183.3, "agree": False}, "size_with": 183.3, "headline": "h"})
+    assert openloop.sized_by(c) == "open loop" and openloop.size_with(300.0, c) == 183.3
+    openloop.attach(c, {"open_loop": {"capacity": 295.0, "agree": True}, "size_with": 300.0})
+    assert openloop.sized_by(c) == "closed loop" and openloop.size_with(301.5, c) == 301.5
+    openloop.attach(c, {"open_loop": {"capacity": None, "note": "no open-loop step met the SLO"}, "size_with": None})
+    assert openloop.sized_by(c) == "open loop" and openloop.size_with(300.0, c) is None
+    assert openloop.sized_by(None) == "closed loop" and openloop.size_with(300.0, None) == 300.0
+    # hostile verdicts: not a dict, NaN, booleans
+    openloop.attach(c, {"open_loop": [1], "size_with": float("nan"), "headline": 7})
+    assert c.verdict == {} and c.size_with is None and c.headline == "" and openloop.sized_by(c) == "closed loop"
+
+
+def test_scale_replicates():
+    r = openloop.scale_replicates(np.array([90.0, 100.0, 110.0]), 100.0, 50.0)
+    assert np.allclose(r, [45.0, 50.0, 55.0])
+    assert len(openloop.scale_replicates(None, 100.0, 50.0)) == 0
+    assert len(openloop.scale_replicates(np.array([1.0]), 0.0, 50.0)) == 0
+
+
+def _open_rows(t0, rate, duration, latency_of):
+    rows = []
+    n = int(rate * duration)
+    for i in range(n):
+        lat = latency_of(i)
+        rows.append((t0 + i / rate, lat, 200, int(rate // 4), rate))
+    rows.sort(key=lambda r: r[0] + r[1])
+    return rows
+
+
+def test_run_with_confirmation(tmp):
+    """A ramp of 1-3 workers at 10 ms (300 req/s within p95 <= 20 ms), then open steps at 150 req/s (5 ms) and
+    250 req/s (every fifth request 50 ms): the ramp's figures come from the ramp alone, the confirmation's
+    verdict from credhub-perf, and the capacity table sizes with the open-loop figure."""
+    d = tmp / "run"
+    d.mkdir()
+    rows = []
+    t = 0.0
+    for c in (1, 2, 3):
+        rows += closed_step(t, c, 0.01, 300 * c)
+        t += 3.5
+    rows += _open_rows(t, 150.0, 3.0, lambda i: 0.005)
+    t += 3.5
+    rows += _open_rows(t, 250.0, 3.0, lambda i: 0.05 if i % 5 == 0 else 0.005)
+    write_ours(d / "results.csv", rows)
+    write_meta(d, slo={"percentile": 95, "latency_s": 0.02})
+    run = load_run(str(d), Options(slo_percentile=95, slo_s=0.02))
+    assert len(run.steps) == 3 and run.confirmation is not None and len(run.confirmation.steps) == 2
+    assert run.max_tput is not None and 280 < run.max_tput < 310
+    assert len(run.latency) == sum(s.requests for s in run.steps)
+    assert int(run.win_step.max()) == 2
+    c = run.confirmation
+    assert not c.agree and c.capacity is not None and 150 < c.capacity < 250
+    assert "size with" in c.headline and openloop.sized_by(c) == "open loop"
+    from headroom_plot.cli import _open_loop
+    table = analysis.capacity_table([{"scenario": "get", "instances": 1, "label": "t", "max_tput": run.max_tput,
+                                      "how": run.max_tput_how, "why": "", "knee": None, **_open_loop(run)}])
+    assert table[0].sized_by == "open loop" and table[0].size_with == c.size_with
+    assert table[0].open_loop == c.capacity and table[0].headlines == [c.headline]
+
+
+def test_confirmation_view_drawn(tmp):
+    """The time view of a run with a confirmation: one image, named for the run; none without one."""
+    from headroom_plot import timeview
+    d = tmp / "run"
+    d.mkdir()
+    rows = []
+    t = 0.0
+    for c in (1, 2):
+        rows += closed_step(t, c, 0.01, 300 * c)
+        t += 3.5
+    rows += _open_rows(t, 150.0, 3.0, lambda i: 0.005 if i % 100 > 10 else 0.06 - 0.005 * (i % 100))
+    write_ours(d / "results.csv", rows)
+    write_meta(d, slo={"percentile": 95, "latency_s": 0.02})
+    opts = Options(slo_percentile=95, slo_s=0.02)
+    run = load_run(str(d), opts)
+    run.slug = "get-t"
+    assert run.confirmation is not None and len(run.confirmation.notes) == 1
+    out = tmp / "out"
+    out.mkdir()
+    paths = timeview.draw(run, opts, str(out), ["png"])
+    assert [p.rsplit("/", 1)[1] for p in paths] == ["confirmation-get-t.png"]
+    run.confirmation = None
+    assert timeview.draw(run, opts, str(out), ["png"]) == []
+
+
+def test_cold_target_labelled(tmp):
+    """Warm-up off and a target whose median falls as the load rises: credhub-perf's label reaches the run,
+    the capacity table and capacity.json's row."""
+    d = tmp / "cold"
+    d.mkdir()
+    rows, t = [], 0.0
+    for c, lat in ((1, 0.018), (2, 0.012), (3, 0.008)):
+        rows += closed_step(t, c, lat, int(3.0 / lat) * c)
+        t += 3.5
+    write_ours(d / "results.csv", rows)
+    write_meta(d, slo={"percentile": 95, "latency_s": 0.05},
+               warmup={"mode": "off", "concurrency": 1, "duration_s": 0, "requests": 0, "errors": 0, "steady": False,
+                       "reason": "off (warmup.run: 0)"})
+    run = load_run(str(d), Options(slo_percentile=95, slo_s=0.05))
+    assert run.capacity_label.startswith("warm-up off: the capacity may be a cold target's (step 1")
+    from headroom_plot.cli import _open_loop
+    table = analysis.capacity_table([{"scenario": "get", "instances": 1, "label": "t", "max_tput": run.max_tput,
+                                      "how": run.max_tput_how, "why": "", "knee": None, **_open_loop(run)}])
+    assert table[0].capacity_labels == [run.capacity_label]
+    from headroom_plot import report
+    _, rows_ = report.capacity(table, "get")
+    assert "[warm-up off: may be a cold target's]" in rows_[0][2]
