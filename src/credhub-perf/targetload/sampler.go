@@ -50,22 +50,29 @@ func (s *Sampler) Sources() []string {
 	return n
 }
 
-// Start reads every source now and then at its interval until Stop.
+// Start reads every source now and then at its interval until Stop. The
+// sources that answer at once are read before Start returns, so the first
+// step, however short, has a reading before it to count from.
 func (s *Sampler) Start(ctx context.Context) {
 	ctx, s.cancel = context.WithCancel(ctx)
+	s.SampleNow(ctx)
 	for i := range s.sources {
+		_, slow := s.sources[i].(*BoshSource)
 		s.done.Add(1)
 		go func(i int) {
 			defer s.done.Done()
 			t := time.NewTicker(s.sources[i].Interval())
 			defer t.Stop()
-			for {
+			if slow {
 				s.readSource(ctx, i)
+			}
+			for {
 				select {
 				case <-ctx.Done():
 					return
 				case <-t.C:
 				}
+				s.readSource(ctx, i)
 			}
 		}(i)
 	}
