@@ -265,6 +265,14 @@ SUMMARY_RULES = (
     ("steps[].rate", float, 0.0, True, 1e9, "the step's target rate in req/s (0: closed loop)"),
     ("steps[].requests", int, 0, True, MAX_JSON_INT, "the step's request count"),
     ("steps[].throughput", float, 0.0, True, 1e9, "the step's throughput in req/s"),
+    # credhub-perf's open-loop verdict and sizing (openloop.py): a damaged one would size a side wrongly
+    ("open_loop.capacity", float, 0.0, True, 1e9, "what open arrivals hold in req/s, or null"),
+    ("open_loop.closed_loop", float, 0.0, True, 1e9, "the ramp's capacity in req/s, or null"),
+    ("open_loop.agree", bool, 0, True, 0, "true or false"),
+    ("open_loop.note", str, 0, True, 10_000, "credhub-perf's note"),
+    ("size_with", float, 0.0, True, 1e9, "the capacity to size with in req/s, or null"),
+    ("headline", str, 0, True, 10_000, "credhub-perf's headline"),
+    ("capacity_label", str, 0, True, 10_000, "credhub-perf's cold-target label"),
 )
 
 
@@ -297,6 +305,10 @@ def check_values(path: str, doc: dict, rules) -> None:
 
 def _check_value(path, where, v, kind, lo, lo_in, hi, fix) -> None:
     shown = json.dumps(v)[:40]
+    if kind is bool:
+        if not isinstance(v, bool):
+            raise InputError(f"{path}: {where}: {shown} is not true or false; write {fix}")
+        return
     if kind is str:
         if not isinstance(v, str):
             raise InputError(f"{path}: {where}: {shown} is not a string; write {fix} in quotes")
