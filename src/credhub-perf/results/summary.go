@@ -296,6 +296,11 @@ type Summary struct {
 	// least MaxThroughputAtSLO; LowerBoundReason says which steps and why.
 	CapacityIsLowerBound bool   `json:"capacity_is_lower_bound"`
 	LowerBoundReason     string `json:"lower_bound_reason,omitempty"`
+	// NoCapacity is NoCapacityReason(), kept so that a reader of
+	// summary.json need not run credhub-perf to learn why the run has no
+	// capacity; always written ("" with a capacity, or with no step
+	// within the SLO), so its absence marks a summary.json written before.
+	NoCapacity string `json:"no_capacity_reason"`
 	// StepsNotJudged: how many steps were too short or too small to judge
 	// steady (`steady` null); NotJudgedReason says why and what to do.
 	StepsNotJudged  int    `json:"steps_not_judged"`
@@ -416,6 +421,7 @@ func (s *Summary) Finish() {
 		s.Knee, s.KneeConcurrency, s.KneeRate, s.KneeStep, s.MaxThroughputAtSLO = nil, nil, nil, nil, nil
 		s.SizeWith = nil
 	}
+	s.NoCapacity = s.NoCapacityReason()
 	s.setColdLabel()
 	s.Headline = s.headline()
 }

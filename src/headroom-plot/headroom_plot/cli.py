@@ -399,10 +399,7 @@ def _say(line: str) -> None:
 def _open_loop(r) -> dict:
     """A run's open-loop confirmation for the capacity table (openloop.py)."""
     from . import openloop
-    c = r.confirmation
-    return {"open_loop": c.capacity if c else None, "sized_by": openloop.sized_by(c),
-            "size_with": openloop.size_with(r.max_tput, c), "headline": c.headline if c else "",
-            "capacity_label": r.capacity_label}
+    return openloop.row_figures(r)
 
 
 def _main(args) -> int:
