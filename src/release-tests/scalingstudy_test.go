@@ -198,8 +198,10 @@ func TestScalingStudyDryRun(t *testing.T) {
 		for _, r := range []string{"r1", "r2"} {
 			d := out + "/" + k + "/" + r
 			want = append(want, "+ mkdir -p "+d+"/logs",
+				"+ "+perf+" vitals record --deployment cf --bosh bosh --out "+d+"/target-vitals.csv &",
 				"+ bosh -d cf run-errand credhub-perf --download-logs --logs-dir "+d+"/logs",
-				"+ "+perf+" collect --out "+d+"/runs "+d+"/logs/*.tgz")
+				"+ "+perf+" collect --out "+d+"/runs "+d+"/logs/*.tgz",
+				"+ "+perf+" vitals attach "+d+"/target-vitals.csv "+d+"/runs/*/")
 			dirs = append(dirs, d+"/runs/*/")
 		}
 	}
@@ -319,6 +321,57 @@ func TestScalingStudyKeepGoing(t *testing.T) {
 	})
 }
 
+// TestScalingStudySamplesVitals: the study samples the deployment's vitals
+// through bosh while each errand runs and attaches them to its runs, so
+// every count's summary and the report say where capacity ends (the
+// stand-in's figures: CredHub at 1 and 2 instances, the database at 4); a
+// director that refuses vitals is a warning, and the study still succeeds.
+func TestScalingStudySamplesVitals(t *testing.T) {
+	s := newStudy(t)
+	args := append([]string{"--manifest", fixture(t, "credhub-deployment.yml"), "--instances", "1,2,4"}, plotArgs...)
+	stdout, stderr, code := s.run(nil, args...)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	vitalsCalls := 0
+	for _, c := range s.calls() {
+		if c == "-d cf vms --vitals --json" {
+			vitalsCalls++
+		}
+	}
+	if vitalsCalls < 6 {
+		t.Errorf("%d vitals calls, want at least two per errand run:\n%s", vitalsCalls, strings.Join(s.calls(), "\n"))
+	}
+	for k, want := range map[string]string{"1": "credhub", "2": "credhub", "4": "database"} {
+		sums, _ := filepath.Glob(filepath.Join(s.out, k, "r1", "runs", "*", "summary.json"))
+		if len(sums) != 1 {
+			t.Fatalf("%s instance(s): summaries %v", k, sums)
+		}
+		b, _ := os.ReadFile(sums[0])
+		var doc struct {
+			Bottleneck struct{ Resource, Verdict string } `json:"bottleneck"`
+		}
+		if err := json.Unmarshal(b, &doc); err != nil || doc.Bottleneck.Resource != want {
+			t.Errorf("%s instance(s): bottleneck %+v (%v), want %s", k, doc.Bottleneck, err, want)
+		}
+	}
+	report, err := os.ReadFile(filepath.Join(s.out, "report", "report.md"))
+	if err != nil || !strings.Contains(string(report), "Where capacity ends") || !strings.Contains(string(report), "database at ") {
+		t.Errorf("the report does not say where capacity ends (%v)", err)
+	}
+
+	// A director that refuses vitals: one warning per errand run, no figures, exit 0.
+	s2 := newStudy(t)
+	stdout, stderr, code = s2.run([]string{"FAKE_BOSH_FAIL=vitals"}, append([]string{"--manifest", fixture(t, "credhub-deployment.yml"), "--instances", "1,2"}, plotArgs...)...)
+	if code != 0 {
+		t.Fatalf("refused vitals: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if n := strings.Count(stderr, "warning: target load: bosh vms --vitals for deployment cf failed"); n != 2 || !strings.Contains(stderr, "bosh.read") {
+		t.Errorf("want one warning per errand run naming the director's answer, got %d:\n%s", n, stderr)
+	}
+	assertLines(t, "summary", summary(t, stdout)[:2], []string{"1 instance(s): ok: 1 of 1 run(s)", "2 instance(s): ok: 1 of 1 run(s)"})
+}
+
 // TestScalingStudyStopsAtFailure: without --keep-going the first failure
 // ends the study (no later count, no report) but the restore still runs.
 func TestScalingStudyStopsAtFailure(t *testing.T) {
@@ -369,7 +422,7 @@ func TestScalingStudyRepeatAndResume(t *testing.T) {
 	assertLines(t, "resumed errand runs", s.errands(), []string{"2/r2/logs"})
 	for _, w := range []string{"# 1 CredHub instance(s), run 3: already has runs in " + s.out + "/1/r3/runs, skipped",
 		"# 2 CredHub instance(s), run 1: already has runs in " + s.out + "/2/r1/runs, skipped",
-		"+ rm -rf " + s.out + "/2/r2/logs " + s.out + "/2/r2/runs"} {
+		"+ rm -rf " + s.out + "/2/r2/logs " + s.out + "/2/r2/runs " + s.out + "/2/r2/target-vitals.csv"} {
 		if !strings.Contains(stdout, w+"\n") {
 			t.Errorf("stdout lacks %q:\n%s", w, stdout)
 		}

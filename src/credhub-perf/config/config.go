@@ -84,6 +84,7 @@ type Config struct {
 	OutputDir  string           `yaml:"output_dir"`
 	Tester     TesterConfig     `yaml:"tester"`
 	Saturation SaturationConfig `yaml:"saturation"`
+	TargetLoad TargetLoadConfig `yaml:"target_load"`
 }
 
 type TargetConfig struct {
@@ -235,6 +236,22 @@ type TesterConfig struct {
 	FastHTTP          bool     `yaml:"fast_http"`
 }
 
+// TargetLoadConfig names what to sample of the target while it is loaded
+// (package targetload): processes on this machine, credhub-sim's model,
+// or a BOSH deployment's VMs through the director.
+type TargetLoadConfig struct {
+	Processes        []string `yaml:"processes"`
+	CredHubSim       bool     `yaml:"credhub_sim"`
+	Interval         Duration `yaml:"interval"`
+	BoshDeployment   string   `yaml:"bosh_deployment"`
+	BoshGroups       []string `yaml:"bosh_groups"`
+	BoshEnvironment  string   `yaml:"bosh_environment"`
+	BoshClient       string   `yaml:"bosh_client"`
+	BoshClientSecret string   `yaml:"bosh_client_secret"`
+	BoshCACert       string   `yaml:"bosh_ca_cert"`
+	BoshTimeout      Duration `yaml:"bosh_timeout"`
+}
+
 // SaturationConfig bounds the tester's own resources: past them a step
 // measured the tester, not CredHub (cpuload).
 type SaturationConfig struct {
@@ -265,6 +282,7 @@ func Default() Config {
 		OutputDir:  "out",
 		Tester:     TesterConfig{Count: 1, ScenarioGap: Duration(60 * time.Second), StartDelay: Duration(30 * time.Second), RendezvousTimeout: Duration(10 * time.Minute)},
 		Saturation: SaturationConfig{MaxTesterCPU: cpuload.DefaultLimits.TesterCPU, MaxHostCPU: cpuload.DefaultLimits.HostCPU, MaxSteal: cpuload.DefaultLimits.HostSteal, MaxTesterWait: cpuload.DefaultLimits.TesterWait},
+		TargetLoad: TargetLoadConfig{Interval: Duration(time.Second), BoshGroups: []string{"credhub=credhub", "database=database"}, BoshTimeout: Duration(60 * time.Second)},
 	}
 }
 

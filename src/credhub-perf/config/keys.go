@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Key is one configuration key, and everything about it: its YAML path
@@ -698,6 +699,74 @@ var Keys = []Key{
 		BOSH: &Property{Name: "saturation.max_tester_wait", Default: 0.1,
 			Description: "Same for the time the tester's threads waited for a CPU (run-queue wait), per second of the step and core. A VM busy past saturation.max_host_cpu is tester-bound only when the tester also waited past this, per core or over the step's requests in flight (the share of each latency that may be the tester's own wait). 1 = never."},
 		field: func(c *Config) any { return &c.Saturation.MaxTesterWait },
+	},
+	{
+		Name: "target_load.processes", Type: "list of string", Default: "[]",
+		Help:  "Sample these processes on this machine while the run loads the target (CPU user+system as a share of the cores they may use, and RSS, from /proc), each `RESOURCE=PID` or `RESOURCE=NAME` (every process of that name, e.g. `database=postgres`); `credhub` and `database` are the resources the verdict knows. Samples go to `target-samples.csv`, per-step figures and the bottleneck verdict to summary.json. Flag form: repeat the flag.",
+		Rules: []Rule{{Check: "pattern", Items: true, Pattern: `\A[a-z0-9_-]+=[^/=\x00-\x1f]+\z`, Msg: "{v} is not RESOURCE=PID or RESOURCE=NAME, e.g. credhub=java or database=postgres"}},
+		field: func(c *Config) any { return &c.TargetLoad.Processes },
+	},
+	{
+		Name: "target_load.credhub_sim", Type: "bool", Default: "false",
+		Help:  "The target is credhub-sim: sample its modelled utilisation of each emulated instance and of its database from its `/utilisation` endpoint (mutual TLS, as every request).",
+		field: func(c *Config) any { return &c.TargetLoad.CredHubSim },
+	},
+	{
+		Name: "target_load.interval", Type: "duration", Default: "1s",
+		Help:  "How often processes and credhub-sim are sampled; each step is also sampled at its end. BOSH vitals are read every 10 s at most often, as the agent refreshes them.",
+		Rules: []Rule{atLeast(float64(100*time.Millisecond), "must be >= 100ms, got {v}"), durationAtMost(MaxStepTime, "e.g. 1s")},
+		field: func(c *Config) any { return &c.TargetLoad.Interval },
+	},
+	{
+		Name: "target_load.bosh_deployment", Type: "string", Default: `""`,
+		Help: "Sample this BOSH deployment's CredHub and database VMs through the director (`bosh -d DEPLOYMENT vms --vitals --json`, every 10 s: the agent's CPU figures cover its last 10 s). A director that refuses gives a warning, not a failed run. Empty: not sampled.",
+		BOSH: &Property{Name: "target_load.bosh_deployment", Default: "",
+			Description: "Sample this deployment's CredHub and database VMs through the director while the errand loads CredHub (bosh vms --vitals every 10 s); the summary then names the bottleneck. Needs target_load.bosh_environment and director credentials with read access. Empty: not sampled."},
+		field: func(c *Config) any { return &c.TargetLoad.BoshDeployment },
+	},
+	{
+		Name: "target_load.bosh_groups", Type: "list of string", Default: "[credhub=credhub, database=database]",
+		Help:  "Instance groups to sample, each `GROUP=RESOURCE` (`credhub` or `database`, or a name of your own).",
+		Rules: []Rule{{Check: "pattern", Items: true, Pattern: `\A[A-Za-z0-9_.-]+=[a-z0-9_-]+\z`, Msg: "{v} is not GROUP=RESOURCE, e.g. database=database"}},
+		BOSH: &Property{Name: "target_load.bosh_groups", Default: []any{"credhub=credhub", "database=database"},
+			Description: "Instance groups to sample, each GROUP=RESOURCE (credhub or database)."},
+		field: func(c *Config) any { return &c.TargetLoad.BoshGroups },
+	},
+	{
+		Name: "target_load.bosh_environment", Type: "string", Default: `""`,
+		Help: "The director's URL or address (BOSH_ENVIRONMENT); empty: bosh's own environment.",
+		BOSH: &Property{Name: "target_load.bosh_environment", Default: "",
+			Description: "The director's URL or address, e.g. https://10.0.0.6:25555."},
+		field: func(c *Config) any { return &c.TargetLoad.BoshEnvironment },
+	},
+	{
+		Name: "target_load.bosh_client", Type: "string", Default: `""`,
+		Help: "Director UAA client (BOSH_CLIENT); read access (scope `bosh.read`, or `bosh.teams.TEAM.read` for the deployment's team) is enough for vitals.",
+		BOSH: &Property{Name: "target_load.bosh_client", Default: "",
+			Description: "Director UAA client; read access (bosh.read, or bosh.teams.TEAM.read) is enough for vitals."},
+		field: func(c *Config) any { return &c.TargetLoad.BoshClient },
+	},
+	{
+		Name: "target_load.bosh_client_secret", Type: "string", Default: `""`,
+		Help: "Secret of `target_load.bosh_client`, handed to bosh in its environment. Never logged.",
+		BOSH: &Property{Name: "target_load.bosh_client_secret", Default: "",
+			Description: "Secret of target_load.bosh_client. Never logged; the rendered configuration is mode 0600."},
+		field: func(c *Config) any { return &c.TargetLoad.BoshClientSecret },
+	},
+	{
+		Name: "target_load.bosh_ca_cert", Type: "string", Default: `""`,
+		Help: "The director's CA certificate, PEM or a file path (BOSH_CA_CERT).",
+		BOSH: &Property{Name: "target_load.bosh_ca_cert", Default: "",
+			Description: "The director's CA certificate (PEM)."},
+		field: func(c *Config) any { return &c.TargetLoad.BoshCACert },
+	},
+	{
+		Name: "target_load.bosh_timeout", Type: "duration", Default: "60s",
+		Help:  "How long one `bosh vms --vitals` call may take (the director runs a task that asks every agent); a call that takes longer is stopped with a warning and its samples are missing.",
+		Rules: []Rule{above(0, "must be > 0, got {v}"), durationAtMost(MaxStepTime, "e.g. 60s")},
+		BOSH: &Property{Name: "target_load.bosh_timeout", Default: "60s",
+			Description: "How long one bosh vms --vitals call may take before it is stopped with a warning."},
+		field: func(c *Config) any { return &c.TargetLoad.BoshTimeout },
 	},
 }
 

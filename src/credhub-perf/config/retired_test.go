@@ -71,5 +71,11 @@ func TestRetiredKeysAreGone(t *testing.T) {
 		if r.Prop != "" && !found {
 			t.Errorf("%s: property %s not in BOSHOnly without a default", r.Name, r.Prop)
 		}
+		// CheckProperty answers as the template does: any value is refused.
+		for _, v := range []string{"true", "false", `"yes"`} {
+			if msgs, err := CheckProperty(r.Prop, []byte(v)); err != nil || len(msgs) != 1 || msgs[0] != r.Msg {
+				t.Errorf("CheckProperty(%s, %s) = %v, %v; want the retired message", r.Prop, v, msgs, err)
+			}
+		}
 	}
 }

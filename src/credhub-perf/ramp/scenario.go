@@ -11,6 +11,7 @@ import (
 	"github.com/credhub-perf/credhub-perf/credhub"
 	"github.com/credhub-perf/credhub-perf/load"
 	"github.com/credhub-perf/credhub-perf/results"
+	"github.com/credhub-perf/credhub-perf/targetload"
 )
 
 type scenarioState struct {
@@ -41,6 +42,8 @@ type scenarioState struct {
 	// abortStopped: the abort policy ended the ramp (past the SLO, as a
 	// ramp usually ends): its capacity may still be confirmed.
 	abortStopped bool
+	// target samples the target's resources (nil: not configured).
+	target *targetload.Sampler
 }
 
 // needsSeed: set writes its own names, custom may or may not read seeds;
@@ -87,6 +90,8 @@ func (s *scenarioState) execute(ctx context.Context) error {
 	if s.runStart.IsZero() {
 		s.runStart = r.o.Clock.Now()
 	}
+	s.meta.OffsetOrigin = s.runStart.UTC().Format(time.RFC3339Nano)
+	defer s.startTargetLoad(ctx)()
 	if r.o.Capacity {
 		if err := s.capacity(ctx); err != nil {
 			return err
@@ -270,6 +275,7 @@ func (s *scenarioState) runStep(ctx context.Context, i, total int, st load.Step)
 	if types != nil {
 		step.SetByRequest(types.Figures(step.DurationS, s.sum.SLO))
 	}
+	s.judgeTarget(ctx, &step, i, total, snap.FirstStart, snap.LastEnd)
 	ms := results.NewMetaStep(step, usage, r.cpuLimits())
 	step.AddTester(c.Tester.Index, c.Tester.Count, ms)
 	if snap.Requests > 0 {

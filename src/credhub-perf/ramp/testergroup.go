@@ -63,7 +63,7 @@ type testerGroup struct {
 func newTesterGroup(c config.Config, log *logger, clock load.Clock) *testerGroup {
 	return &testerGroup{
 		tester:  c.Tester,
-		secrets: []string{c.Cleanup.Database.Password, c.UAA.ClientSecret},
+		secrets: []string{c.Cleanup.Database.Password, c.UAA.ClientSecret, c.TargetLoad.BoshClientSecret},
 		log:     log,
 		clock:   clock,
 	}

@@ -166,6 +166,9 @@ func summarizeFiles(files []string, slo SLO, ends map[int]string) (*Summary, err
 			step.rampKey = m.key
 		}
 		step.parts = m.parts
+		if start, _, end := m.span(); end > start {
+			step.SetSpan(start, end)
+		}
 		if len(files) > 1 {
 			if why := incompleteReason(m.spans, testers, ends, m.strange); why != "" {
 				step.Incomplete, step.IncompleteReason = true, why
@@ -513,7 +516,9 @@ func SummarizeDirAt(dir string, slo SLO, force bool) (*Summary, error) {
 	if old != nil {
 		sum.StoppedReason = old.StoppedReason
 		sum.Capacity = old.Capacity
+		sum.TargetSources = old.TargetSources
 	}
+	sum.attachTargetFile(dir)
 	sum.AddTesterUsage(metas)
 	for _, m := range metas {
 		if sum.StoppedReason == "" && m.Tester == 0 {

@@ -176,6 +176,10 @@ type Meta struct {
 	// tester (lockstep only); later than the schedule when tester 0's
 	// cleanup and seeding took longer than tester.scenario_gap.
 	ScenarioStartAt string `json:"scenario_start_at,omitempty"`
+	// OffsetOrigin is the moment the CSV's offsets count from (RFC3339Nano),
+	// so target samples taken elsewhere (credhub-perf vitals) can be put on
+	// the run's time.
+	OffsetOrigin string `json:"offset_origin,omitempty"`
 	// FastHTTP is tester.fast_http; HTTPClient names the client that sent
 	// the requests ("net/http", the default, or "lean"), and HTTPClientNote
 	// why the lean client was asked for and not used (HTTP/2).

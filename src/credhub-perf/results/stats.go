@@ -134,7 +134,10 @@ type Snapshot struct {
 	// that opened a connection or resolved a name.
 	DNSDial, DNS, ReqWrite, RespDelay, RespRead Phase
 	SchedLagMean, SchedLagMax                   time.Duration
-	hist                                        *Histogram
+	// FirstStart and LastEnd bound the step in time: offsets on the
+	// CSV's origin, as its rows hold them.
+	FirstStart, LastEnd time.Duration
+	hist                *Histogram
 }
 
 // Snapshot copies the current figures (the histogram too, so later Records
@@ -156,6 +159,8 @@ func (s *Stats) Snapshot() Snapshot {
 		RespDelay:   s.respDelay,
 		RespRead:    s.respRead,
 		SchedLagMax: s.schedLagMax,
+		FirstStart:  s.firstStart,
+		LastEnd:     s.lastEnd,
 		hist:        &h,
 	}
 	if s.requests > 0 {

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/credhub-perf/credhub-perf/targetload"
 )
 
 // SLO is the latency objective capacity figures are measured against.
@@ -73,6 +75,12 @@ type SummaryStep struct {
 	// never counts as capacity. Absent: complete.
 	Incomplete       bool   `json:"incomplete,omitempty"`
 	IncompleteReason string `json:"incomplete_reason,omitempty"`
+	// Target: the target's resources sampled within the step (package
+	// targetload); absent when none was sampled.
+	Target *targetload.StepLoad `json:"target,omitempty"`
+	// span: when the step ran, to attribute target samples by (not in
+	// summary.json).
+	span stepSpan
 	// rampKey: a merged step's per-tester concurrency and rate, its place
 	// in the ramp; zero for a single tester's step, whose own values are.
 	rampKey stepKey
@@ -288,6 +296,11 @@ type Summary struct {
 	// least MaxThroughputAtSLO; LowerBoundReason says which steps and why.
 	CapacityIsLowerBound bool   `json:"capacity_is_lower_bound"`
 	LowerBoundReason     string `json:"lower_bound_reason,omitempty"`
+	// NoCapacity is NoCapacityReason(), kept so that a reader of
+	// summary.json need not run credhub-perf to learn why the run has no
+	// capacity; always written ("" with a capacity, or with no step
+	// within the SLO), so its absence marks a summary.json written before.
+	NoCapacity string `json:"no_capacity_reason"`
 	// StepsNotJudged: how many steps were too short or too small to judge
 	// steady (`steady` null); NotJudgedReason says why and what to do.
 	StepsNotJudged  int    `json:"steps_not_judged"`
@@ -335,7 +348,12 @@ type Summary struct {
 	// the same output directory (previous.go); absent when there is none
 	// (and in summaries recomputed from CSV files).
 	Previous *PreviousRun `json:"previous,omitempty"`
-	Warnings []string     `json:"warnings,omitempty"`
+	// TargetSources: what sampled the target (proc, bosh, credhub-sim);
+	// Bottleneck: which resource ended capacity, judged on the counted
+	// steps (targetload.JudgeRun), or that nothing was sampled.
+	TargetSources []string            `json:"target_sources,omitempty"`
+	Bottleneck    *targetload.Verdict `json:"bottleneck,omitempty"`
+	Warnings      []string            `json:"warnings,omitempty"`
 	// StepWarnings flag steps whose figures describe the tester more than
 	// the target (an open-loop schedule the tester could not keep).
 	StepWarnings []string `json:"step_warnings,omitempty"`
@@ -393,6 +411,8 @@ func (s *Summary) Finish() {
 	s.Steps = all[:s.rampSteps()]
 	s.totalsAndKnee()
 	s.lowerBound(s.maxThroughput(), len(all))
+	// The bottleneck is judged on the steps the capacity comes from.
+	s.judgeBottleneck()
 	s.Steps = all
 	s.finishOpenLoop()
 	if s.Incomplete {
@@ -401,6 +421,7 @@ func (s *Summary) Finish() {
 		s.Knee, s.KneeConcurrency, s.KneeRate, s.KneeStep, s.MaxThroughputAtSLO = nil, nil, nil, nil, nil
 		s.SizeWith = nil
 	}
+	s.NoCapacity = s.NoCapacityReason()
 	s.setColdLabel()
 	s.Headline = s.headline()
 }
@@ -967,6 +988,7 @@ func (s *Summary) writeVerdicts(w io.Writer) {
 		}
 		fmt.Fprintf(w, "steadiness: %s; %s\n", s.NotJudgedReason, note)
 	}
+	s.writeTarget(w)
 	if s.Stopped != "" {
 		fmt.Fprintln(w, s.Stopped)
 	} else if s.StoppedReason != "" {

@@ -431,10 +431,7 @@ def _say(line: str) -> None:
 def _open_loop(r) -> dict:
     """A run's open-loop confirmation for the capacity table (openloop.py)."""
     from . import openloop
-    c = r.confirmation
-    return {"open_loop": c.capacity if c else None, "sized_by": openloop.sized_by(c),
-            "size_with": openloop.size_with(r.max_tput, c), "headline": c.headline if c else "",
-            "capacity_label": r.capacity_label}
+    return openloop.row_figures(r)
 
 
 def _main(args) -> int:
@@ -483,7 +480,7 @@ def _main(args) -> int:
     from . import study as studies
 
     warm.join()
-    from . import plots, report, scaleplot, timeview
+    from . import plots, report, scaleplot, timeview, utilisation, utilplot
 
     seen: dict[str, int] = {}
     for r in runs:
@@ -501,6 +498,9 @@ def _main(args) -> int:
     for r in runs:
         jobs.append((("run", r.slug), lambda r=r: plots.headroom(r, opts, args.out, formats)))
         jobs.append((("run", r.slug), lambda r=r: plots.latency_over_time(r, opts, args.out, lot)))
+        util = utilisation.from_summary(r.summary, os.path.join(r.path, "summary.json"))
+        r.warnings += util.warnings
+        jobs.append((("run", r.slug), lambda r=r, u=util: utilplot.draw_run(r, u, args.out, formats)))
         if r.confirmation is not None:
             jobs.append((("run", r.slug), lambda r=r: timeview.draw(r, opts, args.out, lot)))
     for scen, rs in sorted(by_scen.items()):
@@ -511,8 +511,11 @@ def _main(args) -> int:
     def intervals():
         # the bootstrap intervals and the scalability fit, while the child draws the headroom plots
         study = studies.build(runs, table, opts, args.target_rps, args.replicates)
-        return study, [(("overlay", scen), lambda s=s: scaleplot.draw(s, opts, args.out, formats, args.target_rps))
-                       for scen, s in sorted(study.scenarios.items()) if s.fit is not None]
+        return study, ([(("overlay", scen), lambda s=s: scaleplot.draw(s, opts, args.out, formats, args.target_rps))
+                        for scen, s in sorted(study.scenarios.items()) if s.fit is not None]
+                       + [(("overlay", scen), lambda s=s, scen=scen: utilplot.draw_study(
+                           scen, [(n, cap, u) for n, cap, u in s.utils if n is not None], s.ceiling, args.out,
+                           formats)) for scen, s in sorted(study.scenarios.items())])
 
     results, study = _render(jobs, intervals)
     written: list[str] = []

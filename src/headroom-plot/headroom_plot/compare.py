@@ -14,6 +14,10 @@ Each side is one run or a group of repeats. Per scenario both sides ran
   (detectable()). A side whose capacity is a lower bound or unknown turns the
   verdict into "at least ..." or "cannot compare", with the reason
   credhub-perf gave for that side (Run.lower_bound_reason, no_capacity_why).
+  These are closed-loop capacities; beside them each side's figure to size
+  with after its open-loop confirmation, credhub-perf's, is shown and not
+  compared (comparesizing.py), and the verdict names it when open arrivals
+  hold the SLO lower on either side.
 - latency at matched throughput: p50, p95 and p99 of both sides at
   throughputs both reached, each interpolated on its own side's steps, with
   intervals from the same block bootstrap (every step's replicates are
@@ -35,7 +39,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from . import analysis, bootstrap, scalability, study
+from . import analysis, bootstrap, comparesizing, openloop, scalability, study
 from .csvread import InputError
 from .runs import Options, Run
 
@@ -145,6 +149,8 @@ class Item:
     at_least: bool = False
     latency: list[LatencyPoint] = field(default_factory=list)
     knee: Difference | None = None
+    # Each side's figure to size with after its open-loop confirmation, credhub-perf's (comparesizing.py).
+    sizing: dict = field(default_factory=dict)     # "A"/"B" -> comparesizing.Sizing
 
 
 @dataclass
@@ -449,7 +455,8 @@ def side_groups(side: str, runs: list[Run], opts: Options, reps: int) -> dict[tu
     table = analysis.capacity_table([{"scenario": r.scenario, "instances": r.instances, "label": r.label,
                                       "max_tput": r.max_tput, "how": r.max_tput_how, "why": r.no_capacity_why,
                                       "lower_bound_reason": r.lower_bound_reason if r.capacity_is_lower_bound
-                                      else "", "knee": r.knee.throughput if r.knee else None} for r in runs])
+                                      else "", "knee": r.knee.throughput if r.knee else None,
+                                      **openloop.row_figures(r)} for r in runs])
     out = {}
     for row in table:
         key = row.instances if row.instances is not None else "label:" + row.group
@@ -501,7 +508,9 @@ def compare_groups(a: Group, b: Group, names: dict) -> Item:
     na, nb = names["A"], names["B"]
     word, text, at_least = verdict(na, nb, d, a.unknown_reason(), b.unknown_reason(), a.lower_bound_reason(),
                                    b.lower_bound_reason())
-    item = Item(a.scenario, a, b, d, word, text, at_least)
+    sizing = {"A": comparesizing.sizing(a.row, a.runs), "B": comparesizing.sizing(b.row, b.runs)}
+    text = comparesizing.verdict_text(text, na, nb, sizing["A"], sizing["B"])
+    item = Item(a.scenario, a, b, d, word, text, at_least, sizing=sizing)
     seed = zlib.crc32(f"latency|{a.scenario}|{a.key}|{b.key}".encode("utf-8", "backslashreplace"))
     item.latency = latency_points(a, b, seed)
     if a.row.knee is not None and b.row.knee is not None:
@@ -666,8 +675,11 @@ def to_json(c: Comparison, opts: Options) -> dict:
     items = []
     for i in c.items:
         items.append({
-            "scenario": i.scenario, "a": _side(i.a), "b": _side(i.b),
-            "capacity": dict(_diff(i.capacity), verdict=i.verdict, at_least=i.at_least, text=i.text),
+            "scenario": i.scenario, "a": dict(_side(i.a), **comparesizing.to_json(i.sizing["A"])),
+            "b": dict(_side(i.b), **comparesizing.to_json(i.sizing["B"])),
+            "capacity": dict(_diff(i.capacity), verdict=i.verdict, at_least=i.at_least, text=i.text,
+                             compares="closed-loop capacities",
+                             open_loop_gap=i.sizing["A"].gap or i.sizing["B"].gap),
             "latency": [dict(_diff(p.d), throughput_rps=p.throughput, percentile=p.percentile) for p in i.latency],
             "knee": None if i.knee is None else _diff(i.knee)})
     usl = {}

@@ -65,7 +65,12 @@ def _curves(ax, i: Item, c: Comparison, opts: Options) -> list[float]:
                             ecolor=col, elinewidth=2.5, capsize=5, zorder=7)
             floor = "\u2265 " if g.lower_bound_reason() else ""
             ax.plot([cap], [slo_ms], marker="*", ms=17, color=col, mec="black", zorder=8, linestyle="none",
-                    label=f"{side}: capacity at the SLO {floor}{cap:,.0f} req/s")
+                    label=f"{side}: closed-loop capacity at the SLO {floor}{cap:,.0f} req/s")
+        sz = i.sizing.get(side)
+        if sz is not None and sz.gap and sz.value is not None:
+            # credhub-perf's figure to size with, below the closed loop's: open arrivals held the SLO only there
+            ax.plot([sz.value], [slo_ms], marker="v", ms=11, mfc="white", mec=col, mew=2, zorder=8,
+                    linestyle="none", label=f"{side}: size with {sz.value:,.0f} req/s (open loop, credhub-perf's)")
     return ys
 
 
@@ -88,7 +93,7 @@ def _difference_span(ax, i: Item, opts: Options) -> None:
 
 def _forest(ax, i: Item) -> None:
     """B / A - 1 of every figure with its 95 % interval, one row each, against 0."""
-    rows = [("capacity at the SLO", i.capacity)]
+    rows = [("closed-loop capacity", i.capacity)]
     if i.knee is not None:
         rows.append(("knee", i.knee))
     rows += [(f"p{p.percentile} at {p.throughput:,.4g} req/s", p.d)
@@ -138,7 +143,7 @@ def draw(i: Item, c: Comparison, opts: Options, out_dir: str, formats: list[str]
     plots._legend(ax, loc="upper left", fontsize=8)
     _forest(fx, i)
     lines = textwrap.wrap("verdict: " + i.text, 190)
-    verdict = "\n".join(lines[:2]) + (" ..." if len(lines) > 2 else "")
+    verdict = "\n".join(lines[:3]) + (" ..." if len(lines) > 3 else "")
     fig.text(0.01, 0.005, verdict, fontsize=9, ha="left", va="bottom")
-    fig.tight_layout(rect=(0, 0.02 + 0.022 * min(len(lines), 2), 1, 1))
+    fig.tight_layout(rect=(0, 0.02 + 0.022 * min(len(lines), 3), 1, 1))
     return plots._save(fig, out_dir, stem(i, c), formats)

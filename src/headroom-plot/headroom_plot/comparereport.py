@@ -13,7 +13,7 @@ import html
 import json
 import os
 
-from . import compare, output
+from . import compare, comparesizing, output
 from .compare import Comparison, Difference, Estimate, Item
 from .report import CSS, _html_table, _md_table
 from .runs import Options
@@ -66,9 +66,12 @@ def capacity_rows(i: Item, c: Comparison) -> tuple[list[str], list[list[str]]]:
         rows.append([name, floor_a + _n(d.a.value, fmt), _ci(d.a, fmt), floor_b + _n(d.b.value, fmt), _ci(d.b, fmt),
                      _signed(d.diff, sfmt), _ratio_pct(d.ratio), d.shows])
 
-    row(f"capacity at the SLO (req/s), runs {i.a.row.runs} / {i.b.row.runs}", i.capacity,
+    row(f"closed-loop capacity at the SLO (req/s), runs {i.a.row.runs} / {i.b.row.runs}", i.capacity,
         floor_a="\u2265 " if i.a.lower_bound_reason() else "", floor_b="\u2265 " if i.b.lower_bound_reason() else "")
     rows[-1][-1] = i.verdict
+    if i.sizing:  # credhub-perf's figures after the open-loop confirmation: shown, not compared
+        rows.append(["size with (req/s), credhub-perf's", comparesizing.cell(i.sizing["A"]), "-",
+                     comparesizing.cell(i.sizing["B"]), "-", "-", "-", "not compared"])
     if i.knee is not None:
         row("knee (req/s)", i.knee)
     return head, rows

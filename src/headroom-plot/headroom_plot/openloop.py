@@ -163,3 +163,12 @@ def scale_replicates(reps: np.ndarray | None, closed: float | None, sized: float
     if reps is None or not len(reps) or not closed or sized is None:
         return np.empty(0)
     return np.asarray(reps, dtype=np.float64) * (sized / closed)
+
+
+def row_figures(run) -> dict:
+    """A run's open-loop figures for the capacity table's row (analysis.capacity_table), as credhub-perf
+    judged them: what open arrivals hold, which figure to size with and that figure, its headline, and its
+    cold-target label (runs.Run.capacity_label)."""
+    c = run.confirmation
+    return {"open_loop": c.capacity if c else None, "sized_by": sized_by(c), "size_with": size_with(run.max_tput, c),
+            "headline": c.headline if c else "", "capacity_label": run.capacity_label}

@@ -6,7 +6,7 @@ import datetime as dt
 import html
 import os
 
-from . import credhubperf, output
+from . import credhubperf, output, utilisation
 from .analysis import CapacityRow
 from .scalability import Advice as Recommendation
 from .runs import Options, Run, warmup_headline, warmup_note, warmup_steady
@@ -138,6 +138,24 @@ def capacity(table: list[CapacityRow], scenario: str) -> tuple[list[str], list[l
     return head, rows
 
 
+def _bottlenecks(s, para, table_) -> None:
+    """Where capacity ends, per instance count, and the shared database's ceiling (study.py)."""
+    from . import study
+    t = study.bottleneck_table(s)
+    if t is None:
+        return
+    para("Where capacity ends. credhub-perf sampled the target's CPU per step and names the busiest "
+         f"resource over the steps that count as capacity (at {100 * utilisation.BUSY:.0f} % or more; below that "
+         "the limit lies in something not sampled: a connection pool, locks, the network).")
+    table_(*t)
+    c = s.ceiling
+    if c is not None:
+        para(f"The shared {c.resource} would be fully busy at about {c.rps:,.0f} req/s (throughput / busy share "
+             f"over the steps where it was at least {100 * utilisation.MIN_SHARE:.0f} % busy; busiest "
+             f"{100 * c.cpu:.0f} % at {c.at_rps:,.0f} req/s). No number of CredHub instances serves more; the "
+             "recommendation refuses a target above it.")
+
+
 def _scalability(s, para, table_) -> None:
     """The USL fit's paragraph and parameter table (headroom_plot.study builds both)."""
     from . import study
@@ -237,9 +255,11 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
                 ht.append(f"<p class='rec'><b>Recommendation:</b> {html.escape(rec.text)}</p>")
         if study is not None and scen in study.scenarios:
             _scalability(study.scenarios[scen], para, table_)
+            _bottlenecks(study.scenarios[scen], para, table_)
         for p in overlays.get(scen, []):
             if p.endswith(".png"):
-                kind = "scalability" if os.path.basename(p).startswith("scalability") else "overlay"
+                kind = next((k for k in ("scalability", "utilisation") if os.path.basename(p).startswith(k)),
+                            "overlay")
                 image(p, f"{kind} {scen}")
 
     h(2, "Warnings")
@@ -289,6 +309,9 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
              "short or too few requests to tell): counted only after a run warm-up judged steady. "
              + warmup_text(r.meta))
         table_(*step_table(r, opts))
+        verdict = utilisation.from_summary(r.summary).verdict
+        if verdict:
+            para("Where capacity ends (credhub-perf, from the target's samples): " + verdict + ".")
         if r.by_request:
             own = "; ".join(f"{k} <= {v * 1000:g} ms" for k, v in sorted(r.slo_by_request.items()))
             para(f"Per request type (a mix: every type under the same load; SLO p{opts.slo_percentile:g} "

@@ -265,6 +265,14 @@ SUMMARY_RULES = (
     ("steps[].rate", float, 0.0, True, 1e9, "the step's target rate in req/s (0: closed loop)"),
     ("steps[].requests", int, 0, True, MAX_JSON_INT, "the step's request count"),
     ("steps[].throughput", float, 0.0, True, 1e9, "the step's throughput in req/s"),
+    # credhub-perf's open-loop verdict and sizing (openloop.py): a damaged one would size a side wrongly
+    ("open_loop.capacity", float, 0.0, True, 1e9, "what open arrivals hold in req/s, or null"),
+    ("open_loop.closed_loop", float, 0.0, True, 1e9, "the ramp's capacity in req/s, or null"),
+    ("open_loop.agree", bool, 0, True, 0, "true or false"),
+    ("open_loop.note", str, 0, True, 10_000, "credhub-perf's note"),
+    ("size_with", float, 0.0, True, 1e9, "the capacity to size with in req/s, or null"),
+    ("headline", str, 0, True, 10_000, "credhub-perf's headline"),
+    ("capacity_label", str, 0, True, 10_000, "credhub-perf's cold-target label"),
 )
 
 
@@ -297,6 +305,10 @@ def check_values(path: str, doc: dict, rules) -> None:
 
 def _check_value(path, where, v, kind, lo, lo_in, hi, fix) -> None:
     shown = json.dumps(v)[:40]
+    if kind is bool:
+        if not isinstance(v, bool):
+            raise InputError(f"{path}: {where}: {shown} is not true or false; write {fix}")
+        return
     if kind is str:
         if not isinstance(v, str):
             raise InputError(f"{path}: {where}: {shown} is not a string; write {fix} in quotes")
@@ -1023,13 +1035,22 @@ def evaluate(run: Run, opts: Options) -> None:
 
 def no_capacity_reason(run: Run, opts: Options) -> str:
     """Why a run has no capacity at the SLO although some of its steps met it, or why an incomplete run has none
-    ("" otherwise): credhub-perf's sentence at opts' SLO (summary.txt's), without its "unknown: "."""
+    ("" otherwise): credhub-perf's sentence at opts' SLO (summary.txt's), without its "unknown: ". A current
+    summary.json (computed from these files at this SLO) holds it, unless the run is incomplete and the summary
+    does not say so (a tester's own, which cannot see the others); an older one, without the key, sends the
+    question to credhub-perf summary --json."""
     if not run.incomplete_reason and (run.max_tput is not None or not any(s.slo_s <= opts.slo_s for s in run.steps)):
         return ""  # a capacity, or no step within the SLO: nothing to explain (credhub-perf not needed)
-    why = without_credhub_perf(run, "the reason a run has no capacity", {"no_capacity_reason": NOT_ADDED},
-                               lambda: credhub_doc(run, opts, "the reason a run has no capacity"))
-    why = why.get("no_capacity_reason")
-    return why.removeprefix("unknown: ") if isinstance(why, str) else ""
+    what = "the reason a run has no capacity"
+
+    def ask() -> dict:
+        if computed_from(run.summary, run.csvs) and credhubperf.slo_matches(run.summary, *_slo_key(opts)) \
+                and isinstance(run.summary.get("no_capacity_reason"), str) \
+                and (not run.incomplete_reason or run.summary.get("incomplete") is True):
+            return run.summary
+        return credhub_doc(run, opts, what)
+    why = without_credhub_perf(run, what, {"no_capacity_reason": NOT_ADDED}, ask).get("no_capacity_reason")
+    return _clean_text(why).removeprefix("unknown: ")[:400] if isinstance(why, str) else ""
 
 
 # The reason headroom-plot gives where credhub-perf's is missing: which rule applied is its to say.

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import analysis, bootstrap, openloop, output, scalability
+from . import analysis, bootstrap, openloop, output, scalability, utilisation
 from .runs import Options, Run
 
 SCHEMA = 1
@@ -31,6 +31,10 @@ class Scenario:
     # A mix: the latency bound (s) each request type was held to; None for a type whose runs disagree.
     # None when the scenario's runs are not mixes.
     request_bounds: dict | None = None
+    # The target's side (utilisation.py): per run, its instance count, capacity and summary.json figures;
+    # the shared database's ceiling when it was measurably busy.
+    utils: list = field(default_factory=list)
+    ceiling: utilisation.Ceiling | None = None
 
 
 def request_bounds(runs: list[Run]) -> dict | None:
@@ -131,8 +135,11 @@ def build(runs: list[Run], table: list[analysis.CapacityRow], opts: Options, tar
                   for c in rows if c.instances and c.max_tput and c.size_with]
         f = scalability.fit(points)
         s = Scenario(scen, rows, points, f, request_bounds=request_bounds([r for r in runs if r.scenario == scen]))
+        s.utils = [(r.instances, r.max_tput, utilisation.from_summary(r.summary)) for r in runs if r.scenario == scen]
+        s.ceiling = utilisation.ceiling([(n, u) for n, _, u in s.utils])
         if target:
             s.advice = scalability.recommend(scen, target, points, f)
+            _shared_ceiling(s, target)
             bad = scalability.misfits(points, f) if f is not None else []
             if bad and s.advice.basis == "fit":
                 s.advice.text += (f" - but the fit misses the measured {', '.join(str(n) for n, _, _ in bad)} "
@@ -151,6 +158,29 @@ def build(runs: list[Run], table: list[analysis.CapacityRow], opts: Options, tar
                                   "instances may do")
         study.scenarios[scen] = s
     return study
+
+
+def _shared_ceiling(s: Scenario, target: float) -> None:
+    """A target above the shared database's measured ceiling is refused whatever the fit says: adding
+    instances cannot raise throughput past a resource they all share."""
+    if s.ceiling is None or s.advice is None:
+        return
+    no = utilisation.refusal(s.scenario, target, s.ceiling)
+    if no is not None:
+        a = s.advice
+        a.instances, a.extrapolated, a.basis, a.text, a.capacity_low = None, False, "shared-ceiling", no, None
+    elif (note := utilisation.near(target, s.ceiling)) is not None:
+        s.advice.text += note
+
+
+def bottleneck_table(s: Scenario) -> tuple[list[str], list[list[str]]] | None:
+    """Per run of the scenario: instance count, capacity and credhub-perf's verdict; None when no run
+    sampled the target."""
+    rows = [[str(n) if n is not None else "?", f"{cap:,.0f}" if cap is not None else "unknown", u.verdict]
+            for n, cap, u in sorted(s.utils, key=lambda t: (t[0] is None, t[0] or 0)) if u.verdict]
+    if not rows:
+        return None
+    return ["instances", "capacity (req/s)", "what ended capacity (credhub-perf, from the target's samples)"], rows
 
 
 # ---------------------------------------------------------------- text for the report
@@ -248,7 +278,8 @@ def to_json(study: Study, opts: Options) -> dict:
                          "knee_interval": _ci(getattr(c, "knee_ci", None)), "efficiency": _num(c.efficiency),
                          "open_loop_rps": _num(c.open_loop), "size_with_rps": _num(c.size_with),
                          "sized_with": c.sized_by, "headlines": c.headlines,
-                         "capacity_label": "; ".join(c.capacity_labels) or None})
+                         "capacity_label": "; ".join(c.capacity_labels) or None,
+                         "bottlenecks": [u.verdict for n, _, u in s.utils if u.verdict and n == c.instances]})
         usl = None
         if s.fit is not None:
             f = s.fit
@@ -267,7 +298,12 @@ def to_json(study: Study, opts: Options) -> dict:
             rec = {"target_rps": a.target, "instances": a.instances, "extrapolated": a.extrapolated,
                    "basis": a.basis, "capacity_low_rps": _num(a.capacity_low),
                    "peak_instances": _num(a.peak_instances), "peak_rps": _num(a.peak_throughput), "text": a.text}
-        out["scenarios"][scen] = {"capacity": caps, "usl": usl, "recommendation": rec,
+        ceil = None
+        if s.ceiling is not None:
+            c = s.ceiling
+            ceil = {"resource": c.resource, "ceiling_rps": _num(c.rps), "busiest_cpu": _num(c.cpu),
+                    "at_rps": _num(c.at_rps), "instances": c.instances}
+        out["scenarios"][scen] = {"capacity": caps, "usl": usl, "recommendation": rec, "shared_ceiling": ceil,
                                   "slo_latency_by_request_s": (None if s.request_bounds is None else
                                                                {k: _num(v) for k, v in s.request_bounds.items()})}
     return out

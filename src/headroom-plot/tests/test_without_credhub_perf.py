@@ -146,10 +146,11 @@ def test_fork_csv_long_steps_give_a_capacity_without_credhub_perf_and_no_note(tm
     assert "credhub-perf" not in (out / "report.md").read_text().split("## Warnings")[0]
 
 
-def _summarised_run(tmp, name, duration, credhub_perf) -> str:
-    """A run directory whose summary.json credhub-perf wrote from its files (current: its `sources`)."""
+def _summarised_run(tmp, name, duration, credhub_perf, slo: list[str] = ()) -> str:
+    """A run directory whose summary.json credhub-perf wrote from its files (current: its `sources`), at the
+    SLO of its --slo.* flags `slo` (its default 100 ms without)."""
     d = synth.run_dir(str(tmp / name), np.random.default_rng(7), capacity=400.0, instances=1, duration=duration)
-    subprocess.run([credhub_perf, "summary", d], check=True, capture_output=True)
+    subprocess.run([credhub_perf, "summary", *slo, d], check=True, capture_output=True)
     return d
 
 
@@ -174,19 +175,43 @@ def test_run_directory_with_current_summary_needs_no_credhub_perf(tmp, credhub_p
     assert cap["capacity_rps"] > 0
 
 
-def test_run_directory_without_capacity_notes_the_missing_reason(tmp, credhub_perf, monkeypatch, capsys):
-    d = _summarised_run(tmp, "short", 1.0, credhub_perf)  # 1 s steps: too short to judge, none counts
+def _no_capacity_reason(out) -> str | None:
+    return json.loads((out / "capacity.json").read_text())["scenarios"]["get"]["capacity"][0]["no_capacity_reason"]
+
+
+def test_run_directory_without_capacity_takes_the_reason_from_its_summary(tmp, credhub_perf, monkeypatch, capsys):
+    """summary.json holds no_capacity_reason: a current one says why without credhub-perf, and no note; one
+    without the key (written before it held it) or with a damaged one leaves it to credhub-perf."""
+    # 1 s steps: too short to judge, none counts; summary.json at meta.json's SLO, which headroom-plot judges by
+    d = _summarised_run(tmp, "short", 1.0, credhub_perf, ["--slo.latency=25ms"])
+    with open(os.path.join(d, "meta.json")) as f:
+        assert json.load(f)["slo"]["latency_s"] == 0.025
+    with open(os.path.join(d, "summary.json")) as f:
+        summary = json.load(f)
+    assert summary["no_capacity_reason"].startswith("unknown: ") and "too short to judge" in summary[
+        "no_capacity_reason"]
     out = tmp / "with"
     assert cli.main([d, "--out", str(out), "--format", "png", "--replicates", "0"]) == 0
-    said = json.loads((out / "capacity.json").read_text())["scenarios"]["get"]["capacity"][0]["no_capacity_reason"]
-    assert said and "too short to judge" in said and _notes(capsys.readouterr().err) == []
+    said = _no_capacity_reason(out)
+    assert said == summary["no_capacity_reason"].removeprefix("unknown: ") and _notes(capsys.readouterr().err) == []
     monkeypatch.delenv("CREDHUB_PERF", raising=False)
     monkeypatch.setattr(credhubperf, "places", lambda: [])
     out = tmp / "without"
     assert cli.main([d, "--out", str(out), "--format", "png", "--replicates", "0"]) == 0
-    assert len(_notes(capsys.readouterr().err)) == 1
-    assert json.loads((out / "capacity.json").read_text())["scenarios"]["get"]["capacity"][0][
-        "no_capacity_reason"] == NOT_ADDED
+    assert _notes(capsys.readouterr().err) == [] and _no_capacity_reason(out) == said
+    for k, (value, why) in enumerate(((None, "older"), (7, "damaged"), (["x"], "damaged"))):
+        doc = dict(summary)
+        if value is None:
+            del doc["no_capacity_reason"]
+        else:
+            doc["no_capacity_reason"] = value
+        with open(os.path.join(d, "summary.json"), "w") as f:
+            json.dump(doc, f)
+        out = tmp / f"{why}{k}"
+        assert cli.main([d, "--out", str(out), "--format", "png", "--replicates", "0"]) == 0, why
+        notes = _notes(capsys.readouterr().err)
+        assert len(notes) == 1 and "the reason a run has no capacity (get run " in notes[0], (why, notes)
+        assert _no_capacity_reason(out) == NOT_ADDED, why
 
 
 def test_several_testers_refused_with_the_fix(tmp, nowhere, capsys):

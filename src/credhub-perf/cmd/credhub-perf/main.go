@@ -44,6 +44,8 @@ commands:
                                               no-capacity reason), for headroom-plot; writes no file
   merge     RUN_DIR                           summarize all results-<tester>.csv of a multi-tester run
   collect   --out DIR TARBALL...              run directories from bosh run-errand --download-logs tarballs
+  vitals    record --deployment D --out FILE  sample a BOSH deployment's vitals until SIGTERM (scaling-study)
+  vitals    attach FILE RUN_DIR...            put those samples on each run's time and recompute its summary
   version                                     print the version
 
 Every configuration key is also a flag (--steps.max_concurrency 50); see
@@ -74,6 +76,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return summaryCmd(args[1:], true, stdout, stderr)
 	case "collect":
 		return collectCmd(args[1:], stdout, stderr)
+	case "vitals":
+		return vitalsCmd(args[1:], stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "credhub-perf", version)
 		return 0

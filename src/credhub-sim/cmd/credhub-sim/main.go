@@ -137,6 +137,10 @@ func checkServeFlags(o serveOptions) error {
 		return nil
 	}
 	switch {
+	case !finite(o.dbCapacity) || o.dbCapacity < 0 || o.dbCapacity > 1e7:
+		return bad("-db-capacity %v must be requests/s from 0 (no limit) to 10000000, e.g. -db-capacity 300", o.dbCapacity)
+	case o.dbCores < 1 || o.dbCores > 1024:
+		return bad("-db-cores %d must be 1 to 1024, e.g. -db-cores 4", o.dbCores)
 	case !finite(o.errorRate) || o.errorRate < 0 || o.errorRate > 1:
 		return bad("-error-rate %v must be a fraction from 0 to 1, e.g. -error-rate 0.05", o.errorRate)
 	case !finite(o.warmupFactor) || o.warmupFactor < 0 || o.warmupFactor > 1000:
@@ -184,6 +188,8 @@ type serveOptions struct {
 	pauseEvery, pause                             time.Duration
 	addedLatency, tokenTTL, tokenClockSkew        time.Duration
 	serviceDist                                   string
+	dbCapacity                                    float64
+	dbCores                                       int
 	errorRate                                     float64
 	errorStatus                                   int
 	uaaClients, permissions                       listFlag
@@ -212,6 +218,8 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.serviceTime, "service-time", 0, "capacity model: service time per request (mean for exponential)")
 	fs.DurationVar(&o.writeServiceTime, "write-service-time", 0, "capacity model: service time of set, generate and regenerate (0 = -service-time)")
 	fs.StringVar(&o.serviceDist, "service-dist", "fixed", "capacity model: service time distribution, fixed or exponential")
+	fs.Float64Var(&o.dbCapacity, "db-capacity", 0, "capacity model: a database every instance shares, serving at most this many requests/s (0 = never the limit); reported with the instances at GET /utilisation")
+	fs.IntVar(&o.dbCores, "db-cores", 1, "capacity model: the database's parallel servers (with -db-capacity); each request takes cores/capacity of one")
 	fs.DurationVar(&o.warmupTime, "warmup-time", 0, "capacity model: a fresh JVM's warm-up; service times fall from -warmup-factor times normal to normal over this time, as 1+(K-1)(1-t/D)^2")
 	fs.Float64Var(&o.warmupFactor, "warmup-factor", 0, "capacity model: how many times longer service times are at start (with -warmup-time; 0 or 1 = no warm-up)")
 	fs.DurationVar(&o.pauseEvery, "pause-every", 0, "capacity model: a JVM's stop-the-world pauses; every this often the whole target stops serving for -pause (0 = none)")
@@ -274,7 +282,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	srv, err := api.New(api.Config{
 		Store: st, ClientCAs: pool,
 		Workers: o.workers, Cores: o.cores, ServiceTime: o.serviceTime, WriteServiceTime: o.writeServiceTime, ServiceDist: o.serviceDist,
-		WarmupTime: o.warmupTime, WarmupFactor: o.warmupFactor, PauseEvery: o.pauseEvery, Pause: o.pause,
+		WarmupTime: o.warmupTime, WarmupFactor: o.warmupFactor, PauseEvery: o.pauseEvery, Pause: o.pause, DBCapacity: o.dbCapacity, DBCores: o.dbCores,
 		ErrorRate: o.errorRate, ErrorStatus: o.errorStatus, AddedLatency: o.addedLatency,
 		UAAClients: clients, TokenTTL: o.tokenTTL, TokenClockSkew: skewFlag(o.tokenClockSkew), ACLs: o.acls, Permissions: perms, HTTP2: o.http2,
 		Logger: logger,
@@ -320,6 +328,9 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	}
 	logger.Printf("serving CredHub API %s on %s (database %s, workers %d, cores %d, service time %v, writes %v, %s, acls %v, %s, http2 %v)",
 		api.Version, url, st.Dialect(), o.workers, o.cores, o.serviceTime, writeTime, o.serviceDist, o.acls, auth, o.http2)
+	if o.dbCapacity > 0 {
+		logger.Printf("shared database: at most %g requests/s on %d servers, whatever the number of instances", o.dbCapacity, o.dbCores)
+	}
 	if o.pause > 0 {
 		logger.Printf("pausing like a JVM: the whole target stops serving for %v every %v", o.pause, o.pauseEvery)
 	}

@@ -344,6 +344,9 @@ func TestServeFlagErrors(t *testing.T) {
 		{[]string{"-cert-dir", dir, "-encryption-password", goodPassword, "-cores", "2"}, "-cores 2 needs -workers"},
 		{[]string{"-cert-dir", dir, "-encryption-password", goodPassword, "-workers", "1", "-write-service-time", "-1s"}, "-write-service-time -1s must not be negative"},
 		{[]string{"-cert-dir", dir, "-encryption-password", goodPassword, "-permission", "/* a read"}, "only has an effect with -acls"},
+		{[]string{"-cert-dir", dir, "-encryption-password", goodPassword, "-db-capacity", "-5"}, "-db-capacity -5 must be requests/s"},
+		{[]string{"-cert-dir", dir, "-encryption-password", goodPassword, "-db-capacity", "NaN"}, "-db-capacity NaN must be requests/s"},
+		{[]string{"-cert-dir", dir, "-encryption-password", goodPassword, "-db-capacity", "300", "-db-cores", "0"}, "-db-cores 0 must be 1 to 1024"},
 		{[]string{"-cert-dir", dir, "-encryption-password", goodPassword, "-db", "postgres://u:hunter2@127.0.0.1:1/db?sslmode=disable&connect_timeout=2"}, "connecting to postgres database"},
 	} {
 		_, stderr, err := run(t, append([]string{"serve", "-listen", "127.0.0.1:0"}, tc.args...)...)

@@ -3,7 +3,13 @@
 // would (results.csv in its format, meta.json), for tests of what reads runs:
 // headroom-plot compare's verdict on two set-ups of known capacity.
 //
-//	virtual-ramp -out DIR -workers 2 -cores 2 -service-time 8ms [-seed 1]
+//	virtual-ramp -out DIR -workers 2 -cores 2 -service-time 8ms [-seed 1] [-db-capacity R]
+//
+// With -db-capacity the instances share a database of that many requests/s
+// (capacity.Model.SetDatabase), and the run directory also gets
+// target-samples.csv: per step, the model's utilisation of each instance
+// and of the database over the step, as credhub-perf's target_load.credhub_sim
+// records it, so credhub-perf names the bottleneck of the run.
 //
 // The clock moves only when every client waits on the model (see
 // capacity.VirtualClock), so the throughput and latencies written are the
@@ -48,6 +54,8 @@ type options struct {
 	sloPercentile  float64
 	sloLatency     time.Duration
 	start          time.Time
+	dbCapacity     float64
+	dbCores        int
 }
 
 // row is one request: when it started after the run's start, and how long it took.
@@ -85,6 +93,8 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.label, "label", "virtual", "meta.json's label")
 	fs.Float64Var(&o.sloPercentile, "slo-percentile", 95, "meta.json's slo.percentile")
 	fs.DurationVar(&o.sloLatency, "slo-latency", 60*time.Millisecond, "meta.json's slo.latency_s")
+	fs.Float64Var(&o.dbCapacity, "db-capacity", 0, "capacity model: a database all instances share, requests/s (0 = none); adds target-samples.csv")
+	fs.IntVar(&o.dbCores, "db-cores", 1, "capacity model: the database's servers")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -112,15 +122,26 @@ func run(o options) error {
 	clk := capacity.NewVirtualClock(o.start)
 	m.SetClock(clk)
 	m.SetSeed(o.seed)
+	if err := m.SetDatabase(o.dbCapacity, o.dbCores); err != nil {
+		return err
+	}
 	if err := os.Mkdir(o.out, 0o755); err != nil {
 		return err
 	}
 	var steps [][]row
+	var util []capacity.Utilisation
 	for _, c := range o.concurrency {
+		util = append(util, m.Utilisation())
 		steps = append(steps, step(m, clk, c, o.start, clk.Now().Add(o.step)))
 	}
+	util = append(util, m.Utilisation())
 	if err := writeCSV(filepath.Join(o.out, "results.csv"), o, steps); err != nil {
 		return err
+	}
+	if o.dbCapacity > 0 {
+		if err := writeSamples(filepath.Join(o.out, "target-samples.csv"), o, util); err != nil {
+			return err
+		}
 	}
 	return writeMeta(filepath.Join(o.out, "meta.json"), o, steps, clk.Now())
 }
@@ -181,6 +202,30 @@ func writeCSV(path string, o options, steps [][]row) error {
 		return err
 	}
 	return f.Close()
+}
+
+// writeSamples writes each step's utilisation (between the model's reports
+// before and after it) in credhub-perf's samples format, on the CSV's
+// origin.
+func writeSamples(path string, o options, util []capacity.Utilisation) error {
+	var b strings.Builder
+	b.WriteString("source,resource,instance,start,end,cpu,rss_bytes\n")
+	start0 := util[0].NowS
+	for k := 1; k < len(util); k++ {
+		a, z := util[k-1], util[k]
+		dt := z.NowS - a.NowS
+		if dt <= 0 {
+			continue
+		}
+		from, to := a.NowS-start0, z.NowS-start0
+		for i, in := range z.Instances {
+			fmt.Fprintf(&b, "credhub-sim,credhub,%s,%.3f,%.3f,%.4f,\n", in.Name, from, to, (in.BusyS-a.Instances[i].BusyS)/dt/in.Cores)
+		}
+		if z.Database != nil {
+			fmt.Fprintf(&b, "credhub-sim,database,database,%.3f,%.3f,%.4f,\n", from, to, (z.Database.BusyS-a.Database.BusyS)/dt/z.Database.Cores)
+		}
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 func writeMeta(path string, o options, steps [][]row, end time.Time) error {

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -101,5 +103,50 @@ func TestVirtualRampRefusesBadFlags(t *testing.T) {
 	o, _ := parse([]string{"-out", t.TempDir(), "-cores", "0"}, os.Stderr)
 	if err := run(o); err == nil {
 		t.Error("-cores 0: no error")
+	}
+}
+
+// With -db-capacity the instances share the database, and the run
+// directory gets each step's modelled utilisation: 2 instances of one
+// 10 ms core behind a 150 requests/s database serve 150/s, the database
+// all busy and the instances three quarters.
+func TestVirtualRampSharedDatabaseSamples(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	o, err := parse([]string{"-out", dir, "-workers", "2", "-cores", "1", "-service-time", "10ms", "-service-dist", "fixed",
+		"-concurrency", "8", "-step-duration", "2s", "-db-capacity", "150"}, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(o); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "target-samples.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 4 || lines[0] != "source,resource,instance,start,end,cpu,rss_bytes" {
+		t.Fatalf("samples:\n%s", b)
+	}
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		want := 0.75
+		if f[1] == "database" {
+			want = 1
+		}
+		// The step's end waits out the requests in flight: a little idle.
+		cpu, err := strconv.ParseFloat(f[5], 64)
+		if f[0] != "credhub-sim" || f[3] != "0.000" || err != nil || math.Abs(cpu-want) > 0.01 {
+			t.Errorf("sample %q: want cpu %g", l, want)
+		}
+	}
+	// Without a database, no samples file: the run is as before.
+	dir2 := filepath.Join(t.TempDir(), "run")
+	o, _ = parse([]string{"-out", dir2, "-concurrency", "1", "-step-duration", "100ms"}, os.Stderr)
+	if err := run(o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir2, "target-samples.csv")); !os.IsNotExist(err) {
+		t.Errorf("samples without a database: %v", err)
 	}
 }

@@ -122,6 +122,11 @@ type Config struct {
 	ServiceTime      time.Duration
 	WriteServiceTime time.Duration
 	ServiceDist      string
+	// DBCapacity: a database all instances share, serving at most this many
+	// requests/s on DBCores servers (see capacity.Model.SetDatabase); 0:
+	// the database is never the limit.
+	DBCapacity float64
+	DBCores    int
 	// A freshly started JVM: service times start WarmupFactor times longer
 	// and fall to normal over WarmupTime (see capacity.Model). Factor <= 1: none.
 	WarmupTime   time.Duration
@@ -211,6 +216,12 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	capa.SetClock(cfg.Clock)
+	if cfg.DBCores == 0 {
+		cfg.DBCores = 1
+	}
+	if err := capa.SetDatabase(cfg.DBCapacity, cfg.DBCores); err != nil {
+		return nil, err
+	}
 	if err := capa.SetWarmup(capa.Now(), cfg.WarmupTime, cfg.WarmupFactor); err != nil {
 		return nil, err
 	}
@@ -349,6 +360,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == "/version":
 		s.only(w, r, http.MethodGet, func(w http.ResponseWriter, _ *http.Request) {
 			writeJSON(w, http.StatusOK, map[string]string{"version": Version})
+		})
+	case path == "/utilisation":
+		// The sim's own: what its capacity model kept busy (credhub-perf's
+		// target_load.credhub_sim); no CredHub serves it.
+		s.only(w, r, http.MethodGet, func(w http.ResponseWriter, _ *http.Request) {
+			writeJSON(w, http.StatusOK, s.capacity.Utilisation())
 		})
 	case path == "/api/v1/data":
 		switch r.Method {

@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -52,6 +53,10 @@ type Model struct {
 	mu        sync.Mutex
 	instances []*instance // nil: unlimited, every request is served at once
 	queue     []*waiter   // arrival order
+
+	cores   int       // per instance
+	started time.Time // when the model began keeping time (Utilisation)
+	db      *database // nil: the database is never the limit (SetDatabase)
 }
 
 // Clock is the model's time source: arrivals, service times' ends and the
@@ -98,6 +103,7 @@ func (c *Model) SetClock(clk Clock) {
 		clk = systemClock{}
 	}
 	c.clock = clk
+	c.started = clk.Now()
 }
 
 // Now is the model's time.
@@ -118,7 +124,8 @@ func (c *Model) queued(delta int) {
 }
 
 type instance struct {
-	free     []*core // cores not in service; LIFO, so a busy core is reused at once
+	busy     atomic.Int64 // nanoseconds of CPU service completed (Utilisation)
+	free     []*core      // cores not in service; LIFO, so a busy core is reused at once
 	locked   bool
 	lockFree time.Time // virtual clock of the write lock
 }
@@ -157,7 +164,7 @@ func New(workers, cores int, readMean, writeMean time.Duration, dist string) (*M
 	if writeMean == 0 {
 		writeMean = readMean
 	}
-	c := &Model{readMean: readMean, writeMean: writeMean, clock: systemClock{}}
+	c := &Model{readMean: readMean, writeMean: writeMean, clock: systemClock{}, cores: cores, started: time.Now()}
 	switch dist {
 	case "", "fixed":
 	case "exponential", "exp":
@@ -367,7 +374,6 @@ func (c *Model) Serve(ctx context.Context, write bool, fn func()) bool {
 		if !c.acquire(ctx, w) {
 			return false
 		}
-		defer c.release(w)
 		// The clocks belong to whoever holds the core or lock; the queue's
 		// mutex orders one holder's writes before the next one's reads.
 		if w.core.free.After(start) {
@@ -388,5 +394,15 @@ func (c *Model) Serve(ctx context.Context, write bool, fn func()) bool {
 		}
 	}
 	fn()
-	return c.clock.SleepUntil(ctx, target)
+	ok := c.clock.SleepUntil(ctx, target)
+	if w != nil {
+		c.release(w)
+		if ok {
+			w.inst.busy.Add(int64(target.Sub(start)))
+		}
+	}
+	if !ok || c.db == nil {
+		return ok
+	}
+	return c.db.serve(ctx, c.clock, target)
 }

@@ -1,0 +1,83 @@
+package results
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/credhub-perf/credhub-perf/targetload"
+)
+
+// targetRunDir writes a run of two 3-s steps (concurrency 1 then 2) and the
+// given samples file.
+func targetRunDir(t *testing.T, samples string) string {
+	dir := t.TempDir()
+	var rows []string
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for step, conc := range []int{1, 2} {
+		for i := 0; i < 75; i++ {
+			off := time.Duration(step)*3*time.Second + time.Duration(i)*40*time.Millisecond
+			rows = append(rows, fmt.Sprintf("%s,0.010000,0,0,0,0.010000,0,200,%.6f,%d,0,0.000000,,get", base.Add(off).Format(time.RFC3339Nano), off.Seconds(), conc))
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "results.csv"), []byte(CSVHeader+"\n"+strings.Join(rows, "\n")+"\n"), 0o644)
+	if samples != "" {
+		os.WriteFile(filepath.Join(dir, targetload.FileName), []byte(samples), 0o644)
+	}
+	return dir
+}
+
+var slo = SLO{Percentile: 95, LatencyS: 0.1, MaxErrorRate: 0.01}
+
+func TestSummarizeDirAttributesTargetSamples(t *testing.T) {
+	dir := targetRunDir(t, targetload.Header+"\n"+
+		"proc,credhub,pid 1,0,3,0.4000,1048576\n"+
+		"proc,database,postgres,0,3,0.2000,\n"+
+		"proc,credhub,pid 1,3,6,0.9000,1048576\n"+
+		"proc,database,postgres,3,6,,10485760\n") // database CPU unknown at step 2
+	sum, err := SummarizeDirAt(dir, slo, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1, s2 := sum.Steps[0].Target, sum.Steps[1].Target
+	if s1 == nil || s2 == nil || *s1.Resources[0].CPU != 0.4 || *s2.Resources[0].CPU != 0.9 || s2.Resources[1].CPU != nil {
+		t.Fatalf("steps' targets %+v %+v", s1, s2)
+	}
+	if strings.Join(sum.TargetSources, ",") != "proc" || sum.Bottleneck == nil || sum.Bottleneck.Resource != targetload.CredHub || sum.Bottleneck.Step != 2 {
+		t.Errorf("bottleneck %+v sources %v", sum.Bottleneck, sum.TargetSources)
+	}
+	var b strings.Builder
+	sum.WriteTable(&b)
+	for _, want := range []string{"target at step 2 (", "CredHub instances 90 % CPU, 1 MiB; database CPU unknown, 10 MiB", "bottleneck: CredHub instances at 90 % CPU (step 2) [sampled: proc]"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary.txt lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+func TestSummarizeDirHostileTargetSamples(t *testing.T) {
+	// Not a samples file: one warning, no figures, the summary still made.
+	sum, err := SummarizeDirAt(targetRunDir(t, "offset,cpu\n1,2\n"), slo, false)
+	if err != nil || sum.Steps[0].Target != nil || !strings.Contains(strings.Join(sum.Warnings, "|"), "target samples not used") {
+		t.Fatalf("%v %+v %q", err, sum.Steps[0].Target, sum.Warnings)
+	}
+	// Bad lines are skipped with FILE:LINE; a file without usable samples
+	// says the target was not measured, never zero.
+	sum, err = SummarizeDirAt(targetRunDir(t, targetload.Header+"\nproc,credhub,x,0,3,NaN,\nproc,credhub,x,0,3,0.5\n"), slo, false)
+	if err != nil || sum.Steps[0].Target != nil || sum.Bottleneck == nil || !strings.HasPrefix(sum.Bottleneck.Verdict, "not measured") {
+		t.Fatalf("%v %+v", err, sum.Bottleneck)
+	}
+	if w := strings.Join(sum.Warnings, "|"); !strings.Contains(w, "target-samples.csv:2:") || !strings.Contains(w, "target-samples.csv:3:") {
+		t.Errorf("warnings %q", sum.Warnings)
+	}
+	// No file: nothing in summary.json, one line in summary.txt.
+	sum, _ = SummarizeDirAt(targetRunDir(t, ""), slo, false)
+	var b strings.Builder
+	sum.WriteTable(&b)
+	if sum.Bottleneck != nil || strings.Count(b.String(), "bottleneck: not measured: no target source configured") != 1 || strings.Contains(b.String(), "target at step") {
+		t.Errorf("%+v\n%s", sum.Bottleneck, b.String())
+	}
+}

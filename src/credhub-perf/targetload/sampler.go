@@ -1,0 +1,206 @@
+package targetload
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Sampler reads its sources periodically and turns their readings into
+// samples on the run's CSV origin. Problems become warnings, each distinct
+// one printed once; a source that fails leaves gaps, never zeros.
+type Sampler struct {
+	sources []Source
+	origin  time.Time
+	now     func() time.Time // the run's clock
+	out     *Writer
+	warn    func(string)
+
+	mu      sync.Mutex
+	samples []Sample
+	prev    map[string]reading
+	warned  map[string]bool
+	cancel  context.CancelFunc
+	done    sync.WaitGroup
+	readMu  []sync.Mutex // one read of a source at a time
+}
+
+type reading struct {
+	r   Reading
+	off time.Duration
+}
+
+// NewSampler samples sources; offsets are now() - origin, the run's CSV
+// origin. out may be nil (samples kept in memory only); warn prints a
+// warning line.
+func NewSampler(sources []Source, origin time.Time, now func() time.Time, out *Writer, warn func(string)) *Sampler {
+	return &Sampler{sources: sources, origin: origin, now: now, out: out, warn: warn,
+		prev: map[string]reading{}, warned: map[string]bool{}, readMu: make([]sync.Mutex, len(sources))}
+}
+
+// Sources names the sources.
+func (s *Sampler) Sources() []string {
+	var n []string
+	for _, src := range s.sources {
+		n = append(n, src.Name())
+	}
+	return n
+}
+
+// Start reads every source now and then at its interval until Stop. The
+// sources that answer at once are read before Start returns, so the first
+// step, however short, has a reading before it to count from.
+func (s *Sampler) Start(ctx context.Context) {
+	ctx, s.cancel = context.WithCancel(ctx)
+	s.SampleNow(ctx)
+	for i := range s.sources {
+		_, slow := s.sources[i].(*BoshSource)
+		s.done.Add(1)
+		go func(i int) {
+			defer s.done.Done()
+			t := time.NewTicker(s.sources[i].Interval())
+			defer t.Stop()
+			if slow {
+				s.readSource(ctx, i)
+			}
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
+				s.readSource(ctx, i)
+			}
+		}(i)
+	}
+}
+
+// SampleNow reads the sources that answer at once (all but BOSH, whose
+// figures move only every VitalsWindow), so a step's last moments are
+// sampled before it is judged.
+func (s *Sampler) SampleNow(ctx context.Context) {
+	for i, src := range s.sources {
+		if _, slow := src.(*BoshSource); !slow {
+			s.readSource(ctx, i)
+		}
+	}
+}
+
+// SampleNowAll reads every source once now, BOSH too.
+func (s *Sampler) SampleNowAll(ctx context.Context) {
+	for i := range s.sources {
+		s.readSource(ctx, i)
+	}
+}
+
+// Stop ends sampling and closes the file.
+func (s *Sampler) Stop() error {
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.done.Wait()
+	if s.out != nil {
+		return s.out.Close()
+	}
+	return nil
+}
+
+// Between returns the samples that overlap [start, end).
+func (s *Sampler) Between(start, end time.Duration) []Sample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Sample
+	for _, x := range s.samples {
+		if x.End >= start && x.Start <= end {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func (s *Sampler) readSource(ctx context.Context, i int) {
+	s.readMu[i].Lock()
+	defer s.readMu[i].Unlock()
+	src := s.sources[i]
+	rs, warnings := src.Read(ctx)
+	off := s.now().Sub(s.origin)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range warnings {
+		s.warnOnce(w)
+	}
+	var batch []Sample
+	for _, r := range rs {
+		if x, ok := s.toSample(src.Name(), r, off); ok {
+			batch = append(batch, asWritten(x))
+		}
+	}
+	sort.Slice(batch, func(a, b int) bool { return batch[a].Instance < batch[b].Instance })
+	s.samples = append(s.samples, batch...)
+	if s.out != nil && len(batch) > 0 {
+		if err := s.out.Write(batch); err != nil {
+			s.warnOnce(fmt.Sprintf("writing %s: %v; later samples are kept for the summary only", FileName, err))
+		}
+	}
+}
+
+// toSample makes a sample from a reading and the previous one of the
+// same instance; false when there is nothing to report yet, or the
+// figures make no sense (warned).
+func (s *Sampler) toSample(source string, r Reading, off time.Duration) (Sample, bool) {
+	key := source + "\x00" + r.Resource + "\x00" + r.Instance
+	x := Sample{Source: source, Resource: r.Resource, Instance: r.Instance, End: off, CPU: math.NaN(), RSSBytes: r.RSSBytes}
+	if !math.IsNaN(r.Share) {
+		x.Start = off - r.Window
+		x.CPU = math.Min(r.Share, 1)
+		return x, true
+	}
+	p, ok := s.prev[key]
+	s.prev[key] = reading{r, off}
+	if !ok {
+		return Sample{}, false
+	}
+	dt := r.At.Sub(p.r.At).Seconds()
+	busy := (r.Busy - p.r.Busy).Seconds()
+	if dt <= 0 || off <= p.off {
+		return Sample{}, false
+	}
+	x.Start = p.off
+	cores := r.Cores
+	if cores <= 0 {
+		s.warnOnce(fmt.Sprintf("%s %s: %v cores: its CPU share is unknown", source, r.Instance, cores))
+		return x, r.RSSBytes >= 0
+	}
+	share := busy / dt / cores
+	switch {
+	case busy < 0 || share > maxShare || math.IsNaN(share):
+		s.warnOnce(fmt.Sprintf("%s %s: CPU time went from %v to %v in %.3f s on %g cores: not a share from 0 to 1; left out", source, r.Instance, p.r.Busy, r.Busy, dt, cores))
+		return x, r.RSSBytes >= 0
+	default:
+		x.CPU = math.Min(share, 1)
+	}
+	return x, true
+}
+
+func (s *Sampler) warnOnce(w string) {
+	if s.warned[w] || s.warn == nil {
+		return
+	}
+	s.warned[w] = true
+	s.warn("warning: target load: " + w)
+}
+
+// asWritten rounds a sample as the file holds it (times to the
+// millisecond, shares to 1e-4), so figures judged from memory during the
+// run equal those judged from the file later.
+func asWritten(x Sample) Sample {
+	x.Start = x.Start.Round(time.Millisecond)
+	x.End = x.End.Round(time.Millisecond)
+	if !math.IsNaN(x.CPU) {
+		x.CPU = math.Round(x.CPU*1e4) / 1e4
+	}
+	return x
+}

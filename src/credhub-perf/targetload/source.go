@@ -1,0 +1,32 @@
+package targetload
+
+import (
+	"context"
+	"time"
+)
+
+// Reading is one resource instance's state at one moment, as a source
+// reports it. Either Busy is a cumulative CPU time (the sampler takes the
+// difference between two readings, over the difference of At, and divides
+// by Cores) or Share is a CPU share the source computed over Window
+// before At (BOSH vitals).
+type Reading struct {
+	Resource string
+	Instance string
+	At       time.Time // on the source's own clock
+	Busy     time.Duration
+	Cores    float64
+	Share    float64       // NaN: use Busy
+	Window   time.Duration // with Share
+	RSSBytes int64         // -1: unknown
+}
+
+// Source reads its resources. Read returns what it could read and, for
+// what it could not, one warning each (the sampler prints each distinct
+// warning once).
+type Source interface {
+	Name() string
+	Read(ctx context.Context) ([]Reading, []string)
+	// Interval is the least time between two reads worth making.
+	Interval() time.Duration
+}
