@@ -82,14 +82,17 @@ func checkConnections(t *testing.T, dir string) {
 	}
 }
 
-// A target that stops 50 ms every 2 s (credhub-sim -pause): three
-// closed-loop connections hide the stops, but requests arriving on their
-// own schedule queue behind each one and the backlog drains more slowly
-// the higher the rate (4 cores of 800 req/s), so p95 <= 20 ms holds to
-// about three quarters of the closed-loop figure under open arrivals, and
-// the headline sizes with that.
+// A target that stops 50 ms every second (credhub-sim -pause): three
+// closed-loop connections hide the stops (3 of about 400 requests a second
+// wait), but requests arriving on their own schedule queue behind each one
+// and the backlog drains more slowly the higher the rate (4 cores of 800
+// req/s): at the closed-loop figure, about 460 req/s, one request in eight
+// waits up to 120 ms, so p95 <= 20 ms holds under open arrivals only at the
+// lowest fractions or at none, and the headline sizes with that. (With one
+// stop every 2 s, about 6 % of requests wait at that rate: p95 sits at the
+// edge of the stalls and a quiet machine met the SLO at every rate.)
 func TestConfirmationCatchesPauses(t *testing.T) {
-	sum, r := confirmAgainst(t, "-pause-every", "2s", "-pause", "50ms")
+	sum, r := confirmAgainst(t, "-pause-every", "1s", "-pause", "50ms")
 	o := sum.OpenLoop
 	// Open arrivals hold the SLO below the closed loop's figure (or at no
 	// rate tried, on a machine busy enough to add its own stalls).
