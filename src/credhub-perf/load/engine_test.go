@@ -843,9 +843,12 @@ func TestTimeoutPerRequest(t *testing.T) {
 			step load.Step
 		}{
 			{"closed loop", load.Step{Concurrency: 1, Requests: 9}},
-			// At most 3 in flight (200 ms each at most, 100 ms apart):
-			// every request is sent, each worker's after others timed out.
-			{"open loop", load.Step{Concurrency: 3, Rate: 10, Requests: 9}},
+			// At most 2 in flight (200 ms each at most, 200 ms apart):
+			// every request is sent, each worker's after others timed
+			// out. The third worker and connection are slack: a request
+			// arrives just as the one before it times out, and a busy
+			// machine releases that one's connection late.
+			{"open loop", load.Step{Concurrency: 3, Rate: 5, Requests: 9}},
 		} {
 			opts := mtlsOpts(p, true)
 			opts.FastHTTP = !force
