@@ -7,15 +7,13 @@ report's table rendering and style (report.py).
 """
 from __future__ import annotations
 
-import base64
 import datetime as dt
-import html
 import json
 import os
 
 from . import compare, comparesizing, output
 from .compare import Comparison, Difference, Estimate, Item
-from .report import CSS, _html_table, _md_table
+from .report import Document
 from .runs import Options
 
 
@@ -149,27 +147,15 @@ def write(out_dir: str, c: Comparison, opts: Options, images: dict, title: str |
     """report.md and report.html of the comparison; images: id(item) -> paths drawn for it."""
     now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     head_text = title or f"Comparison: {c.names['B']} against {c.names['A']}"
-    md, ht = [], []
-
-    def para(text, cls=None):
-        md.append(text + "\n")
-        ht.append(f"<p{' class=' + repr(cls) if cls else ''}>{html.escape(text)}</p>")
-
-    def h(level, text):
-        md.append("#" * level + " " + text + "\n")
-        ht.append(f"<h{level}>{html.escape(text)}</h{level}>")
-
-    def table_(head, rows):
-        md.append(_md_table(head, rows))
-        ht.append(_html_table(head, rows))
+    doc = Document(out_dir)
+    para, h, table_ = doc.para, doc.h, doc.table
 
     h(1, head_text)
     para(f"Generated {now} by headroom-plot compare. " + intro(c, opts))
     for i in c.items:
         h(2, heading(i, c))
         cls = "warn" if i.verdict == compare.CANNOT or i.at_least else "rec"
-        md.append(f"**Verdict:** {i.text}\n")
-        ht.append(f"<p class='{cls}'><b>Verdict:</b> {html.escape(i.text)}</p>")
+        doc.labelled("Verdict", i.text, cls)
         if detectable_text(i, c):
             para(detectable_text(i, c))
         table_(*capacity_rows(i, c))
@@ -180,11 +166,7 @@ def write(out_dir: str, c: Comparison, opts: Options, images: dict, title: str |
             table_(*lat)
         for p in images.get(id(i), []):
             if p.endswith(".png"):
-                rel = os.path.relpath(p, out_dir)
-                md.append(f"![comparison {i.scenario}]({rel})\n")
-                with open(p, "rb") as f:
-                    data = base64.b64encode(f.read()).decode()
-                ht.append(f'<img alt="comparison {html.escape(i.scenario)}" src="data:image/png;base64,{data}">')
+                doc.image(p, f"comparison {i.scenario}")
     for scen, u in c.usl.items():
         h(2, f"{scen}: scalability")
         para(f"The Universal Scalability Law fitted on each side: A to {', '.join(map(str, u.a.counts))} instances, "
@@ -194,13 +176,8 @@ def write(out_dir: str, c: Comparison, opts: Options, images: dict, title: str |
     table_(["side", "name", "run"], [[s, c.names[s], p] for s in ("A", "B") for p in c.paths[s]])
     if c.warnings:
         h(2, "Warnings")
-        md.append("\n".join(f"- {w}" for w in c.warnings) + "\n")
-        ht.append("<div class='warn'><ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in c.warnings) + "</ul></div>")
-    md_path = os.path.join(out_dir, "report.md")
-    html_path = os.path.join(out_dir, "report.html")
+        doc.warnings(c.warnings)
+    paths = doc.write(head_text)
     json_path = os.path.join(out_dir, "comparison.json")
-    output.write_text(md_path, "\n".join(md))
-    output.write_text(html_path, f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(head_text)}"
-                      f"</title><style>{CSS}</style></head><body>\n" + "\n".join(ht) + "\n</body></html>\n")
     output.write_text(json_path, json.dumps(compare.to_json(c, opts), indent=2, allow_nan=False) + "\n")
-    return [md_path, html_path, json_path]
+    return paths + [json_path]

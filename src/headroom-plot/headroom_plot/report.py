@@ -187,6 +187,51 @@ td:first-child,th:first-child{text-align:left}img{max-width:100%;border:1px soli
 border-left:4px solid #2a9d4b;padding:.5em 1em}code{background:#f4f4f4;padding:0 .2em}"""
 
 
+class Document:
+    """A report written twice as it is built: markdown (report.md) and HTML with its images inlined (report.html)."""
+
+    def __init__(self, out_dir: str):
+        self.out_dir = out_dir
+        self.md: list[str] = []
+        self.ht: list[str] = []
+
+    def para(self, text: str, cls: str | None = None) -> None:
+        self.md.append(text + "\n")
+        self.ht.append(f"<p{' class=' + repr(cls) if cls else ''}>{html.escape(text)}</p>")
+
+    def h(self, level: int, text: str) -> None:
+        self.md.append("#" * level + " " + text + "\n")
+        self.ht.append(f"<h{level}>{html.escape(text)}</h{level}>")
+
+    def table(self, head, rows) -> None:
+        self.md.append(_md_table(head, rows))
+        self.ht.append(_html_table(head, rows))
+
+    def image(self, path: str, alt: str) -> None:
+        self.md.append(f"![{alt}]({os.path.relpath(path, self.out_dir)})\n")
+        with open(path, "rb") as f:
+            data = base64.b64encode(f.read()).decode()
+        self.ht.append(f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">')
+
+    def labelled(self, label: str, text: str, cls: str) -> None:
+        """A paragraph led by a bold label: a recommendation, a verdict."""
+        self.md.append(f"**{label}:** {text}\n")
+        self.ht.append(f"<p class='{cls}'><b>{label}:</b> {html.escape(text)}</p>")
+
+    def warnings(self, items: list[str]) -> None:
+        self.md.append("\n".join(f"- {w}" for w in items) + "\n")
+        self.ht.append("<div class='warn'><ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in items) + "</ul></div>")
+
+    def write(self, title: str) -> list[str]:
+        """report.md and report.html in out_dir, under their temporary names until complete."""
+        md_path = os.path.join(self.out_dir, "report.md")
+        html_path = os.path.join(self.out_dir, "report.html")
+        output.write_text(md_path, "\n".join(self.md))
+        output.write_text(html_path, f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
+                          f"</title><style>{CSS}</style></head><body>\n" + "\n".join(self.ht) + "\n</body></html>\n")
+        return [md_path, html_path]
+
+
 def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Recommendation],
           images: dict[str, list[str]], overlays: dict[str, list[str]], warnings: list[str], opts: Options,
           title: str | None, study=None) -> list[str]:
@@ -194,26 +239,8 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
     now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     heading = title or "CredHub headroom report"
     slo = f"p{opts.slo_percentile:g} \u2264 {opts.slo_s * 1000:g} ms"
-    md, ht = [], []
-
-    def para(text, cls=None):
-        md.append(text + "\n")
-        ht.append(f"<p{' class=' + repr(cls) if cls else ''}>{html.escape(text)}</p>")
-
-    def h(level, text):
-        md.append("#" * level + " " + text + "\n")
-        ht.append(f"<h{level}>{html.escape(text)}</h{level}>")
-
-    def table_(head, rows):
-        md.append(_md_table(head, rows))
-        ht.append(_html_table(head, rows))
-
-    def image(path, alt):
-        rel = os.path.relpath(path, out_dir)
-        md.append(f"![{alt}]({rel})\n")
-        with open(path, "rb") as f:
-            data = base64.b64encode(f.read()).decode()
-        ht.append(f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">')
+    doc = Document(out_dir)
+    para, h, table_, image = doc.para, doc.h, doc.table, doc.image
 
     h(1, heading)
     para(f"Generated {now} by headroom-plot from {len(runs)} run(s). SLO: {slo}; steps with more than "
@@ -251,8 +278,7 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
                  "the recommendation use the figure to size with.", cls="warn")
         for rec in recs:
             if rec.scenario == scen:
-                md.append(f"**Recommendation:** {rec.text}\n")
-                ht.append(f"<p class='rec'><b>Recommendation:</b> {html.escape(rec.text)}</p>")
+                doc.labelled("Recommendation", rec.text, "rec")
         if study is not None and scen in study.scenarios:
             _scalability(study.scenarios[scen], para, table_)
             _bottlenecks(study.scenarios[scen], para, table_)
@@ -264,9 +290,7 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
 
     h(2, "Warnings")
     if warnings:
-        md.append("\n".join(f"- {w}" for w in warnings) + "\n")
-        ht.append("<div class='warn'><ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in warnings) +
-                  "</ul></div>")
+        doc.warnings(warnings)
     elif any(s.unjudged for r in runs for s in r.steps):
         para("None, but some steps were too short to judge steady (see each run's steadiness line).")
     else:
@@ -326,9 +350,4 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
             if p.endswith(".png"):
                 image(p, os.path.basename(p))
 
-    md_path = os.path.join(out_dir, "report.md")
-    html_path = os.path.join(out_dir, "report.html")
-    output.write_text(md_path, "\n".join(md))
-    output.write_text(html_path, f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(heading)}"
-                      f"</title><style>{CSS}</style></head><body>\n" + "\n".join(ht) + "\n</body></html>\n")
-    return [md_path, html_path]
+    return doc.write(heading)
