@@ -25,7 +25,9 @@ absent=(libffi-dev liblzma-dev libsqlite3-dev tk-dev)
 
 # The machine's own mirror: the first URI serving this release's suite in
 # an enabled deb822 .sources file, else in a one-line .list entry; its
-# Signed-By keyring, else the distribution's archive keyring.
+# Signed-By keyring, else the distribution's archive keyring. awk reads
+# them as bytes (LC_ALL=C): in a UTF-8 locale a stray byte is a warning on
+# stderr.
 . /etc/os-release
 suite=${STEMCELL_SUITE:-${VERSION_CODENAME:-}}
 [ -n "$suite" ] || { echo "/etc/os-release has no VERSION_CODENAME: which release to bootstrap is unknown" >&2; exit 3; }
@@ -33,7 +35,7 @@ apt_dir=${STEMCELL_APT_DIR:-/etc/apt}
 mirror="" keyring=""
 for f in "$apt_dir"/sources.list.d/*.sources; do
   [ -f "$f" ] || continue
-  read -r mirror keyring < <(awk -v suite="$suite" '
+  read -r mirror keyring < <(LC_ALL=C awk -v suite="$suite" '
     function flush() { if (uri ~ /^https?:\/\// && has_suite && deb && enabled && !done) { print uri, key; done = 1 }
                        uri = ""; key = ""; has_suite = 0; deb = 0; enabled = 1 }
     BEGIN { enabled = 1 }
@@ -50,7 +52,7 @@ done
 if [ -z "$mirror" ]; then
   for f in "$apt_dir"/sources.list "$apt_dir"/sources.list.d/*.list; do
     [ -f "$f" ] || continue
-    read -r mirror keyring < <(awk -v suite="$suite" '
+    read -r mirror keyring < <(LC_ALL=C awk -v suite="$suite" '
       $1 == "deb" {
         key = ""
         if (match($0, /signed-by=[^] ]+/)) key = substr($0, RSTART + 10, RLENGTH - 10)
