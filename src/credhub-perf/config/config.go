@@ -222,6 +222,7 @@ type ConfirmConfig struct {
 	OpenLoop  bool      `yaml:"open_loop"`
 	Fractions []float64 `yaml:"fractions"`
 	Duration  Duration  `yaml:"duration"`
+	Refine    int       `yaml:"refine"`
 }
 
 type TesterConfig struct {
@@ -278,7 +279,7 @@ func Default() Config {
 		SLO:        SLOConfig{Percentile: 95, Latency: Duration(100 * time.Millisecond), MaxErrorRate: 0.01},
 		Abort:      AbortConfig{MaxErrorRate: 0.1, MaxLatency: Duration(5 * time.Second), Percentile: 99, ConsecutiveSteps: 2},
 		Capacity:   CapacityConfig{MaxProbes: 12},
-		Confirm:    ConfirmConfig{OpenLoop: true, Fractions: []float64{0.5, 0.7, 0.85, 1}, Duration: Duration(30 * time.Second)},
+		Confirm:    ConfirmConfig{OpenLoop: true, Fractions: []float64{0.5, 0.7, 0.85, 1}, Duration: Duration(30 * time.Second), Refine: 2},
 		OutputDir:  "out",
 		Tester:     TesterConfig{Count: 1, ScenarioGap: Duration(60 * time.Second), StartDelay: Duration(30 * time.Second), RendezvousTimeout: Duration(10 * time.Minute)},
 		Saturation: SaturationConfig{MaxTesterCPU: cpuload.DefaultLimits.TesterCPU, MaxHostCPU: cpuload.DefaultLimits.HostCPU, MaxSteal: cpuload.DefaultLimits.HostSteal, MaxTesterWait: cpuload.DefaultLimits.TesterWait},

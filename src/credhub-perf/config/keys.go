@@ -574,6 +574,14 @@ var Keys = []Key{
 		field: func(c *Config) any { return &c.Confirm.Duration },
 	},
 	{
+		Name: "confirm.refine", Type: "int", Default: "2",
+		Help:  "After the fractions, at most this many more open-loop steps, each midway between the highest rate that held the SLO and the lowest that missed it, while those two are more than 5 % of the closed-loop capacity apart: the open-loop figure to size with is then known to 5 %, and agrees with the closed loop's only when their brackets overlap. 0 = none.",
+		Rules: []Rule{between(0, 10, "must be between 0 and 10, got {v}")},
+		BOSH: &Property{Name: "confirm.refine", Default: 2,
+			Description: "At most this many extra open-loop confirmation steps, bisecting between the highest rate that held the SLO and the lowest that missed it until they are within 5 % of the closed-loop capacity. 0 = none."},
+		field: func(c *Config) any { return &c.Confirm.Refine },
+	},
+	{
 		Name: "label", Type: "string", Default: `""`,
 		Help:  "Label of the cluster under test, for the plots' legend (e.g. `2 instances`); the run directory name holds it with every character other than letters, digits, `.`, `_`, `-` replaced by `-`.",
 		Rules: []Rule{{Check: "pattern", Pattern: `\A[^/\\\x00-\x1f\x7f]{0,64}\z`, Msg: "{v} must be at most 64 characters without '/', '\\' or control characters"}},

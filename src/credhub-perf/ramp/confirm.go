@@ -46,11 +46,12 @@ func (s *scenarioState) confirmSkip() string {
 	return ""
 }
 
-// confirm runs the confirmation's steps after the ramp and records in
-// meta.json what it ran or why it did not.
+// confirm runs the confirmation's steps after the ramp, the fractions'
+// and then the bisections' (confirm.refine, results.NextConfirmRate), and
+// records in meta.json what it ran or why it did not.
 func (s *scenarioState) confirm(ctx context.Context) error {
 	c := s.r.c
-	rec := &results.Confirmation{Enabled: c.Confirm.OpenLoop, Fractions: c.Confirm.Fractions, DurationS: c.Confirm.Duration.D().Seconds()}
+	rec := &results.Confirmation{Enabled: c.Confirm.OpenLoop, Fractions: c.Confirm.Fractions, DurationS: c.Confirm.Duration.D().Seconds(), Refine: c.Confirm.Refine}
 	s.meta.Confirmation = rec
 	if rec.Note = s.confirmSkip(); rec.Note != "" {
 		if c.Confirm.OpenLoop && len(c.Steps.Rates) == 0 {
@@ -64,19 +65,36 @@ func (s *scenarioState) confirm(ctx context.Context) error {
 	s.r.log.Printf("confirming %.1f req/s under open arrivals: %d fixed-rate steps of %s at %v of it", capacity, len(c.Confirm.Fractions), c.Confirm.Duration, c.Confirm.Fractions)
 	s.confirming = true
 	defer func() { s.confirming = false }()
-	for k, f := range c.Confirm.Fractions {
+	// The step count shown is the most it can be: the bisections run only
+	// while the bracket is wide.
+	first, total := len(s.plan), len(s.plan)+len(c.Confirm.Fractions)+c.Confirm.Refine
+	step := func(k int, rate float64) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		rate := math.Round(f*capacity*1000) / 1000
-		if rate <= 0 {
-			continue
-		}
 		st := load.Step{Concurrency: confirmWorkers(rate, c.Steps.MaxConcurrency), Rate: rate, Duration: c.Confirm.Duration.D()}
 		rec.Rates = append(rec.Rates, rate)
-		if _, _, err := s.runStep(ctx, len(s.plan)+k, len(s.plan)+len(c.Confirm.Fractions), st); err != nil {
+		_, _, err := s.runStep(ctx, first+k, total, st)
+		return err
+	}
+	k := 0
+	for _, f := range c.Confirm.Fractions {
+		if rate := math.Round(f*capacity*1000) / 1000; rate > 0 {
+			if err := step(k, rate); err != nil {
+				return err
+			}
+			k++
+		}
+	}
+	for range c.Confirm.Refine {
+		rate, ok := s.sum.NextConfirmRate()
+		if !ok {
+			break
+		}
+		if err := step(k, rate); err != nil {
 			return err
 		}
+		k++
 	}
 	if h := s.sum.Headline; h != "" {
 		s.r.log.Printf("%s", h)

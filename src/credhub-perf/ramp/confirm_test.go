@@ -28,7 +28,7 @@ func TestConfirmationAgreesOnConstantTarget(t *testing.T) {
 	c.Steps = config.StepsConfig{MinConcurrency: 1, MaxConcurrency: 3, Step: 1, Duration: config.Duration(3 * time.Second)}
 	c.SLO.Latency = config.Duration(2 * time.Second)
 	// 10 s steps: a step's throughput counts its last answers' time too.
-	c.Confirm = config.ConfirmConfig{OpenLoop: true, Fractions: []float64{0.5, 1}, Duration: config.Duration(10 * time.Second)}
+	c.Confirm = config.ConfirmConfig{OpenLoop: true, Fractions: []float64{0.5, 1}, Duration: config.Duration(10 * time.Second), Refine: 2}
 	code, log := executeSim(t, clk, c)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, log)
@@ -43,15 +43,23 @@ func TestConfirmationAgreesOnConstantTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := sum.OpenLoop
-	if o == nil || sum.MaxThroughputAtSLO == nil || len(sum.Steps) != 5 || len(o.Steps) != 2 || o.Steps[0] != 4 {
-		t.Fatalf("steps %d, open loop %+v\n%s", len(sum.Steps), o, log)
+	// Two fractions, and a bisection only if a step missed the SLO.
+	if o == nil || sum.MaxThroughputAtSLO == nil || meta.Confirmation == nil || len(sum.Steps) != 3+len(meta.Confirmation.Rates) ||
+		len(o.Steps) != len(meta.Confirmation.Rates) || o.Steps[0] != 4 || meta.Confirmation.Refine != 2 {
+		t.Fatalf("steps %d, open loop %+v, meta %+v\n%s", len(sum.Steps), o, meta.Confirmation, log)
 	}
 	want := []float64{0.5 * *sum.MaxThroughputAtSLO, *sum.MaxThroughputAtSLO}
-	for i, st := range sum.Steps[3:] {
-		if math.Abs(st.Rate-want[i]) > 0.001 || st.Requests < int64(2*want[i]) {
-			t.Errorf("confirmation step %d: rate %g (want %g), %d requests", st.Step, st.Rate, want[i], st.Requests)
+	for i, rate := range meta.Confirmation.Rates[:2] {
+		if math.Abs(rate-want[i]) > 0.001 {
+			t.Errorf("confirmation rate #%d: %g, want %g", i, rate, want[i])
 		}
 	}
+	for _, st := range sum.Steps[3:] {
+		if st.Requests < int64(2*st.Rate) {
+			t.Errorf("confirmation step %d: rate %g, %d requests", st.Step, st.Rate, st.Requests)
+		}
+	}
+
 	// Whether the open-loop steps agree depends on how promptly this host
 	// wakes the pacer (the simulated clock jumps only when every worker
 	// waits), so a busy machine may read them slow: the verdict's wording
@@ -74,7 +82,7 @@ func TestConfirmationAgreesOnConstantTarget(t *testing.T) {
 	if !strings.Contains(log, sum.Headline) {
 		t.Errorf("the live output does not give the headline %q:\n%s", sum.Headline, log)
 	}
-	if mc := meta.Confirmation; mc == nil || len(mc.Rates) != 2 || mc.DurationS != 10 || mc.ClosedLoop != *sum.MaxThroughputAtSLO {
+	if mc := meta.Confirmation; mc == nil || len(mc.Rates) < 2 || mc.DurationS != 10 || mc.ClosedLoop != *sum.MaxThroughputAtSLO {
 		t.Errorf("meta.json confirmation %+v", meta.Confirmation)
 	}
 	// credhub-perf summary recomputes the same verdict from the CSV.

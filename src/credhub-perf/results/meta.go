@@ -199,6 +199,8 @@ type Confirmation struct {
 	Enabled   bool      `json:"enabled"`
 	Fractions []float64 `json:"fractions"`
 	DurationS float64   `json:"duration_s"`
+	// Refine: the most bisection steps allowed after the fractions.
+	Refine int `json:"refine"`
 	// ClosedLoop: the capacity (req/s) the fractions were taken of.
 	ClosedLoop float64   `json:"closed_loop,omitempty"`
 	Rates      []float64 `json:"rates,omitempty"`

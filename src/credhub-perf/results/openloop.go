@@ -24,13 +24,6 @@ import (
 // `open_loop`. A run of one kind only has no confirmation. The rule needs
 // nothing but the CSV, so `credhub-perf summary` recomputes it anywhere.
 
-// AgreeWithin is how close the open-loop figure must come to the
-// closed-loop capacity for the two to be one figure: 5 %, the spread of
-// a capacity at the SLO between runs of 30 s steps (and the bisection
-// resolution of a search). Closer than that, the confirmation cannot tell
-// them apart.
-const AgreeWithin = 0.05
-
 // OpenLoop is summary.json's `open_loop`: the open-loop confirmation of
 // the closed-loop capacity and the verdict on which to size with.
 type OpenLoop struct {
@@ -48,8 +41,12 @@ type OpenLoop struct {
 	Capacity             *float64 `json:"capacity"`
 	CapacityIsLowerBound bool     `json:"capacity_is_lower_bound"`
 	LowerBoundReason     string   `json:"lower_bound_reason,omitempty"`
-	// Agree: the open-loop capacity is within AgreeWithin of the closed
-	// loop's (or above it): one figure.
+	// ClosedLoopInterval and CapacityInterval bracket the two capacities
+	// (openinterval.go); null when there is no such capacity.
+	ClosedLoopInterval *Interval `json:"closed_loop_interval"`
+	CapacityInterval   *Interval `json:"capacity_interval"`
+	// Agree: the two intervals overlap (or the open-loop one is above):
+	// the data cannot tell the capacities apart, so they are one figure.
 	Agree bool `json:"agree"`
 	// Note says what the confirmation could not say (no step met the
 	// SLO, none counts).
@@ -106,6 +103,12 @@ func (s *Summary) finishOpenLoop() {
 	for _, st := range conf {
 		o.Steps = append(o.Steps, st.Step)
 	}
+	if o.ClosedLoop != nil {
+		o.ClosedLoopInterval, _, _ = s.bracket(s.Steps[:n])
+	}
+	if o.Capacity != nil {
+		o.CapacityInterval, _, _ = s.bracket(conf)
+	}
 	if i := s.closedBest(n); i >= 0 {
 		c := s.Steps[i].Concurrency
 		o.ClosedLoopConcurrency = &c
@@ -113,8 +116,9 @@ func (s *Summary) finishOpenLoop() {
 	switch {
 	case s.Incomplete:
 		o.Capacity, o.CapacityIsLowerBound, o.LowerBoundReason = nil, false, ""
+		o.ClosedLoopInterval, o.CapacityInterval = nil, nil
 	case o.Capacity != nil:
-		o.Agree = o.ClosedLoop != nil && *o.Capacity >= (1-AgreeWithin)**o.ClosedLoop
+		o.Agree = overlaps(o.CapacityInterval, o.ClosedLoopInterval)
 	case sub.NoCapacityReason() != "":
 		o.Note = strings.Replace(sub.NoCapacityReason(), "unknown: ", "", 1)
 	default:

@@ -78,14 +78,66 @@ func TestOpenLoopConfirmationAgrees(t *testing.T) {
 	if want := "capacity at p95 ≤ 100 ms: 500 req/s closed loop (5 connections); open arrivals confirm it (the SLO holds to 500 req/s)"; s.Headline != want {
 		t.Fatalf("headline %q", s.Headline)
 	}
-	// Within 5 %: 480 of 500 still agrees; 471 (470 interpolated) does not.
-	s = rampWithConfirmation(openStep(250, 0.02), openStep(480, 0.05), openStep(520, 0.5))
-	if !s.OpenLoop.Agree {
-		t.Fatalf("480 of 500: %+v", s.OpenLoop)
+}
+
+// Agreement is the overlap of the two brackets. The ramp met the SLO at
+// every step: its capacity is at least 500 req/s, [500, none]. Open
+// arrivals that held at 470 and missed at 520 bracket theirs in [470,
+// 520]: the two may be the same figure, so they agree, but the bracket is
+// 50 req/s wide, over 5 % of 500, so the confirmation bisects at 495; a
+// miss there makes it [470, 495], below the ramp's: they differ, and the
+// headline sizes with the open-loop figure.
+func TestOpenLoopAgreementIsOverlap(t *testing.T) {
+	s := rampWithConfirmation(openStep(250, 0.02), openStep(470, 0.05), openStep(520, 2))
+	o := s.OpenLoop
+	if !o.Agree || jsonOf(o.CapacityInterval) != `{"low":470,"high":520}` || jsonOf(o.ClosedLoopInterval) != `{"low":500,"high":null}` {
+		t.Fatalf("open loop %+v: intervals %s %s", o, jsonOf(o.CapacityInterval), jsonOf(o.ClosedLoopInterval))
 	}
-	s = rampWithConfirmation(openStep(250, 0.02), openStep(470, 0.05), openStep(520, 2))
-	if s.OpenLoop.Agree || *s.SizeWith >= 500 {
-		t.Fatalf("470 of 500: %+v, size with %v", s.OpenLoop, *s.SizeWith)
+	if r, ok := s.NextConfirmRate(); !ok || r != 495 {
+		t.Fatalf("next rate %v %v, want 495", r, ok)
+	}
+	s = rampWithConfirmation(openStep(250, 0.02), openStep(470, 0.05), openStep(520, 2), openStep(495, 0.2))
+	o = s.OpenLoop
+	if o.Agree || jsonOf(o.CapacityInterval) != `{"low":470,"high":495}` || *s.SizeWith >= 470 && *s.SizeWith != *o.Capacity {
+		t.Fatalf("after the bisection: %+v %s, size with %v", o, jsonOf(o.CapacityInterval), *s.SizeWith)
+	}
+	// 25 req/s apart is 5 % of 500: narrow enough.
+	if r, ok := s.NextConfirmRate(); ok {
+		t.Fatalf("bisects again at %v", r)
+	}
+	// A held bisection raises the bracket's floor instead: [495, 520]
+	// reaches the ramp's [500, none].
+	s = rampWithConfirmation(openStep(250, 0.02), openStep(470, 0.05), openStep(520, 2), openStep(495, 0.09))
+	if o = s.OpenLoop; !o.Agree || *s.SizeWith != 500 || jsonOf(o.CapacityInterval) != `{"low":495,"high":520}` {
+		t.Fatalf("held at 495: %+v %s", o, jsonOf(o.CapacityInterval))
+	}
+}
+
+// A ramp that crossed the SLO brackets its capacity between the step
+// within it and the next over it, by throughput; a saturated ramp whose
+// step over the SLO delivered less than the one within brackets at the
+// one within. Nothing to bisect when every open step held or none did.
+func TestCapacityIntervals(t *testing.T) {
+	over := headlineStep(6)
+	over.Throughput, over.SLOPercentileS, over.P95S, over.MeetsSLO = 520, 0.3, 0.3, false
+	s := rampWithConfirmation(openStep(250, 0.02), openStep(500, 0.05), over)
+	if got := jsonOf(s.OpenLoop.ClosedLoopInterval); got != `{"low":500,"high":520}` {
+		t.Errorf("closed-loop interval %s", got)
+	}
+	if got := jsonOf(s.OpenLoop.CapacityInterval); got != `{"low":500,"high":null}` || !s.OpenLoop.Agree {
+		t.Errorf("open-loop interval %s, agree %v", got, s.OpenLoop.Agree)
+	}
+	if r, ok := s.NextConfirmRate(); ok {
+		t.Errorf("every open step held, yet bisects at %v", r)
+	}
+	over.Throughput = 480
+	s = rampWithConfirmation(openStep(250, 0.02), openStep(500, 0.05), over)
+	if got := jsonOf(s.OpenLoop.ClosedLoopInterval); got != `{"low":500,"high":500}` {
+		t.Errorf("saturated closed-loop interval %s", got)
+	}
+	s = rampWithConfirmation(openStep(250, 0.2), openStep(500, 0.4))
+	if r, ok := s.NextConfirmRate(); ok || s.OpenLoop.CapacityInterval != nil {
+		t.Errorf("no open step held, yet bisects at %v (interval %v)", r, s.OpenLoop.CapacityInterval)
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"os"
 	"strings"
 	"time"
-
 )
 
 // Options configures the client side of (mutual) TLS.
