@@ -463,11 +463,7 @@ def _main(args) -> int:
         print(f"headroom-plot: error: {exc}", file=sys.stderr)
         return 2
     try:
-        os.makedirs(args.out, exist_ok=True)
-        output.check_writable(args.out)
-    except OSError as exc:
-        print(f"headroom-plot: error: --out {args.out}: cannot create: {exc.strerror}", file=sys.stderr)
-        return 2
+        output.prepare(args.out)
     except output.OutputError as exc:
         print(f"headroom-plot: error: {exc}", file=sys.stderr)
         return 2

@@ -54,6 +54,15 @@ def write_text(path: str, text: str) -> str:
     return write(path, produce)
 
 
+def prepare(out_dir: str) -> None:
+    """Create out_dir (and its parents) and check it takes files: one OutputError naming --out otherwise."""
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"--out {out_dir}: cannot create: {exc.strerror}") from None
+    check_writable(out_dir)
+
+
 def check_writable(out_dir: str) -> None:
     """Fail early, before any parse or render, when out_dir takes no files."""
     probe = os.path.join(out_dir, f".probe.{TOKEN}.tmp")

@@ -329,3 +329,11 @@ def test_hostile_meta_json(tmp, capsys, monkeypatch, meta, rc, needle):
     assert "Traceback" not in err and "internal error" not in err, err
     if needle:
         assert err.count("\n") == 1 and needle in err, err
+
+
+def test_out_that_cannot_be_created_is_refused(tmp, capsys):
+    (tmp / "file").write_text("x")
+    out = tmp / "file" / "o"
+    rc = cli.main([str(_run_dir(tmp, "a")), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2 and err == f"headroom-plot: error: --out {out}: cannot create: Not a directory\n", err

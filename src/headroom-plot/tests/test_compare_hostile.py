@@ -156,3 +156,9 @@ def test_a_side_whose_capacity_is_unknown_cannot_be_compared(pair, tmp, capsys):
             "results file") in out
     doc = json.load(open(tmp / "o" / "comparison.json"))
     assert doc["comparisons"][0]["capacity"]["verdict"] == "cannot compare"
+
+
+def test_out_that_cannot_be_created_is_refused(pair, tmp, capsys):
+    a, b = pair
+    (tmp / "file").write_text("x")
+    _refused(capsys, [a, b, "--out", tmp / "file" / "o"], f"--out {tmp / 'file' / 'o'}: cannot create: Not a directory")

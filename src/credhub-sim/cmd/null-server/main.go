@@ -20,8 +20,9 @@
 // servers (-servers), exponentially distributed service times of mean D,
 // requests waiting in line for a free server. Its handling time then
 // includes the wait and the service; its capacity is N/D requests/s. It
-// also reports the service times as slept (served_mean_us: D plus the
-// timers' overshoot), the S of a queueing model of the run.
+// also reports the servers' mean occupancy per request (served_mean_us: D
+// plus the timers' overshoot and the hand-off to a waiting request), the S
+// of a queueing model of the run.
 package main
 
 import (
@@ -67,8 +68,12 @@ type counters struct {
 	// handledNS is the sum of the handler's wall time over all requests.
 	handledNS atomic.Int64
 	// servedNS is the sum of the time requests held one of the station's
-	// servers (-service-time): the service times as slept, timer
-	// overshoot included, which a queueing model of the run must use.
+	// servers (-service-time): from the moment a server was theirs to its
+	// release, so the service times as slept with the timers' overshoot
+	// and, for a request that waited, the hand-off from the request before
+	// (a server freed is not yet working on the next one until that
+	// goroutine runs). That occupancy is what sets the station's capacity
+	// (N over its mean), the S a queueing model of the run must use.
 	servedNS atomic.Int64
 
 	// groups counts handshakes per negotiated key-exchange group, so the
@@ -221,9 +226,14 @@ func serve(ctx context.Context, o options, ready func(url, mode string)) (stats,
 	if err != nil {
 		return stats{}, fmt.Errorf("listen on %s: %w", o.listen, err)
 	}
-	var station chan struct{}
+	// station holds the free servers, each carrying when it was last
+	// released: a request that waited for one holds it from that moment.
+	var station chan time.Time
 	if o.serviceTime > 0 {
-		station = make(chan struct{}, o.servers)
+		station = make(chan time.Time, o.servers)
+		for range o.servers {
+			station <- time.Time{}
+		}
 	}
 	srv := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -236,11 +246,16 @@ func serve(ctx context.Context, o options, ready func(url, mode string)) (stats,
 			h["Content-Type"] = []string{"text/plain"}
 			h["Content-Length"] = []string{"3"}
 			if station != nil {
-				station <- struct{}{} // wait for a free server
-				got := time.Now()
+				asked := time.Now()
+				freed := <-station // wait for a free server
+				held := freed
+				if held.Before(asked) {
+					held = asked // it was free before this request asked
+				}
 				time.Sleep(time.Duration(mrand.ExpFloat64() * float64(o.serviceTime)))
-				c.servedNS.Add(int64(time.Since(got)))
-				<-station
+				now := time.Now()
+				c.servedNS.Add(int64(now.Sub(held)))
+				station <- now
 			}
 			_, _ = w.Write(body)
 			// The response leaves on Flush; count the write in the server's share.
