@@ -28,6 +28,10 @@ func TestTargetLoadSampledWithBrokenSources(t *testing.T) {
 	c.TargetLoad.Processes = []string{"credhub=" + itoa(os.Getpid()), "database=1073741823"}
 	c.TargetLoad.CredHubSim = true
 	c.TargetLoad.Interval = config.Duration(200 * time.Millisecond)
+	// Steps longer than the interval: /proc counts CPU time in ticks of
+	// 10 ms, so a step of a few milliseconds may hold no reading long
+	// enough for a share (the sampler leaves such a share out, warned).
+	c.Steps.Requests, c.Steps.Duration = 0, config.Duration(500*time.Millisecond)
 	code, out, log := execute(t, c, false)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, log)

@@ -31,12 +31,25 @@ type Interval struct {
 	High *float64 `json:"high"`
 }
 
-// bracket is the interval of the capacity found among steps (sorted by
+// bracketed is a capacity's bracket and how it was found.
+type bracketed struct {
+	*Interval
+	// met and missed are the offered rates of the two steps (missed 0
+	// when none); the confirmation bisects between them.
+	met, missed float64
+	// unknownAbove: no step missed, but one above the capacity's step
+	// neither held nor missed in a way that counts (within the SLO but
+	// unsteady, tester-bound): the capacity may be higher, or not.
+	// unknown is the offered rate of the lowest such step.
+	unknownAbove bool
+	unknown      float64
+}
+
+// bracket is the bracket of the capacity found among steps (sorted by
 // load): the counted step within the SLO of the most throughput, and the
-// first counted step after it that missed the SLO. It also returns the
-// offered rates of the two (met, missed; missed 0 when none), which the
-// confirmation bisects. nil when no counted step met the SLO.
-func (s *Summary) bracket(steps []SummaryStep) (*Interval, float64, float64) {
+// first step after it that missed the SLO in a way that counts (missed).
+// Its Interval is nil when no counted step met the SLO.
+func (s *Summary) bracket(steps []SummaryStep) bracketed {
 	best := -1
 	for i, st := range steps {
 		if st.MeetsSLO && s.CountsStep(st) && (best < 0 || st.Throughput >= steps[best].Throughput) {
@@ -44,11 +57,17 @@ func (s *Summary) bracket(steps []SummaryStep) (*Interval, float64, float64) {
 		}
 	}
 	if best < 0 {
-		return nil, 0, 0
+		return bracketed{}
 	}
-	in := &Interval{Low: round3(steps[best].Throughput)}
+	b := bracketed{Interval: &Interval{Low: round3(steps[best].Throughput)}, met: steps[best].Rate}
 	for _, st := range steps[best+1:] {
-		if st.MeetsSLO || !s.CountsStep(st) {
+		if st.Requests == 0 || st.MeetsSLO && s.CountsStep(st) {
+			continue
+		}
+		if st.MeetsSLO || !s.missed(st) {
+			if !b.unknownAbove {
+				b.unknownAbove, b.unknown = true, st.Rate
+			}
 			continue
 		}
 		hi := st.Throughput
@@ -57,32 +76,62 @@ func (s *Summary) bracket(steps []SummaryStep) (*Interval, float64, float64) {
 		}
 		// A saturated target delivers no more past its capacity, so the
 		// step over it can read less than the step within it.
-		hi = round3(math.Max(hi, in.Low))
-		in.High = &hi
-		return in, steps[best].Rate, st.Rate
+		hi = round3(math.Max(hi, b.Low))
+		b.High, b.missed, b.unknownAbove = &hi, st.Rate, false
+		return b
 	}
-	return in, steps[best].Rate, 0
+	return b
 }
 
-// overlaps: the open-loop bracket reaches the closed loop's (or is above
-// it): the data cannot tell the two capacities apart.
-func overlaps(open, closed *Interval) bool {
-	return open != nil && closed != nil && (open.High == nil || *open.High >= closed.Low)
+// missed: a step over the SLO that says the target could not keep up.
+// One that counts does; so does any open-loop step over it that was
+// complete and not tester-bound, steady or not: arrivals that do not wait
+// for answers queue behind a target's pause or outrun its capacity, and
+// that backlog, which makes the step unsteady, is the miss itself, not a
+// reason to leave the step out. (Unsteady steps within the SLO still do
+// not count as holding it: the rule leans to the lower figure both ways.)
+func (s *Summary) missed(st SummaryStep) bool {
+	if s.CountsStep(st) {
+		return true
+	}
+	return st.Rate > 0 && st.Requests > 0 && !st.TesterBound && !st.Incomplete
+}
+
+// agrees: the open-loop bracket reaches the closed loop's (or is above
+// it), so the data cannot tell the two capacities apart. An open-loop
+// bracket without a top agrees only when every step above its floor held:
+// one left out above it leaves the question open.
+func agrees(open, closed bracketed) bool {
+	if open.Interval == nil || closed.Interval == nil {
+		return false
+	}
+	if open.High == nil {
+		return !open.unknownAbove
+	}
+	return *open.High >= closed.Low
 }
 
 // NextConfirmRate is the offered rate (req/s) of the confirmation's next
 // bisection step: midway between the highest rate that held the SLO and
-// the lowest above it that missed, while those two are more than
-// RefineWithin of the closed-loop capacity apart; false when the bracket
-// is narrow enough, or open (every rate held, or none did).
+// the lowest above it that missed (or, when none did, that did not
+// count either way), while those two are more than RefineWithin of the
+// closed-loop capacity apart; false when the bracket is narrow enough, or
+// open (every rate held, or none did).
 func (s *Summary) NextConfirmRate() (float64, bool) {
 	o := s.OpenLoop
 	if o == nil || o.ClosedLoop == nil || s.Incomplete {
 		return 0, false
 	}
-	_, met, missed := s.bracket(s.Steps[s.rampSteps():])
-	if met <= 0 || missed <= met || missed-met <= RefineWithin**o.ClosedLoop {
+	b := s.bracket(s.Steps[s.rampSteps():])
+	if b.Interval == nil {
 		return 0, false
 	}
-	return math.Round((met+missed)/2*1000) / 1000, true
+	top := b.missed
+	if b.High == nil && b.unknownAbove {
+		top = b.unknown
+	}
+	if b.met <= 0 || top <= b.met || top-b.met <= RefineWithin**o.ClosedLoop {
+		return 0, false
+	}
+	return math.Round((b.met+top)/2*1000) / 1000, true
 }

@@ -103,11 +103,14 @@ func (s *Summary) finishOpenLoop() {
 	for _, st := range conf {
 		o.Steps = append(o.Steps, st.Step)
 	}
+	var closedB, openB bracketed
 	if o.ClosedLoop != nil {
-		o.ClosedLoopInterval, _, _ = s.bracket(s.Steps[:n])
+		closedB = s.bracket(s.Steps[:n])
+		o.ClosedLoopInterval = closedB.Interval
 	}
 	if o.Capacity != nil {
-		o.CapacityInterval, _, _ = s.bracket(conf)
+		openB = s.bracket(conf)
+		o.CapacityInterval = openB.Interval
 	}
 	if i := s.closedBest(n); i >= 0 {
 		c := s.Steps[i].Concurrency
@@ -118,7 +121,7 @@ func (s *Summary) finishOpenLoop() {
 		o.Capacity, o.CapacityIsLowerBound, o.LowerBoundReason = nil, false, ""
 		o.ClosedLoopInterval, o.CapacityInterval = nil, nil
 	case o.Capacity != nil:
-		o.Agree = overlaps(o.CapacityInterval, o.ClosedLoopInterval)
+		o.Agree = agrees(openB, closedB)
 	case sub.NoCapacityReason() != "":
 		o.Note = strings.Replace(sub.NoCapacityReason(), "unknown: ", "", 1)
 	default:

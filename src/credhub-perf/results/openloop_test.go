@@ -205,3 +205,33 @@ func TestNoKneeSaysTheRealReason(t *testing.T) {
 		t.Fatalf("summary.txt:\n%s", sb.String())
 	}
 }
+
+// Open arrivals above the target's capacity, or behind its pauses, build a
+// queue: the step over the SLO is not steady. That is the miss itself, so
+// it tops the bracket and the confirmation bisects below it. A step over the
+// SLO left out for another reason (tester-bound) says nothing either way:
+// the open-loop figure is not confirmed, and it is the one to size with.
+func TestOpenLoopOverloadIsAMiss(t *testing.T) {
+	queue := openStep(480, 0.12)
+	queue.Steady = bp(false)
+	// The median fell: a pause early in the step, its backlog drained.
+	queue.Stationarity = &Stationarity{Judged: true, P50Drift: true, P50Change: -0.6}
+	s := rampWithConfirmation(openStep(250, 0.02), queue)
+	o := s.OpenLoop
+	if o.Agree || jsonOf(o.CapacityInterval) != `{"low":250,"high":480}` || *s.SizeWith != 250 {
+		t.Fatalf("open loop %+v %s, size with %v", o, jsonOf(o.CapacityInterval), *s.SizeWith)
+	}
+	if r, ok := s.NextConfirmRate(); !ok || r != 365 {
+		t.Fatalf("next rate %v %v, want 365", r, ok)
+	}
+	bound := openStep(500, 0.12)
+	bound.TesterBound, bound.TesterBoundReason = true, "tester CPU 95 % of 1 core(s)"
+	s = rampWithConfirmation(openStep(250, 0.02), bound)
+	if o = s.OpenLoop; o.Agree || jsonOf(o.CapacityInterval) != `{"low":250,"high":null}` || *s.SizeWith != 250 {
+		t.Fatalf("tester-bound above: %+v %s, size with %v", o, jsonOf(o.CapacityInterval), *s.SizeWith)
+	}
+	// The bisection looks between them: the figure may be higher.
+	if r, ok := s.NextConfirmRate(); !ok || r != 375 {
+		t.Fatalf("next rate %v %v, want 375, between the held step and the one left out", r, ok)
+	}
+}

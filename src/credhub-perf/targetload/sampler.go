@@ -193,14 +193,26 @@ func (s *Sampler) warnOnce(w string) {
 	s.warn("warning: target load: " + w)
 }
 
-// asWritten rounds a sample as the file holds it (times to the
+// asWritten rounds a sample as the file holds it (times up to the
 // millisecond, shares to 1e-4), so figures judged from memory during the
-// run equal those judged from the file later.
+// run equal those judged from the file later. Times round up: a step is
+// judged right after its last answer, with a reading taken then, so the
+// reading after that one starts after the step's end, and rounding must
+// not move it back into the step (which the file, read later, would then
+// give the step a share of, and the run, judging before it existed, not).
 func asWritten(x Sample) Sample {
-	x.Start = x.Start.Round(time.Millisecond)
-	x.End = x.End.Round(time.Millisecond)
+	x.Start, x.End = ceilMS(x.Start), ceilMS(x.End)
 	if !math.IsNaN(x.CPU) {
 		x.CPU = math.Round(x.CPU*1e4) / 1e4
 	}
 	return x
+}
+
+// ceilMS rounds d up to a whole millisecond.
+func ceilMS(d time.Duration) time.Duration {
+	t := d.Truncate(time.Millisecond) // towards zero: up for a negative d
+	if t < d {
+		t += time.Millisecond
+	}
+	return t
 }
