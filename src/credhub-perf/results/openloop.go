@@ -181,6 +181,10 @@ func (s *Summary) headline() string {
 		return fmt.Sprintf("%s%s; under open arrivals %s — size below %s req/s", head, closed, o.Note, thousands(s.Steps[o.Steps[0]-1].Throughput))
 	case o.Capacity == nil:
 		return fmt.Sprintf("%s%s; open arrivals unconfirmed: %s", head, closed, o.Note)
+	case o.Agree && o.CapacityInterval != nil && o.CapacityInterval.High != nil:
+		// Agreement within the brackets: say where open arrivals missed,
+		// so a figure well below the closed loop's reads as a bracket.
+		return fmt.Sprintf("%s%s; open arrivals confirm it (the SLO holds to %s req/s and missed at %s)", head, closed, thousands(*o.Capacity), thousands(*o.CapacityInterval.High))
 	case o.Agree:
 		return fmt.Sprintf("%s%s; open arrivals confirm it (the SLO holds to %s req/s)", head, closed, thousands(*o.Capacity))
 	}

@@ -111,6 +111,9 @@ func TestOpenLoopAgreementIsOverlap(t *testing.T) {
 	if o = s.OpenLoop; !o.Agree || *s.SizeWith != 500 || jsonOf(o.CapacityInterval) != `{"low":495,"high":520}` {
 		t.Fatalf("held at 495: %+v %s", o, jsonOf(o.CapacityInterval))
 	}
+	if want := "capacity at p95 ≤ 100 ms: 500 req/s closed loop (5 connections); open arrivals confirm it (the SLO holds to 495 req/s and missed at 520)"; s.Headline != want {
+		t.Fatalf("headline %q", s.Headline)
+	}
 }
 
 // A ramp that crossed the SLO brackets its capacity between the step
