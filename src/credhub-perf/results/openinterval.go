@@ -50,12 +50,7 @@ type bracketed struct {
 // first step after it that missed the SLO in a way that counts (missed).
 // Its Interval is nil when no counted step met the SLO.
 func (s *Summary) bracket(steps []SummaryStep) bracketed {
-	best := -1
-	for i, st := range steps {
-		if st.MeetsSLO && s.CountsStep(st) && (best < 0 || st.Throughput >= steps[best].Throughput) {
-			best = i
-		}
-	}
+	best := s.bestWithin(steps)
 	if best < 0 {
 		return bracketed{}
 	}
@@ -133,5 +128,5 @@ func (s *Summary) NextConfirmRate() (float64, bool) {
 	if b.met <= 0 || top <= b.met || top-b.met <= RefineWithin**o.ClosedLoop {
 		return 0, false
 	}
-	return math.Round((b.met+top)/2*1000) / 1000, true
+	return round3((b.met + top) / 2), true
 }

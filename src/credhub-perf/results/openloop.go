@@ -112,7 +112,7 @@ func (s *Summary) finishOpenLoop() {
 		openB = s.bracket(conf)
 		o.CapacityInterval = openB.Interval
 	}
-	if i := s.closedBest(n); i >= 0 {
+	if i := s.bestWithin(s.Steps[:n]); i >= 0 {
 		c := s.Steps[i].Concurrency
 		o.ClosedLoopConcurrency = &c
 	}
@@ -139,12 +139,12 @@ func (s *Summary) finishOpenLoop() {
 	}
 }
 
-// closedBest is the index of the ramp's counted step within the SLO of
-// the most throughput (-1: none) among the first n steps.
-func (s *Summary) closedBest(n int) int {
+// bestWithin is the index of the counted step within the SLO of the most
+// throughput among steps (-1: none), the step a capacity comes from.
+func (s *Summary) bestWithin(steps []SummaryStep) int {
 	best := -1
-	for i, st := range s.Steps[:n] {
-		if st.MeetsSLO && s.CountsStep(st) && (best < 0 || st.Throughput >= s.Steps[best].Throughput) {
+	for i, st := range steps {
+		if st.MeetsSLO && s.CountsStep(st) && (best < 0 || st.Throughput >= steps[best].Throughput) {
 			best = i
 		}
 	}
