@@ -34,15 +34,18 @@ type Interval struct {
 // bracketed is a capacity's bracket and how it was found.
 type bracketed struct {
 	*Interval
-	// met and missed are the offered rates of the two steps (missed 0
-	// when none); the confirmation bisects between them.
-	met, missed float64
+	// met is the offered rate of the capacity's step, the bottom of what
+	// the confirmation bisects.
+	met float64
 	// unknownAbove: no step missed, but one above the capacity's step
 	// neither held nor missed in a way that counts (within the SLO but
 	// unsteady, tester-bound): the capacity may be higher, or not.
-	// unknown is the offered rate of the lowest such step.
 	unknownAbove bool
-	unknown      float64
+	// next is the offered rate of the first step above the capacity's
+	// that did not hold the SLO in a way that counts (missed or unknown):
+	// the top of what the confirmation bisects, so a bisection never
+	// lands on a rate already run.
+	next float64
 }
 
 // bracket is the bracket of the capacity found among steps (sorted by
@@ -59,10 +62,11 @@ func (s *Summary) bracket(steps []SummaryStep) bracketed {
 		if st.Requests == 0 || st.MeetsSLO && s.CountsStep(st) {
 			continue
 		}
+		if b.next == 0 {
+			b.next = st.Rate
+		}
 		if st.MeetsSLO || !s.missed(st) {
-			if !b.unknownAbove {
-				b.unknownAbove, b.unknown = true, st.Rate
-			}
+			b.unknownAbove = true
 			continue
 		}
 		hi := st.Throughput
@@ -72,7 +76,7 @@ func (s *Summary) bracket(steps []SummaryStep) bracketed {
 		// A saturated target delivers no more past its capacity, so the
 		// step over it can read less than the step within it.
 		hi = round3(math.Max(hi, b.Low))
-		b.High, b.missed, b.unknownAbove = &hi, st.Rate, false
+		b.High, b.unknownAbove = &hi, false
 		return b
 	}
 	return b
@@ -108,10 +112,11 @@ func agrees(open, closed bracketed) bool {
 
 // NextConfirmRate is the offered rate (req/s) of the confirmation's next
 // bisection step: midway between the highest rate that held the SLO and
-// the lowest above it that missed (or, when none did, that did not
-// count either way), while those two are more than RefineWithin of the
-// closed-loop capacity apart; false when the bracket is narrow enough, or
-// open (every rate held, or none did).
+// the lowest above it that did not (missed, or did not count either way),
+// while those two are more than RefineWithin of the closed-loop capacity
+// apart; false when the bracket is narrow enough, open (every rate held,
+// or none did), or the midpoint is a rate already run (a step's rows are
+// keyed by their concurrency and rate, which must not repeat).
 func (s *Summary) NextConfirmRate() (float64, bool) {
 	o := s.OpenLoop
 	if o == nil || o.ClosedLoop == nil || s.Incomplete {
@@ -121,12 +126,15 @@ func (s *Summary) NextConfirmRate() (float64, bool) {
 	if b.Interval == nil {
 		return 0, false
 	}
-	top := b.missed
-	if b.High == nil && b.unknownAbove {
-		top = b.unknown
-	}
+	top := b.next
 	if b.met <= 0 || top <= b.met || top-b.met <= RefineWithin**o.ClosedLoop {
 		return 0, false
 	}
-	return round3((b.met + top) / 2), true
+	mid := round3((b.met + top) / 2)
+	for _, st := range s.Steps[s.rampSteps():] {
+		if st.Rate == mid {
+			return 0, false
+		}
+	}
+	return mid, true
 }

@@ -238,3 +238,19 @@ func TestOpenLoopOverloadIsAMiss(t *testing.T) {
 		t.Fatalf("next rate %v %v, want 375, between the held step and the one left out", r, ok)
 	}
 }
+
+// Held at 50 and 70 %, within the SLO but unsteady at 85 %, missed at
+// 100 %: the bisection looks below the unsteady step (midway to 100 %
+// would be 85 % again, a step already run, whose rows would then share
+// their concurrency and rate with another step's).
+func TestBisectionNeverRepeatsARate(t *testing.T) {
+	unsteady := openStep(425, 0.05)
+	unsteady.Steady = bp(false)
+	s := rampWithConfirmation(openStep(250, 0.02), openStep(350, 0.03), unsteady, openStep(500, 0.4))
+	if r, ok := s.NextConfirmRate(); !ok || r != 387.5 {
+		t.Fatalf("next rate %v %v, want 387.5, between the last hold and the unsteady step", r, ok)
+	}
+	if o := s.OpenLoop; jsonOf(o.CapacityInterval) != `{"low":350,"high":500}` {
+		t.Fatalf("open loop %+v %s", o, jsonOf(o.CapacityInterval))
+	}
+}
