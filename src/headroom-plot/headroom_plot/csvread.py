@@ -396,6 +396,42 @@ class _Reader:
             self.warnings.append(
                 f"{self.path}:{self._base}: last line has no line end (run killed mid-write?); skipped it")
 
+    def _header_rows(self, isdata: np.ndarray, text_of, pos: np.ndarray, found: list):
+        """The rows that are no data (their first byte is no digit, sign or dot): a repeated header
+        (hey-fork files repeat theirs once per step) or damage, which goes into `found`.
+
+        Returns (None, segs) when every row is data, else (which rows to keep, None): the rows before
+        the first damaged one, whose header rows the caller counts into segments. text_of(i) is row
+        i's text; pos orders the rows as the file does."""
+        if isdata.all():
+            return None, np.zeros(len(isdata), dtype=np.int32)
+        keep = np.ones(len(isdata), dtype=bool)
+        for i in np.flatnonzero(~isdata):
+            text = text_of(i)
+            if text == self.header and self.format != "credhub-perf":
+                continue  # hey-fork files repeat the header once per step
+            if text == self.header:
+                # credhub-perf writes its header once: a second one means two files were joined,
+                # and their steps would be read as one run's (the Go reader's rule)
+                found.append((int(pos[i]), "the header repeats (two results files concatenated?): "
+                              "summarise each file on its own, or split it at that line"))
+            elif text.strip() == self.header.strip():
+                shown = text[:60].decode("utf-8", "replace")
+                found.append((int(pos[i]), f"the header with spaces around it ({shown!r}): a header "
+                              "line repeats the first byte for byte; fix or delete the line"))
+            elif text.decode("utf-8", "replace").strip() in FORMATS:
+                shown = text[:60].decode("utf-8", "replace")
+                found.append((int(pos[i]), f"header of another CSV format ({shown!r}) inside a "
+                              f"'{self.format}' file; split the file or convert it to one format"))
+            else:
+                shown = text[:60].decode("utf-8", "replace")
+                found.append((int(pos[i]), f"unparseable row {shown!r}: expected a number in the first "
+                              f"column or a repeated header; fix or delete the line"))
+            # Rows after it do not matter: only one that comes earlier can be reported instead.
+            keep = pos < pos[i]
+            break
+        return keep, None
+
     def _chunk(self, body, end: int) -> dict:
         """Parse the whole lines in body[:end]; returns the columns.
 
@@ -434,36 +470,11 @@ class _Reader:
 
         first = buf[starts]
         isdata = ((first >= 48) & (first <= 57)) | (first == 45) | (first == 46)
-        segs = np.zeros(len(starts), dtype=np.int32)
         # Bad rows found below, as (byte position, message): the first in the file is reported.
         found: list[tuple[int, str]] = []
-        if not isdata.all():
-            hdr = np.flatnonzero(~isdata)
-            for i in hdr:
-                text = body[starts[i]:ends[i]]
-                if text == self.header and self.format != "credhub-perf":
-                    continue  # hey-fork files repeat the header once per step
-                if text == self.header:
-                    # credhub-perf writes its header once: a second one means two files were joined,
-                    # and their steps would be read as one run's (the Go reader's rule)
-                    found.append((int(starts[i]), "the header repeats (two results files concatenated?): "
-                                  "summarise each file on its own, or split it at that line"))
-                elif text.strip() == self.header.strip():
-                    shown = text[:60].decode("utf-8", "replace")
-                    found.append((int(starts[i]), f"the header with spaces around it ({shown!r}): a header "
-                                  "line repeats the first byte for byte; fix or delete the line"))
-                elif text.decode("utf-8", "replace").strip() in FORMATS:
-                    shown = text[:60].decode("utf-8", "replace")
-                    found.append((int(starts[i]), f"header of another CSV format ({shown!r}) inside a "
-                                  f"'{self.format}' file; split the file or convert it to one format"))
-                else:
-                    shown = text[:60].decode("utf-8", "replace")
-                    found.append((int(starts[i]), f"unparseable row {shown!r}: expected a number in the first "
-                                  f"column or a repeated header; fix or delete the line"))
-                # Rows after it do not matter: only one that comes earlier can be reported instead.
-                keep = starts < starts[i]
-                starts, ends, isdata, line = starts[keep], ends[keep], isdata[keep], line[keep]
-                break
+        keep, segs = self._header_rows(isdata, lambda i: bytes(body[starts[i]:ends[i]]), starts, found)
+        if keep is not None:
+            starts, ends, isdata, line = starts[keep], ends[keep], isdata[keep], line[keep]
             segs = np.cumsum(~isdata).astype(np.int32)
             starts, ends, segs, line = starts[isdata], ends[isdata], segs[isdata], line[isdata]
         res["segs"] = segs
@@ -547,11 +558,21 @@ class _Reader:
             fe = ends if j == ncomma else commas(j)
             return fs, fe
 
+        self._columns(res, lambda j: (buf, body, *field_bounds(j)), starts, line, lineno, found)
+        return res
+
+    def _columns(self, res: dict, field, pos: np.ndarray, line: np.ndarray, lineno, found: list) -> None:
+        """Check and convert every column of a chunk's data rows into res["parts"] (and its error
+        messages, first start-time and step runs); raises the first bad row's _LineError.
+
+        field(j) -> (buf, body, fs, fe): column j's fields are buf[fs:fe] (numpy uint8) and body[fs:fe]
+        (bytes, for messages). pos orders the rows as the file does (found holds (pos, message)) and
+        lineno(pos) is a row's line in the chunk; line is each row's line, for the step runs."""
         step_key = {}
         for name in WANTED:
             if name not in self.cols:
                 continue
-            vals = self._number(name, buf, body, field_bounds(self.cols.index(name)), starts, found)
+            vals = self._number(name, field(self.cols.index(name)), pos, found)
             if name in ("concurrency", "rate"):
                 step_key[name] = vals  # before rate is narrowed to float32: steps compare as float64
             if name in _INTEGER:
@@ -567,15 +588,14 @@ class _Reader:
             # Not used by the plots, but a row with a damaged column is a damaged row: the Go
             # reader refuses it too, so both tools agree on what a file holds.
             if name in self.cols:
-                vals = self._number(name, buf, body, field_bounds(self.cols.index(name)), starts, found)
+                vals = self._number(name, field(self.cols.index(name)), pos, found)
                 if self.want_phases and name != "DNS":  # DNS is part of DNS+dialup
                     used = used + vals.astype(np.float64)
         if self.want_phases and "DNS+dialup" in self.cols:
             res["parts"]["phases"] = np.asarray(used, dtype=np.float64)
 
         if "start-time" in self.cols:
-            j = self.cols.index("start-time")
-            fs, fe = field_bounds(j)
+            buf, body, fs, fe = field(self.cols.index("start-time"))
             res["first_start"] = body[fs[0]:fe[0]].decode("ascii", "replace")
             try:
                 start = parse_rfc3339(buf, fs, fe)  # every row's, so a damaged one is found
@@ -584,17 +604,17 @@ class _Reader:
             except ValueError as exc:
                 i = int(str(exc))
                 text = body[fs[i]:fe[i]][:40].decode("utf-8", "replace")
-                found.append((int(starts[i]), f"unparseable row: start-time {text!r} is not RFC 3339 "
+                found.append((int(pos[i]), f"unparseable row: start-time {text!r} is not RFC 3339 "
                               f"(like 2017-06-01T12:00:00.123456789Z); fix or delete the line"))
         if self.has_request:
-            res["parts"]["request"] = self._request(buf, body, field_bounds(ncomma), starts, found)
+            res["parts"]["request"] = self._request(field(self.ncols - 1), pos, found)
         if found:
-            pos, msg = min(found)
-            raise self.fail(lineno(pos), msg)
+            at, msg = min(found)
+            raise self.fail(lineno(at), msg)
         if self.format == "credhub-perf":
             res["steps"] = step_runs(step_key["concurrency"], step_key["rate"], line)
         if self.has_error_col:
-            fs, fe = field_bounds(self.cols.index("error"))
+            _, body, fs, fe = field(self.cols.index("error"))
             nonempty = fe > fs
             res["parts"]["error"] = nonempty
             msgs = res["msgs"] = []
@@ -604,13 +624,12 @@ class _Reader:
                     if raw.startswith('"'):
                         raw = next(csv.reader(io.StringIO(raw)), [""])[0]
                     msgs.append(raw)
-        return res
 
     @staticmethod
-    def _request(buf, body, bounds, starts, found: list) -> np.ndarray:
+    def _request(field, pos, found: list) -> np.ndarray:
         """The request column as int8 indices into REQUEST_TYPES (-1: empty); the first field that
         is none of them goes into `found`."""
-        fs, fe = bounds
+        buf, body, fs, fe = field
         width = fe - fs
         code = np.full(len(fs), -2, dtype=np.int8)
         code[width == 0] = -1
@@ -629,7 +648,7 @@ class _Reader:
             text = raw[:40].decode("utf-8", "replace") + ("..." if len(raw) > 40 else "")
             what = ("a quote (\") in the request column, which is never quoted" if b'"' in raw else
                     f"request {text!r} is not a request type (want {', '.join(REQUEST_TYPES)}, or empty)")
-            found.append((int(starts[i]), f"unparseable row: {what}; fix or delete the line"))
+            found.append((int(pos[i]), f"unparseable row: {what}; fix or delete the line"))
         return code
 
     def _report_first(self, problems, starts, lineno, found) -> None:
@@ -659,16 +678,16 @@ class _Reader:
             ok[row[unpaired]] = False
         return ok
 
-    def _number(self, name: str, buf, body, bounds, starts, found: list) -> np.ndarray:
+    def _number(self, name: str, field, pos, found: list) -> np.ndarray:
         """Column `name` as float64; its first value that is not a finite decimal within the
         documented range goes into `found` as (position, message)."""
-        fs, fe = bounds
+        buf, body, fs, fe = field
         vals, ok = parse_decimal(buf, fs, fe)
         lo, hi = _RANGES[name]
 
         def bad(i: int, what: str) -> np.ndarray:
             text = body[fs[i]:fe[i]][:40].decode("utf-8", "replace")
-            found.append((int(starts[i]), f"unparseable row: {name} {what(text)}; fix or delete the line"))
+            found.append((int(pos[i]), f"unparseable row: {name} {what(text)}; fix or delete the line"))
             return np.zeros_like(vals)  # never used: the chunk is refused
 
         if name in _INTEGER:

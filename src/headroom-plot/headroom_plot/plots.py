@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import math
 import os
 import textwrap
 
@@ -321,10 +322,10 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
     else:
         bins = np.linspace(ylo, yhi, 60)
     ok_lat = lat_ms[~run.error] if len(fail_all) else lat_ms
-    axr.stairs(_percent_of(ok_lat, bins, n), bins, fill=True, orientation="horizontal", color="#3b6ea8",
+    axr.stairs(_percent_of(ok_lat, bins, n, log), bins, fill=True, orientation="horizontal", color="#3b6ea8",
                alpha=0.75, label="ok")
     if len(fail_all):
-        axr.stairs(_percent_of(lat_ms[fail_all], bins, n), bins, fill=True, orientation="horizontal",
+        axr.stairs(_percent_of(lat_ms[fail_all], bins, n, log), bins, fill=True, orientation="horizontal",
                    color="#d62728", alpha=0.8, label="failed")
     axr.axhline(slo_ms, color="#d62728", ls="--", lw=1.0)
     axr.set_xlabel("% of requests")
@@ -404,9 +405,17 @@ def _incomplete_banner(ax, run: Run) -> None:
             zorder=10, bbox=dict(boxstyle="round,pad=0.4", fc="white", ec="#8c564b", lw=1.5, alpha=0.95))
 
 
-def _percent_of(values: np.ndarray, bins: np.ndarray, n: int) -> np.ndarray:
-    """Per bin, the share (%) of all n requests whose value falls in it."""
-    return np.histogram(values, bins=bins)[0] * (100.0 / n)
+def _percent_of(values: np.ndarray, edges: np.ndarray, n: int, log: bool = False) -> np.ndarray:
+    """Per bin, the share (%) of all n requests whose value falls in it.
+
+    edges are evenly spaced (in log space with log): given as a count and a range, numpy bins by
+    arithmetic, where an array of edges makes it sort every value (0.5 s of a 10-million-row plot)."""
+    lo, hi = float(edges[0]), float(edges[-1])
+    if log:
+        with np.errstate(divide="ignore", invalid="ignore"):  # a 0 ms latency falls below every bin
+            values = np.log(values)
+        lo, hi = math.log(lo), math.log(hi)
+    return np.histogram(values, bins=len(edges) - 1, range=(lo, hi))[0] * (100.0 / n)
 
 
 def _caption(run: Run, opts: Options) -> str:
