@@ -137,11 +137,11 @@ def server_stats(text):
     """The counters of null-server's last words ("null-server stats:
     k=v ..."), {} when it printed none. Counters are integers; "groups" is
     the key-exchange breakdown (name:count,...), kept as text;
-    handled_mean_us and served_mean_us are means."""
+    handled_mean_us, served_mean_us and station_mean_us are means."""
     m = re.search(r"null-server stats: (.*)", text)
     if not m:
         return {}
-    conv = {"groups": str, "handled_mean_us": float, "served_mean_us": float}
+    conv = {"groups": str, "handled_mean_us": float, "served_mean_us": float, "station_mean_us": float}
     return {k: conv.get(k, int)(v) for k, v in (kv.split("=", 1) for kv in m.group(1).split())}
 
 

@@ -22,7 +22,9 @@
 // includes the wait and the service; its capacity is N/D requests/s. It
 // also reports the servers' mean occupancy per request (served_mean_us: D
 // plus the timers' overshoot and the hand-off to a waiting request), the S
-// of a queueing model of the run.
+// of a queueing model of the run, and a request's mean time at the station
+// (station_mean_us: its wait for a server and its service), which taken
+// from a client's response time leaves the time spent outside the station.
 package main
 
 import (
@@ -75,6 +77,10 @@ type counters struct {
 	// goroutine runs). That occupancy is what sets the station's capacity
 	// (N over its mean), the S a queueing model of the run must use.
 	servedNS atomic.Int64
+	// stationNS is the sum of the time requests spent at the station: from
+	// asking for a server to releasing it (the wait in line and the
+	// service), without the HTTP handling around it.
+	stationNS atomic.Int64
 
 	// groups counts handshakes per negotiated key-exchange group, so the
 	// bench can show that every tool did the same key exchange.
@@ -158,8 +164,8 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "null-server: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(os.Stderr, "null-server stats: requests=%d conns=%d handshakes=%d resumed=%d groups=%s handled_mean_us=%.1f served_mean_us=%.1f\n",
-		st.Requests, st.Conns, st.Handshakes, st.Resumed, st.Groups, st.HandledMeanUS, st.ServedMeanUS)
+	fmt.Fprintf(os.Stderr, "null-server stats: requests=%d conns=%d handshakes=%d resumed=%d groups=%s handled_mean_us=%.1f served_mean_us=%.1f station_mean_us=%.1f\n",
+		st.Requests, st.Conns, st.Handshakes, st.Resumed, st.Groups, st.HandledMeanUS, st.ServedMeanUS, st.StationMeanUS)
 	return 0
 }
 
@@ -176,6 +182,7 @@ type stats struct {
 	Groups                               string
 	HandledMeanUS                        float64 // mean handler time per request, µs
 	ServedMeanUS                         float64 // mean time a request held a station server, µs (0 without -service-time)
+	StationMeanUS                        float64 // mean time a request waited for and held a server, µs (0 without -service-time)
 }
 
 // serve runs until ctx is done, calling ready once it accepts connections.
@@ -255,6 +262,7 @@ func serve(ctx context.Context, o options, ready func(url, mode string)) (stats,
 				time.Sleep(time.Duration(mrand.ExpFloat64() * float64(o.serviceTime)))
 				now := time.Now()
 				c.servedNS.Add(int64(now.Sub(held)))
+				c.stationNS.Add(int64(now.Sub(asked)))
 				station <- now
 			}
 			_, _ = w.Write(body)
@@ -303,6 +311,7 @@ func serve(ctx context.Context, o options, ready func(url, mode string)) (stats,
 	if st.Requests > 0 {
 		st.HandledMeanUS = float64(c.handledNS.Load()) / float64(st.Requests) / 1e3
 		st.ServedMeanUS = float64(c.servedNS.Load()) / float64(st.Requests) / 1e3
+		st.StationMeanUS = float64(c.stationNS.Load()) / float64(st.Requests) / 1e3
 	}
 	return st, nil
 }
