@@ -34,14 +34,7 @@ func TestConfirmationAgreesOnConstantTarget(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, log)
 	}
 	dir := runDirs(t, c.OutputDir)[0]
-	sum, err := results.ReadSummary(filepath.Join(dir, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	meta, err := results.ReadMeta(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum, meta := readRun(t, dir)
 	o := sum.OpenLoop
 	// Two fractions, and a bisection only if a step missed the SLO.
 	if o == nil || sum.MaxThroughputAtSLO == nil || meta.Confirmation == nil || len(sum.Steps) != 3+len(meta.Confirmation.Rates) ||
@@ -117,8 +110,7 @@ func TestConfirmationOff(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, log)
 	}
 	dir := runDirs(t, c.OutputDir)[0]
-	sum, _ := results.ReadSummary(filepath.Join(dir, "summary.json"))
-	meta, _ := results.ReadMeta(dir)
+	sum, meta := readRun(t, dir)
 	if len(sum.Steps) != 2 || sum.OpenLoop != nil || meta.Confirmation == nil || meta.Confirmation.Enabled || !strings.Contains(meta.Confirmation.Note, "off") {
 		t.Fatalf("steps %d, open loop %+v, meta %+v", len(sum.Steps), sum.OpenLoop, meta.Confirmation)
 	}

@@ -442,14 +442,7 @@ func TestRunScenariosAgainstFake(t *testing.T) {
 		t.Fatalf("want 3 run directories, got %v", dirs)
 	}
 	for _, dir := range dirs {
-		meta, err := results.ReadMeta(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum, err := results.ReadSummary(filepath.Join(dir, "summary.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		sum, meta := readRun(t, dir)
 		// 4 steps x 100 requests, all rows written, no errors: the seeded
 		// names existed for every get and interpolate.
 		rows := 0
@@ -508,8 +501,7 @@ func TestAbortPolicyStopsRamp(t *testing.T) {
 		t.Fatalf("an abort by policy is a normal end; exit %d\n%s\n%s", code, out, log)
 	}
 	dir := runDirs(t, c.OutputDir)[0]
-	meta, _ := results.ReadMeta(dir)
-	sum, _ := results.ReadSummary(filepath.Join(dir, "summary.json"))
+	sum, meta := readRun(t, dir)
 	// Requests 251.. fail: step 3 is half failed (over 20 %), step 4 all:
 	// two consecutive steps, so the ramp stops after step 4 of 8.
 	if len(sum.Steps) != 4 || !strings.Contains(meta.StoppedReason, "abort policy after step 4 of 8") || sum.StoppedReason != meta.StoppedReason {
@@ -588,9 +580,9 @@ func TestOpenLoopRatesAndWarmup(t *testing.T) {
 	if rows != 300 || len(rates) != 2 || rates[0] != 100 || rates[1] != 200 {
 		t.Fatalf("rows %d rates %v", rows, rates)
 	}
-	meta, _ := results.ReadMeta(dir)
-	if meta.Mode != "open" || meta.WarmupS != 0.3 {
-		t.Fatalf("meta %+v", meta)
+	meta, err := results.ReadMeta(dir)
+	if err != nil || meta.Mode != "open" || meta.WarmupS != 0.3 {
+		t.Fatalf("meta %+v %v", meta, err)
 	}
 	// Load requests the target saw: measured ones plus the warm-up.
 	seen := fake.requests.Load()
@@ -840,6 +832,21 @@ func countCSV(t *testing.T, path string) (rows int, segments int) {
 	return rows, len(seen)
 }
 
+// readRun reads a run directory's summary.json and meta.json; either
+// missing or unreadable fails the test.
+func readRun(t *testing.T, dir string) (*results.Summary, *results.Meta) {
+	t.Helper()
+	sum, err := results.ReadSummary(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, err := results.ReadMeta(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum, meta
+}
+
 // A tester short of CPU measures itself: every step is tester-bound, says
 // which figure, and none counts as capacity.
 func TestTesterBoundStepsAreFlagged(t *testing.T) {
@@ -851,14 +858,7 @@ func TestTesterBoundStepsAreFlagged(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, log)
 	}
 	dir := runDirs(t, c.OutputDir)[0]
-	sum, err := results.ReadSummary(filepath.Join(dir, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	meta, err := results.ReadMeta(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum, meta := readRun(t, dir)
 	if len(sum.Steps) == 0 || len(meta.Steps) != len(sum.Steps) {
 		t.Fatalf("%d steps in summary.json, %d in meta.json, want the same, at least 1", len(sum.Steps), len(meta.Steps))
 	}
