@@ -46,6 +46,9 @@ type Conn struct {
 	nc net.Conn
 	sc *sockConn // the TCP connection under nc, when it could be wrapped
 	br *bufio.Reader
+	// answered: when the first byte of the connection's last response
+	// came (zero: none yet), for AliveRecent.
+	answered time.Time
 }
 
 // NewConn is a Conn over nc, a connection established elsewhere, used as
@@ -67,6 +70,19 @@ func (c *Conn) Alive() bool {
 		return idleconn.Alive(c.nc, nil, c.br)
 	}
 	return idleconn.Alive(c.nc, &c.sc.probe, c.br)
+}
+
+// AliveRecent is Alive for a connection about to carry a request at now,
+// without the look at its socket (a system call) when its last response
+// began less than recent before now: then only bytes left in its reader,
+// which no request asked for, make it unusable. The caller chooses
+// recent, and when such a connection counts as not idle (load's
+// lookAfter).
+func (c *Conn) AliveRecent(now time.Time, recent time.Duration) bool {
+	if !c.answered.IsZero() && now.Sub(c.answered) < recent {
+		return c.br.Buffered() == 0
+	}
+	return c.Alive()
 }
 
 // Close closes the connection's socket (the Conn is then closed: Open is
@@ -274,6 +290,7 @@ func (s *Sender) readResponse(ctx context.Context, c *Conn, q *Request, o *Outco
 		return false
 	}
 	o.Status = status
+	c.answered = tfb
 	if closeAfter || !s.c.cfg.KeepAlive {
 		s.CloseConn()
 	}
@@ -342,6 +359,7 @@ func (s *Sender) install(ctx context.Context, nc net.Conn, sc *sockConn) (*Conn,
 	}
 	s.conn.nc = nc
 	s.conn.sc = sc
+	s.conn.answered = time.Time{}
 	if s.conn.br == nil {
 		s.conn.br = bufio.NewReaderSize(nc, readBuffer)
 	} else {

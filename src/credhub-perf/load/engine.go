@@ -461,6 +461,10 @@ type worker struct {
 	onLoan   bool
 	dialDone func()
 
+	// backToBack: a closed loop without -q, each request sent as soon as
+	// the last one ended (lean path: lookAfter).
+	backToBack bool
+
 	// Open loop, either path.
 	wait *time.Timer // the wait for a connection given back (pool or gate)
 	// due: the bound of the request's wait for a connection
@@ -866,6 +870,7 @@ func (w *worker) closedLoop(ctx context.Context, s Step, start, end time.Time, c
 	}
 	next := start
 	w.end = end
+	w.backToBack = interval == 0
 	for k := 0; count == 0 || k < count; k++ {
 		if interval > 0 {
 			if !end.IsZero() && !next.Before(end) {
