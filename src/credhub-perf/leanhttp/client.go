@@ -240,8 +240,13 @@ func (s *Sender) RoundTrip(ctx context.Context, q *Request, o *Outcome, mayRetry
 		t0 = time.Now()
 	}
 	wn, err := c.nc.Write(q.Raw)
-	t1 := time.Now()
-	o.ReqWrite = t1.Sub(t0)
+	// Bytes held by the sockConn leave from inside the first read, which
+	// stamps their going (readResponse): a reading now would be dropped.
+	var t1 time.Time
+	if err != nil || c.sc == nil || !c.sc.held() {
+		t1 = time.Now()
+		o.ReqWrite = t1.Sub(t0)
+	}
 	if err != nil {
 		s.CloseConn()
 		if reused && mayRetry && idleconn.PeerClosed(err) && ctx.Err() == nil && (wn == 0 || q.Replayable) {
@@ -253,9 +258,9 @@ func (s *Sender) RoundTrip(ctx context.Context, q *Request, o *Outcome, mayRetry
 	return s.readResponse(ctx, c, q, o, reused && mayRetry, t0, t1)
 }
 
-// readResponse reads q's response on c, written from t0 to t1 (or from
-// within the first read: sockConn), into o; true when the try may be
-// retried (RoundTrip).
+// readResponse reads q's response on c, written from t0 to t1 (zero: held,
+// to go from within the first read: sockConn), into o; true when the try
+// may be retried (RoundTrip).
 func (s *Sender) readResponse(ctx context.Context, c *Conn, q *Request, o *Outcome, mayRetry bool, t0, t1 time.Time) (retry bool) {
 	var loc *[]byte
 	if q.WantLocation {
@@ -263,9 +268,12 @@ func (s *Sender) readResponse(ctx context.Context, c *Conn, q *Request, o *Outco
 		loc = &s.loc
 	}
 	status, n, closeAfter, tfb, err := readResponse(c.br, q.Bodyless, loc)
-	if c.sc != nil && c.sc.hold && c.sc.wroteAt.After(t1) {
-		// The bytes went out inside the first read.
-		t1 = c.sc.wroteAt
+	if t1.IsZero() {
+		// The held bytes went out inside the first read, or never did
+		// (the read failed first): then the request's write ends now.
+		if t1 = c.sc.wroteAt; t1.IsZero() {
+			t1 = time.Now()
+		}
 		o.ReqWrite = t1.Sub(t0)
 	}
 	if !tfb.IsZero() {

@@ -21,7 +21,9 @@ type sockConn struct {
 	rc      syscall.RawConn
 	pending []byte
 	hold    bool
-	wroteAt time.Time // when pending bytes last went out
+	// wroteAt: when the bytes written last went out (a phase stamp:
+	// monoNow when from inside a read); zero while some are held.
+	wroteAt time.Time
 
 	// State of one raw read, kept here so the callback does not allocate.
 	readFn        func(uintptr) bool
@@ -66,6 +68,7 @@ func wrapSock(c net.Conn, spare *sockConn, raw bool) *sockConn {
 func (c *sockConn) Write(p []byte) (int, error) {
 	if c.hold && len(c.pending)+len(p) <= maxHold {
 		c.pending = append(c.pending, p...)
+		c.wroteAt = time.Time{}
 		return len(p), nil
 	}
 	if err := c.flush(); err != nil {
@@ -75,6 +78,9 @@ func (c *sockConn) Write(p []byte) (int, error) {
 	c.wroteAt = time.Now()
 	return n, err
 }
+
+// held: written bytes wait to go out from inside the next Read.
+func (c *sockConn) held() bool { return len(c.pending) > 0 }
 
 // flush sends held bytes the ordinary (blocking) way.
 func (c *sockConn) flush() error {
@@ -145,7 +151,7 @@ func (c *sockConn) sendThenRead(fd uintptr) bool {
 			n := copy(c.pending, c.pending[m:])
 			c.pending = c.pending[:n]
 		}
-		c.wroteAt = time.Now()
+		c.wroteAt = monoNow()
 		// Read readiness was armed before the write, so the response
 		// cannot slip past: wait for it.
 		return false

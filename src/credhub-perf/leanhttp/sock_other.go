@@ -28,3 +28,6 @@ func wrapSock(net.Conn, *sockConn, bool) *sockConn { return nil }
 
 // flush: nothing is ever held here.
 func (c *sockConn) flush() error { return nil }
+
+// held: nothing is ever held here.
+func (c *sockConn) held() bool { return false }
