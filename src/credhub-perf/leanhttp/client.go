@@ -150,7 +150,11 @@ func (s *Sender) Abort() {
 	s.mu.Lock()
 	s.dead = true
 	if s.conn != nil && s.conn.nc != nil {
-		_ = s.conn.nc.SetDeadline(time.Unix(1, 0))
+		if s.conn.sc != nil {
+			s.conn.sc.abort() // and no lazy deadline moves it back
+		} else {
+			_ = s.conn.nc.SetDeadline(time.Unix(1, 0))
+		}
 	}
 	s.mu.Unlock()
 }
@@ -164,6 +168,12 @@ func (s *Sender) CloseConn() {
 	}
 	s.mu.Unlock()
 }
+
+// deadlineSlack: a sockConn's socket deadline may lie up to an eighth of
+// the client's timeout before the request's (lazyDeadline): it then moves
+// about once per eighth on a busy connection, and a request pays a second
+// move only when still in flight past 7/8 of its timeout.
+const deadlineSlack = 8
 
 // Request is one request to send.
 type Request struct {
@@ -227,7 +237,10 @@ func (s *Sender) RoundTrip(ctx context.Context, q *Request, o *Outcome, mayRetry
 			return false
 		}
 	}
-	if !q.Deadline.IsZero() {
+	if c.sc != nil {
+		// Under TLS too: crypto/tls's deadlines are its connection's.
+		c.sc.deadlineBy(q.Deadline, s.c.cfg.Timeout/deadlineSlack)
+	} else if !q.Deadline.IsZero() {
 		_ = c.nc.SetDeadline(q.Deadline)
 	}
 	if ctx.Err() != nil {

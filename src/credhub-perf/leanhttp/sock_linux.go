@@ -33,6 +33,8 @@ type sockConn struct {
 	sent, partial bool
 
 	probe idleconn.Probe // the look at the socket before an idle reuse (Conn.Alive)
+
+	deadline lazyDeadline // the request's deadline (deadline_linux.go)
 }
 
 // maxHold bounds what is held: a larger request may not fit the socket
@@ -62,6 +64,7 @@ func wrapSock(c net.Conn, spare *sockConn, raw bool) *sockConn {
 	sc.pending = sc.pending[:0]
 	sc.hold = false
 	sc.wroteAt = time.Time{}
+	sc.deadline.reset()
 	return sc
 }
 
@@ -74,10 +77,19 @@ func (c *sockConn) Write(p []byte) (int, error) {
 	if err := c.flush(); err != nil {
 		return 0, err
 	}
-	n, err := c.TCPConn.Write(p)
+	n, err := c.write(p)
 	c.wroteAt = time.Now()
 	return n, err
 }
+
+// deadlineBy makes t (zero: none) the request's deadline, moving the
+// socket's only when needed (lazyDeadline).
+func (c *sockConn) deadlineBy(t time.Time, slack time.Duration) {
+	c.deadline.by(t, slack, c.TCPConn)
+}
+
+// abort makes the socket's I/O fail now and for good (Sender.Abort).
+func (c *sockConn) abort() { c.deadline.abort(c.TCPConn) }
 
 // held: written bytes wait to go out from inside the next Read.
 func (c *sockConn) held() bool { return len(c.pending) > 0 }
@@ -87,10 +99,22 @@ func (c *sockConn) flush() error {
 	if len(c.pending) == 0 {
 		return nil
 	}
-	_, err := c.TCPConn.Write(c.pending)
+	_, err := c.write(c.pending)
 	c.pending = c.pending[:0]
 	c.wroteAt = time.Now()
 	return err
+}
+
+// write writes p the ordinary (blocking) way, on past a socket deadline
+// that came before the request's (lazyDeadline.early).
+func (c *sockConn) write(p []byte) (int, error) {
+	n, err := c.TCPConn.Write(p)
+	for err != nil && n < len(p) && c.deadline.early(err, c.TCPConn) {
+		var m int
+		m, err = c.TCPConn.Write(p[n:])
+		n += m
+	}
+	return n, err
 }
 
 // Read reads through the raw connection even with nothing held: a read
@@ -109,12 +133,20 @@ func (c *sockConn) Read(p []byte) (int, error) {
 	// With nothing held, "sent" starts true and the callback reads at once.
 	c.rbuf, c.rn, c.rerr, c.sent, c.partial = p, 0, nil, len(c.pending) == 0, false
 	err := c.rc.Read(c.readFn)
+	for err != nil && c.deadline.early(err, c.TCPConn) {
+		// Where it stopped: held bytes not yet sent (c.sent) are sent.
+		err = c.rc.Read(c.readFn)
+	}
 	c.rbuf = nil
 	if c.partial {
 		if err := c.flush(); err != nil {
 			return 0, wrapOp("write", c, err)
 		}
-		return c.TCPConn.Read(p)
+		n, err := c.TCPConn.Read(p)
+		for err != nil && n == 0 && c.deadline.early(err, c.TCPConn) {
+			n, err = c.TCPConn.Read(p)
+		}
+		return n, err
 	}
 	if err != nil {
 		return 0, err // deadline or closed connection, already wrapped

@@ -31,3 +31,8 @@ func (c *sockConn) flush() error { return nil }
 
 // held: nothing is ever held here.
 func (c *sockConn) held() bool { return false }
+
+// deadlineBy and abort are never called here (there is no sockConn): the
+// client sets its connections' deadlines directly.
+func (c *sockConn) deadlineBy(time.Time, time.Duration) {}
+func (c *sockConn) abort()                              {}
