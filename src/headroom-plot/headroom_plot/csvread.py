@@ -440,34 +440,13 @@ class _Reader:
         """
         res: dict = {"parts": {}}
         buf = np.frombuffer(body, dtype=np.uint8, count=end)
-        nl = np.flatnonzero(buf == 10)
-        res["nlines"] = len(nl)
-        # One row per line: the writers turn line breaks in error messages into spaces, so a
-        # quote never spans lines and a stray one damages only its own line.
-        quoted = body.find(b'"', 0, end) >= 0
-        q = np.flatnonzero(buf == 34) if quoted else None
-        if len(nl) == 0:
-            return res
-        starts = np.empty(len(nl), dtype=np.int64)
-        starts[0] = 0
-        starts[1:] = nl[:-1] + 1
-        ends = nl.copy()
-        cr = (ends > starts) & (buf[np.maximum(ends - 1, 0)] == 13)
-        ends[cr] -= 1
-        nonblank = ends > starts
-        starts, ends = starts[nonblank], ends[nonblank]
-        line = np.flatnonzero(nonblank)  # each row's line, counted from the chunk's first (0)
-        if len(starts) == 0:
-            return res
 
         def lineno(pos: int) -> int:
             return body.count(b"\n", 0, pos)
 
-        long = np.flatnonzero(ends - starts > MAX_LINE)
-        if len(long):
-            raise self.fail(lineno(starts[long[0]]), f"line longer than {MAX_LINE} bytes: not a results CSV "
-                            "(binary data?)")
-
+        starts, ends, line = self._lines(buf, res, lineno)
+        if len(starts) == 0:
+            return res
         first = buf[starts]
         isdata = ((first >= 48) & (first <= 57)) | (first == 45) | (first == 46)
         # Bad rows found below, as (byte position, message): the first in the file is reported.
@@ -483,11 +462,43 @@ class _Reader:
             if found:
                 raise self.fail(lineno(found[0][0]), found[0][1])
             return res
+        field_bounds = self._fields(buf, body, starts, ends, bool(isdata.all()), lineno, found)
+        self._columns(res, lambda j: (buf, body, *field_bounds(j)), starts, line, lineno, found)
+        return res
 
+    def _lines(self, buf: np.ndarray, res: dict, lineno):
+        """The chunk's non-blank lines: (starts, ends before the line end, each one's line in the chunk).
+
+        One row per line: the writers turn line breaks in error messages into spaces, so a quote
+        never spans lines and a stray one damages only its own line."""
+        nl = np.flatnonzero(buf == 10)
+        res["nlines"] = len(nl)
+        starts = np.empty(len(nl), dtype=np.int64)
+        if len(nl):
+            starts[0] = 0
+            starts[1:] = nl[:-1] + 1
+        ends = nl.copy()
+        cr = (ends > starts) & (buf[np.maximum(ends - 1, 0)] == 13)
+        ends[cr] -= 1
+        nonblank = ends > starts
+        starts, ends = starts[nonblank], ends[nonblank]
+        long = np.flatnonzero(ends - starts > MAX_LINE)
+        if len(long):
+            raise self.fail(lineno(starts[long[0]]), f"line longer than {MAX_LINE} bytes: not a results CSV "
+                            "(binary data?)")
+        return starts, ends, np.flatnonzero(nonblank)
+
+    def _fields(self, buf: np.ndarray, body, starts: np.ndarray, ends: np.ndarray, all_data: bool, lineno,
+                found: list):
+        """Each data row's fields, checked for their number and their quotes (the first bad row in the
+        file is raised, or an earlier one in `found`): returns field_bounds(j) -> (starts, ends) of
+        column j in every row."""
+        quoted = body.find(b'"', 0, len(buf)) >= 0
+        q = np.flatnonzero(buf == 34) if quoted else None
         ncomma = self.ncols - 1
         cpos = np.flatnonzero(buf == 44)
         nrows = len(starts)
-        if (not quoted and isdata.all() and ncomma and len(cpos) == nrows * ncomma
+        if (not quoted and all_data and ncomma and len(cpos) == nrows * ncomma
                 and (cpos[::ncomma] > starts).all() and (cpos[ncomma - 1::ncomma] < ends).all()):
             # The usual case, checked without a search: as many commas as rows x (columns - 1),
             # and each row's first and last comma inside that row, so every row has exactly its share.
@@ -558,8 +569,7 @@ class _Reader:
             fe = ends if j == ncomma else commas(j)
             return fs, fe
 
-        self._columns(res, lambda j: (buf, body, *field_bounds(j)), starts, line, lineno, found)
-        return res
+        return field_bounds
 
     def _columns(self, res: dict, field, pos: np.ndarray, line: np.ndarray, lineno, found: list) -> None:
         """Check and convert every column of a chunk's data rows into res["parts"] (and its error
