@@ -459,7 +459,21 @@ def _row_errors(t: Table) -> np.ndarray:
 
 
 def load_run(arg: str, opts: Options) -> Run:
+    """A run directory or CSV, read, merged across testers, cut into steps and judged."""
     path, meta, csvs, summary = resolve(arg)
+    tables, warnings = _read_tables(path, csvs)
+    m = _merge_testers(path, tables, csvs, opts, warnings)
+    run = _build_run(path, meta, tables, m, opts, warnings, csvs, summary)
+    n_conf = len(run.confirmation.steps) if run.confirmation else 0
+    for t in tables:  # keep the parsed columns only where they are still needed
+        t.latency = t.offset = t.start = t.status = t.concurrency = t.rate = t.sched_lag = t.error = None
+        t.segment = None
+    _judge(run, opts, m["slots"], m["doc"], summary, n_conf)
+    return run
+
+
+def _read_tables(path: str, csvs: list[str]):
+    """Every results CSV of a run, on one clock: (tables, warnings)."""
     tables = [read_csv(c) for c in csvs]
     warnings: list[str] = []
     for t in tables:
@@ -479,7 +493,13 @@ def load_run(arg: str, opts: Options) -> Run:
                 t.offset = t.offset + (s - base)
         else:
             warnings.append(f"{path}: tester files have no start-time column, merged without clock alignment")
+    return tables, warnings
 
+
+def _merge_testers(path: str, tables: list, csvs: list[str], opts: Options, warnings: list[str]) -> dict:
+    """The testers' rows as one run's columns, grouped by step, with each step's concurrency and rate
+    (conc_of, rate_of: per step, one entry per tester) and credhub-perf's merge (slots, doc) when
+    several credhub-perf testers ran."""
     lat, off, err, step, conc_of, rate_of, lag, req = [], [], [], [], {}, {}, [], []
     nsteps = []
     sids = [analysis.assign_steps(t.segment, t.concurrency, t.rate, t.offset) for t in tables]
@@ -538,6 +558,16 @@ def load_run(arg: str, opts: Options) -> Run:
             sched = sched[order]
         del order
 
+    return dict(latency=latency, offset=offset, error=error, steps_id=steps_id, sched=sched, request=request,
+                conc_of=conc_of, rate_of=rate_of, slots=slots, doc=doc)
+
+
+def _build_run(path: str, meta: dict, tables: list, m: dict, opts: Options, warnings: list[str], csvs: list[str],
+               summary) -> Run:
+    """The Run of merged columns m: each step's figures, its throughput windows and figures by request."""
+    latency, offset, error, steps_id, sched, request = (m[k] for k in ("latency", "offset", "error", "steps_id",
+                                                                         "sched", "request"))
+    conc_of, rate_of, doc = m["conc_of"], m["rate_of"], m["doc"]
     slo_by_request, w = request_bounds(path, meta)
     warnings += w
     meta_steps = meta.get("steps") if isinstance(meta.get("steps"), list) else None
@@ -591,14 +621,16 @@ def load_run(arg: str, opts: Options) -> Run:
     if doc is not None:
         run.credhub = (_slo_key(opts), doc)
     split_confirmation(run, opts)
-    n_conf = len(run.confirmation.steps) if run.confirmation else 0
     run.time_axis = analysis.time_axis(np.array([s.t0 for s in run.steps]), np.array([s.t1 for s in run.steps]),
                                        run.offset, run.latency)
     if run.time_axis[2]:
         run.warnings.append(f"{label}: {run.time_axis[2]} (drawn to the axis' end and noted on the plots)")
-    for t in tables:  # keep the parsed columns only where they are still needed
-        t.latency = t.offset = t.start = t.status = t.concurrency = t.rate = t.sched_lag = t.error = None
-        t.segment = None
+    return run
+
+
+def _judge(run: Run, opts: Options, slots, doc, summary, n_conf: int) -> None:
+    """Each step's verdicts (incomplete, summary.json's flags, steadiness), the capacity, and the run's warnings."""
+    meta, path, csvs = run.meta, run.path, run.csvs
     if slots is not None:
         # credhub-perf's verdict on each merged step; the run's own (testers missing) is added below
         whole = doc["summary"].get("incomplete_reason") if doc["summary"].get("incomplete") is True else None
@@ -655,7 +687,6 @@ def load_run(arg: str, opts: Options) -> Run:
     w = warmup_warning(run.name(), meta)
     if w:
         run.warnings.insert(0, w)
-    return run
 
 
 def split_confirmation(run: Run, opts: Options) -> None:
