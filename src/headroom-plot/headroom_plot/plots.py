@@ -228,7 +228,41 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
         fy = np.array([[s.p50_s, s.p95_s, s.p99_s] for s in hit]).ravel() * 1000
         ax.plot(fx, fy, ls="none", marker=marker, ms=13, mfc="none", mec=colour, mew=2.0, zorder=6, label=label)
 
-    # Max-latency staircase: the worst latency seen at each throughput level.
+    edges = _worst_staircase(ax, run, xmax_plot)
+    knee_note = _knee_curve(ax, run, opts, xmax_plot, hi)
+    ax.axhline(slo_ms, color="#d62728", ls="--", lw=1.3, label=f"SLO: p{pct:g} \u2264 {slo_ms:g} ms")
+    _capacity_marker(ax, run, slo_ms, xmax_plot)
+
+    _confirmation_points(ax, run, opts)
+    banners = []
+    if run.incomplete_reason:
+        _incomplete_banner(ax, run)
+    else:
+        banners = run_banners(run)
+    banner = "\n".join(textwrap.fill(b, 125) for b in banners)
+    ax.set_xlim(0, xmax_plot)
+    _set_latency_axis(ax, log, max(lo, 0.01), hi)
+    ax.set_xlabel("throughput (req/s), measured in %gs windows within each step" % opts.window_s)
+    ax.set_ylabel("latency (ms)" + (", log scale" if log else ""))
+    _legend(ax, loc="upper left", bbox_to_anchor=(0, -0.1), ncol=2)
+    if knee_note is not None:
+        # below-left of the knee, unless that leaves the axes (a knee low on the latency axis): then above
+        low = ax.transLimits.transform(ax.transScale.transform(knee_note[1]))[1] < 0.3
+        ax.annotate(*knee_note, xytext=(-150, 40 if low else -48), textcoords="offset points", fontsize=9,
+                    fontweight="bold", zorder=9, bbox=dict(boxstyle="round,pad=0.3", fc="white", ec="#999999",
+                                                           alpha=0.95),
+                    arrowprops=dict(arrowstyle="->", color="black"))
+
+    _margins(axt, axr, run, ax, edges, lat_ms, fail_all, log, slo_ms, title or f"Headroom: {run.title()}", banner)
+
+    _time_strip(axs, run, show_errors=True)
+    axc.text(0, 1.0, textwrap.fill(_caption(run, opts), 160), va="top", ha="left", fontsize=9,
+             color="#333333", transform=axc.transAxes)
+    return _save(fig, out_dir, f"headroom-{run.slug}", formats)
+
+
+def _worst_staircase(ax, run: Run, xmax_plot: float) -> np.ndarray:
+    """The worst latency seen up to each throughput; returns the throughput bins' edges."""
     edges = np.linspace(0, xmax_plot, 41)
     wx = run.win_count / run.win_width
     b = np.clip(np.digitize(wx, edges) - 1, 0, len(edges) - 2)
@@ -241,12 +275,18 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
         seg = slice(have[0], have[-1] + 1)
         ax.stairs(stair_f[seg], edges[have[0]:have[-1] + 2], baseline=None, color="#7f7f7f", lw=1.2,
                   label="worst latency seen up to this throughput")
+    return edges
 
+
+def _knee_curve(ax, run: Run, opts: Options, xmax_plot: float, hi: float):
+    """The fitted queueing curve, its extrapolation and the knee; the knee's note and where it points
+    (drawn once the axes have their limits), or None."""
+    knee_note = None
     k = run.knee
     if k is not None and k.b > 0:
         # The curve as fitted over the measured steps' throughputs; beyond them (and below the lightest
         # step) it is the fit's guess, drawn faint and labelled so.
-        used = [s.throughput for s in steps if s.counts(opts.max_error_rate)]
+        used = [s.throughput for s in run.steps if s.counts(opts.max_error_rate)]
         lo_x = min(used) if used else 0.0
         top = min(k.xmax - 1e-6, xmax_plot)
         fx = np.linspace(lo_x, min(k.measured_max, top), 300)
@@ -270,40 +310,29 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
             ax.plot([k.throughput], [ky], marker="D", ms=11, color="gold", mec="black", zorder=6,
                     label=f"knee \u2248 {k.throughput:,.0f} req/s{ext}")
             knee_note = (f"knee \u2248 {k.throughput:,.0f} req/s{ext}\n(latency starts to climb)", (k.throughput, ky))
+    return knee_note
 
-    ax.axhline(slo_ms, color="#d62728", ls="--", lw=1.3, label=f"SLO: p{pct:g} \u2264 {slo_ms:g} ms")
-    if run.max_tput is not None:
-        ax.axvline(run.max_tput, color="#d62728", ls=":", lw=1.3)
-        floor = run.max_tput_how == "lower bound" or run.capacity_is_lower_bound
-        bound = "\u2265" if floor else "\u2248"
-        how = "LOWER BOUND: higher steps not counted" if run.capacity_is_lower_bound else run.max_tput_how
-        ax.plot([run.max_tput], [slo_ms], marker="*", ms=16, color="#d62728", mec="black", zorder=7,
-                label=f"max throughput within SLO {bound} {run.max_tput:,.0f} req/s ({how})")
-        right = run.max_tput < 0.6 * xmax_plot  # beside the star, on the side with room
-        ax.annotate(f"{bound} {run.max_tput:,.0f} req/s", (run.max_tput, slo_ms), xytext=(12 if right else -12, -6),
-                    textcoords="offset points", ha="left" if right else "right", va="top", fontsize=10,
-                    fontweight="bold", color="#d62728", zorder=9, path_effects=HALO)
 
-    _confirmation_points(ax, run, opts)
-    banners = []
-    if run.incomplete_reason:
-        _incomplete_banner(ax, run)
-    else:
-        banners = run_banners(run)
-    banner = "\n".join(textwrap.fill(b, 125) for b in banners)
-    ax.set_xlim(0, xmax_plot)
-    _set_latency_axis(ax, log, max(lo, 0.01), hi)
-    ax.set_xlabel("throughput (req/s), measured in %gs windows within each step" % opts.window_s)
-    ax.set_ylabel("latency (ms)" + (", log scale" if log else ""))
-    _legend(ax, loc="upper left", bbox_to_anchor=(0, -0.1), ncol=2)
-    if k is not None and k.b > 0 and k.throughput is not None:
-        # below-left of the knee, unless that leaves the axes (a knee low on the latency axis): then above
-        low = ax.transLimits.transform(ax.transScale.transform(knee_note[1]))[1] < 0.3
-        ax.annotate(*knee_note, xytext=(-150, 40 if low else -48), textcoords="offset points", fontsize=9,
-                    fontweight="bold", zorder=9, bbox=dict(boxstyle="round,pad=0.3", fc="white", ec="#999999",
-                                                           alpha=0.95),
-                    arrowprops=dict(arrowstyle="->", color="black"))
+def _capacity_marker(ax, run: Run, slo_ms: float, xmax_plot: float) -> None:
+    """The star at the most throughput within the SLO, and its figure beside it."""
+    if run.max_tput is None:
+        return
+    ax.axvline(run.max_tput, color="#d62728", ls=":", lw=1.3)
+    floor = run.max_tput_how == "lower bound" or run.capacity_is_lower_bound
+    bound = "\u2265" if floor else "\u2248"
+    how = "LOWER BOUND: higher steps not counted" if run.capacity_is_lower_bound else run.max_tput_how
+    ax.plot([run.max_tput], [slo_ms], marker="*", ms=16, color="#d62728", mec="black", zorder=7,
+            label=f"max throughput within SLO {bound} {run.max_tput:,.0f} req/s ({how})")
+    right = run.max_tput < 0.6 * xmax_plot  # beside the star, on the side with room
+    ax.annotate(f"{bound} {run.max_tput:,.0f} req/s", (run.max_tput, slo_ms), xytext=(12 if right else -12, -6),
+                textcoords="offset points", ha="left" if right else "right", va="top", fontsize=10,
+                fontweight="bold", color="#d62728", zorder=9, path_effects=HALO)
 
+
+def _margins(axt, axr, run: Run, ax, edges: np.ndarray, lat_ms: np.ndarray, fail_all: np.ndarray, log: bool,
+             slo_ms: float, title: str, banner: str) -> None:
+    """The marginal histograms (throughput above, latency on the right), the title and the caveats' banner."""
+    n = run.total
     # Marginal histograms: where the requests were, on each axis.
     # Counted once and drawn as one filled outline per histogram: hist() with weights takes numpy's
     # slow weighted path over every row and draws a patch per bin.
@@ -312,7 +341,7 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
     axt.tick_params(labelbottom=False)
     # the run's caveats (cold JVM, unjudged or drifting steps, a lower bound) right under the title
     nlines = banner.count("\n") + 1 if banner else 0
-    axt.set_title(title or f"Headroom: {run.title()}", loc="left", fontweight="bold", pad=6 + 13 * nlines)
+    axt.set_title(title, loc="left", fontweight="bold", pad=6 + 13 * nlines)
     if banner:
         axt.annotate(banner, (0, 1), xycoords="axes fraction", xytext=(0, 4), textcoords="offset points",
                      ha="left", va="bottom", fontsize=9.5, fontweight="bold", color="#b35900")
@@ -331,11 +360,6 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
     axr.set_xlabel("% of requests")
     axr.tick_params(labelleft=False)
     axr.grid(True, axis="y", color="#eeeeee")
-
-    _time_strip(axs, run, show_errors=True)
-    axc.text(0, 1.0, textwrap.fill(_caption(run, opts), 160), va="top", ha="left", fontsize=9,
-             color="#333333", transform=axc.transAxes)
-    return _save(fig, out_dir, f"headroom-{run.slug}", formats)
 
 
 # The open-loop confirmation's colour (teal) and marker (triangles): apart from the percentile lines, the
