@@ -240,7 +240,7 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
     heading = title or "CredHub headroom report"
     slo = f"p{opts.slo_percentile:g} \u2264 {opts.slo_s * 1000:g} ms"
     doc = Document(out_dir)
-    para, h, table_, image = doc.para, doc.h, doc.table, doc.image
+    para, h, table_ = doc.para, doc.h, doc.table
 
     h(1, heading)
     para(f"Generated {now} by headroom-plot from {len(runs)} run(s). SLO: {slo}; steps with more than "
@@ -252,41 +252,7 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
     scenarios = sorted({r.scenario for r in runs})
     h(2, "Capacity")
     for scen in scenarios:
-        if len(scenarios) > 1:
-            h(3, f"Scenario: {scen}")
-        table_(*capacity(table, scen))
-        for c in table:
-            if c.scenario == scen and c.capacity_is_lower_bound and c.max_tput is not None:
-                what = f"{c.group} instance(s)" if c.instances is not None else f"label {c.group}"
-                para(f"LOWER BOUND for {what}: the capacity is at least {_num(c.max_tput)} req/s: steps at a higher "
-                     f"load met the SLO but were not counted ({c.lower_bound_reason}). The table, the fit and "
-                     "the recommendation use this figure, so they are conservative.", cls="warn")
-        missing = [c for c in table if c.scenario == scen and c.max_tput is None and c.why_none]
-        if missing:
-            kept = [c.group for c in table if c.scenario == scen and c.instances and c.max_tput]
-            for c in missing:
-                what = f"{c.group} instance(s)" if c.instances is not None else f"label {c.group}"
-                para(f"NO CAPACITY for {what}: {c.why_none}. That row has no figures, and "
-                     + (f"the scalability fit and the recommendation use only {', '.join(kept)} instance(s)."
-                        if kept else "no instance count is left for the scalability fit and the recommendation."),
-                     cls="warn")
-        opened = [c.group for c in table if c.scenario == scen and c.sized_by == "open loop"]
-        if opened:
-            para(f"SIZE WITH THE OPEN-LOOP FIGURE for {', '.join(opened)} instance(s): fixed-rate steps after the "
-                 "closed-loop ramp held the SLO only below its capacity (applications' requests arrive whether "
-                 "or not the last one finished, and queue behind the target's pauses). The scalability fit and "
-                 "the recommendation use the figure to size with.", cls="warn")
-        for rec in recs:
-            if rec.scenario == scen:
-                doc.labelled("Recommendation", rec.text, "rec")
-        if study is not None and scen in study.scenarios:
-            _scalability(study.scenarios[scen], para, table_)
-            _bottlenecks(study.scenarios[scen], para, table_)
-        for p in overlays.get(scen, []):
-            if p.endswith(".png"):
-                kind = next((k for k in ("scalability", "utilisation") if os.path.basename(p).startswith(k)),
-                            "overlay")
-                image(p, f"{kind} {scen}")
+        _scenario(doc, scen, len(scenarios) > 1, table, recs, study, overlays)
 
     h(2, "Warnings")
     if warnings:
@@ -301,53 +267,100 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
     table_(*request_details(runs))
 
     for r in runs:
-        h(2, f"Run: {r.title()}")
-        if r.incomplete_reason:
-            para(f"INCOMPLETE RUN: {r.incomplete_reason}. Every step undercounts the load the target carried, "
-                 "so this run gives no capacity and no knee.", cls="warn")
-        head = warmup_headline(r.meta)
-        if head:
-            para(head[0].upper() + head[1:] + ".", cls="warn")
-        if r.capacity_label:
-            para("Capacity label (credhub-perf): " + r.capacity_label + ".", cls="warn")
-        if r.confirmation is not None and r.confirmation.headline:
-            para("Headline (credhub-perf): " + r.confirmation.headline + ".",
-                 cls=None if r.confirmation.agree else "warn")
-        if r.not_judged:
-            para("Steadiness: " + r.not_judged + "; " + ("they count as capacity: the run warm-up was judged steady."
-                                                        if warmup_steady(r.meta) else
-                                                        "they are not counted as capacity: " + warmup_note(r.meta)
-                                                        + "."), cls="warn")
-        para(f"Source: {r.path}. Max throughput within the SLO: "
-             + ("none (incomplete run); knee: none (incomplete run)" if r.incomplete_reason else
-                (r.capacity_text() if r.capacity_is_lower_bound else f"{_num(r.max_tput)} req/s ({r.max_tput_how})")
-                + "; knee: "
-                + (f"{r.knee.throughput:,.0f} req/s" if r.knee and r.knee.throughput is not None
-                else ("not reached in the measured range" + (f" (the fit, EXTRAPOLATED beyond the measured "
-                                                             f"{r.knee.measured_max:,.0f} req/s, places it near "
-                                                             f"{r.knee.estimate:,.0f} req/s)"
-                      if r.knee and r.knee.estimate else ""))))
-             + ". Little's law residual = (workers - throughput x mean latency) / workers, closed-loop steps. "
-             + "Flags: not steady (drifted within the step), tester-bound (a tester short of CPU), incomplete (some "
-             "tester did not load the step for its whole slot): not counted as capacity; not judged steady (too "
-             "short or too few requests to tell): counted only after a run warm-up judged steady. "
-             + warmup_text(r.meta))
-        table_(*step_table(r, opts))
-        verdict = utilisation.from_summary(r.summary).verdict
-        if verdict:
-            para("Where capacity ends (credhub-perf, from the target's samples): " + verdict + ".")
-        if r.by_request:
-            own = "; ".join(f"{k} <= {v * 1000:g} ms" for k, v in sorted(r.slo_by_request.items()))
-            para(f"Per request type (a mix: every type under the same load; SLO p{opts.slo_percentile:g} "
-                 f"<= {opts.slo_s * 1000:g} ms for each" + (f", except {own}" if own else "")
-                 + "). A step is within the SLO only when every type meets its bound, so the capacity "
-                 "above is the highest load at which every type does:")
-            table_(*request_table(r, opts))
-        if r.error_messages:
-            table_(["most common error messages (digits shown as N)", "count (sampled)"],
-                   [[m, str(c)] for m, c in r.error_messages])
-        for p in images.get(r.slug, []):
-            if p.endswith(".png"):
-                image(p, os.path.basename(p))
+        _run_section(doc, r, opts, images)
 
     return doc.write(heading)
+
+
+def _scenario(doc, scen: str, several: bool, table: list[CapacityRow], recs: list[Recommendation], study,
+              overlays: dict[str, list[str]]) -> None:
+    """One scenario's capacity table, its caveats, the recommendation, the scalability fit and the overlays."""
+    para, h, table_, image = doc.para, doc.h, doc.table, doc.image
+    if several:
+        h(3, f"Scenario: {scen}")
+    table_(*capacity(table, scen))
+    for c in table:
+        if c.scenario == scen and c.capacity_is_lower_bound and c.max_tput is not None:
+            what = f"{c.group} instance(s)" if c.instances is not None else f"label {c.group}"
+            para(f"LOWER BOUND for {what}: the capacity is at least {_num(c.max_tput)} req/s: steps at a higher "
+                 f"load met the SLO but were not counted ({c.lower_bound_reason}). The table, the fit and "
+                 "the recommendation use this figure, so they are conservative.", cls="warn")
+    missing = [c for c in table if c.scenario == scen and c.max_tput is None and c.why_none]
+    if missing:
+        kept = [c.group for c in table if c.scenario == scen and c.instances and c.max_tput]
+        for c in missing:
+            what = f"{c.group} instance(s)" if c.instances is not None else f"label {c.group}"
+            para(f"NO CAPACITY for {what}: {c.why_none}. That row has no figures, and "
+                 + (f"the scalability fit and the recommendation use only {', '.join(kept)} instance(s)."
+                    if kept else "no instance count is left for the scalability fit and the recommendation."),
+                 cls="warn")
+    opened = [c.group for c in table if c.scenario == scen and c.sized_by == "open loop"]
+    if opened:
+        para(f"SIZE WITH THE OPEN-LOOP FIGURE for {', '.join(opened)} instance(s): fixed-rate steps after the "
+             "closed-loop ramp held the SLO only below its capacity (applications' requests arrive whether "
+             "or not the last one finished, and queue behind the target's pauses). The scalability fit and "
+             "the recommendation use the figure to size with.", cls="warn")
+    for rec in recs:
+        if rec.scenario == scen:
+            doc.labelled("Recommendation", rec.text, "rec")
+    if study is not None and scen in study.scenarios:
+        _scalability(study.scenarios[scen], para, table_)
+        _bottlenecks(study.scenarios[scen], para, table_)
+    for p in overlays.get(scen, []):
+        if p.endswith(".png"):
+            kind = next((k for k in ("scalability", "utilisation") if os.path.basename(p).startswith(k)),
+                        "overlay")
+            image(p, f"{kind} {scen}")
+
+
+def _run_section(doc, r: Run, opts: Options, images: dict[str, list[str]]) -> None:
+    """One run's section: its headline and caveats, the step table, figures by request, errors and images."""
+    para, h, table_, image = doc.para, doc.h, doc.table, doc.image
+    h(2, f"Run: {r.title()}")
+    if r.incomplete_reason:
+        para(f"INCOMPLETE RUN: {r.incomplete_reason}. Every step undercounts the load the target carried, "
+             "so this run gives no capacity and no knee.", cls="warn")
+    head = warmup_headline(r.meta)
+    if head:
+        para(head[0].upper() + head[1:] + ".", cls="warn")
+    if r.capacity_label:
+        para("Capacity label (credhub-perf): " + r.capacity_label + ".", cls="warn")
+    if r.confirmation is not None and r.confirmation.headline:
+        para("Headline (credhub-perf): " + r.confirmation.headline + ".",
+             cls=None if r.confirmation.agree else "warn")
+    if r.not_judged:
+        para("Steadiness: " + r.not_judged + "; " + ("they count as capacity: the run warm-up was judged steady."
+                                                    if warmup_steady(r.meta) else
+                                                    "they are not counted as capacity: " + warmup_note(r.meta)
+                                                    + "."), cls="warn")
+    para(f"Source: {r.path}. Max throughput within the SLO: "
+         + ("none (incomplete run); knee: none (incomplete run)" if r.incomplete_reason else
+            (r.capacity_text() if r.capacity_is_lower_bound else f"{_num(r.max_tput)} req/s ({r.max_tput_how})")
+            + "; knee: "
+            + (f"{r.knee.throughput:,.0f} req/s" if r.knee and r.knee.throughput is not None
+            else ("not reached in the measured range" + (f" (the fit, EXTRAPOLATED beyond the measured "
+                                                         f"{r.knee.measured_max:,.0f} req/s, places it near "
+                                                         f"{r.knee.estimate:,.0f} req/s)"
+                  if r.knee and r.knee.estimate else ""))))
+         + ". Little's law residual = (workers - throughput x mean latency) / workers, closed-loop steps. "
+         + "Flags: not steady (drifted within the step), tester-bound (a tester short of CPU), incomplete (some "
+         "tester did not load the step for its whole slot): not counted as capacity; not judged steady (too "
+         "short or too few requests to tell): counted only after a run warm-up judged steady. "
+         + warmup_text(r.meta))
+    table_(*step_table(r, opts))
+    verdict = utilisation.from_summary(r.summary).verdict
+    if verdict:
+        para("Where capacity ends (credhub-perf, from the target's samples): " + verdict + ".")
+    if r.by_request:
+        own = "; ".join(f"{k} <= {v * 1000:g} ms" for k, v in sorted(r.slo_by_request.items()))
+        para(f"Per request type (a mix: every type under the same load; SLO p{opts.slo_percentile:g} "
+             f"<= {opts.slo_s * 1000:g} ms for each" + (f", except {own}" if own else "")
+             + "). A step is within the SLO only when every type meets its bound, so the capacity "
+             "above is the highest load at which every type does:")
+        table_(*request_table(r, opts))
+    if r.error_messages:
+        table_(["most common error messages (digits shown as N)", "count (sampled)"],
+               [[m, str(c)] for m, c in r.error_messages])
+    for p in images.get(r.slug, []):
+        if p.endswith(".png"):
+            image(p, os.path.basename(p))
