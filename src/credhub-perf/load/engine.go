@@ -20,10 +20,6 @@ import (
 	"github.com/credhub-perf/credhub-perf/load/idleconn"
 )
 
-// resultBuffer bounds the results in flight between workers and the
-// collector, so memory stays flat however many requests a run sends.
-const resultBuffer = 4096
-
 type header struct {
 	name string
 	val  *text
@@ -612,25 +608,27 @@ func (e *Engine) Run(ctx context.Context, s Step, sink Sink) error {
 		clk = e.stepTimes(s)
 	}
 	workers := e.newWorkers(s)
-	ch := make(chan Result, resultBuffer)
+	rec, collected := newRecorder(s, sink)
 	var wg sync.WaitGroup
 	var jobs chan job
 	if s.Rate > 0 {
-		jobs = startOpenLoop(ctx, workers, pool, ch, &wg)
+		jobs = startOpenLoop(ctx, workers, pool, rec, &wg)
 		clk = e.stepTimes(s)
 	}
-	collected := collect(ch, s, clk.runStart, sink)
+	// Before the first result: open-loop workers wait for the pacer's
+	// first job, handed over after this.
+	rec.runStart = clk.runStart
 	finished := abortOnCancel(ctx, workers)
 	if s.Rate > 0 {
 		e.pace(ctx, s, clk.start, clk.end, jobs, pol, handEarly)
 		close(jobs)
 	} else {
-		startClosedLoop(ctx, s, clk, workers, ch, &wg)
+		startClosedLoop(ctx, s, clk, workers, rec, &wg)
 	}
 	wg.Wait()
 	e.closeWorkerClients(workers)
 	close(finished)
-	close(ch)
+	rec.close()
 	<-collected
 	e.endStd(ctx, s)
 	return ctx.Err()
@@ -750,7 +748,7 @@ func (e *Engine) newWorkers(s Step) []*worker {
 // every one waits: the step's clock starts then, since starting
 // Concurrency goroutines took 0.7-1 ms (-c 256), by which the first
 // request would have left late.
-func startOpenLoop(ctx context.Context, workers []*worker, pool *connPool, ch chan<- Result, wg *sync.WaitGroup) chan job {
+func startOpenLoop(ctx context.Context, workers []*worker, pool *connPool, rec *recorder, wg *sync.WaitGroup) chan job {
 	jobs := make(chan job)
 	var ready sync.WaitGroup
 	for _, w := range workers {
@@ -759,7 +757,7 @@ func startOpenLoop(ctx context.Context, workers []*worker, pool *connPool, ch ch
 		go func(w *worker) {
 			defer wg.Done()
 			defer w.closeConn()
-			w.openLoop(ctx, jobs, pool, ch, ready.Done)
+			w.openLoop(ctx, jobs, pool, rec, ready.Done)
 		}(w)
 	}
 	ready.Wait()
@@ -768,7 +766,7 @@ func startOpenLoop(ctx context.Context, workers []*worker, pool *connPool, ch ch
 
 // startClosedLoop starts the closed-loop workers, the step's requests
 // shared among them.
-func startClosedLoop(ctx context.Context, s Step, clk stepTimes, workers []*worker, ch chan<- Result, wg *sync.WaitGroup) {
+func startClosedLoop(ctx context.Context, s Step, clk stepTimes, workers []*worker, rec *recorder, wg *sync.WaitGroup) {
 	n := len(workers)
 	for i, w := range workers {
 		wg.Add(1)
@@ -782,26 +780,9 @@ func startClosedLoop(ctx context.Context, s Step, clk stepTimes, workers []*work
 					count++
 				}
 			}
-			w.closedLoop(ctx, s, clk.start, clk.end, count, ch)
+			w.closedLoop(ctx, s, clk.start, clk.end, count, rec)
 		}(i, w)
 	}
-}
-
-// collect records the step's results to sink, stamped with the step's
-// figures, until ch is closed; the returned channel closes then.
-func collect(ch <-chan Result, s Step, runStart time.Time, sink Sink) <-chan struct{} {
-	collected := make(chan struct{})
-	go func() {
-		defer close(collected)
-		var r Result // one heap cell for the whole run
-		for r = range ch {
-			r.Offset = r.Start.Sub(runStart)
-			r.Concurrency = s.Concurrency
-			r.Rate = s.Rate
-			sink.Record(&r)
-		}
-	}()
-	return collected
 }
 
 // abortOnCancel aborts the workers' in-flight I/O once ctx is done, until
@@ -862,7 +843,7 @@ func (s Step) validate() error {
 	return nil
 }
 
-func (w *worker) closedLoop(ctx context.Context, s Step, start, end time.Time, count int, ch chan<- Result) {
+func (w *worker) closedLoop(ctx context.Context, s Step, start, end time.Time, count int, rec *recorder) {
 	var timer *time.Timer
 	var interval time.Duration
 	if s.QPS > 0 {
@@ -891,7 +872,7 @@ func (w *worker) closedLoop(ctx context.Context, s Step, start, end time.Time, c
 		if !w.do(ctx, &w.res) {
 			return
 		}
-		ch <- w.res
+		rec.add(&w.res)
 	}
 }
 
@@ -974,11 +955,11 @@ type job struct {
 
 // openLoop sends the requests the pacer hands over. With a pool the worker
 // borrows a connection per request instead of owning one.
-func (w *worker) openLoop(ctx context.Context, jobs <-chan job, pool *connPool, ch chan<- Result, ready func()) {
+func (w *worker) openLoop(ctx context.Context, jobs <-chan job, pool *connPool, rec *recorder, ready func()) {
 	ready()
 	for j := range jobs {
 		if w.openRequest(ctx, j, pool) {
-			ch <- w.res
+			rec.add(&w.res)
 		}
 	}
 }

@@ -93,8 +93,9 @@ func (r *Result) Failed() bool {
 	return r.Status == 0 || r.Status >= 400 || r.Err != ""
 }
 
-// Sink receives results from one goroutine, in completion order. It must not
-// keep the pointer.
+// Sink receives results one at a time, never concurrently, in completion
+// order: from the step's workers or its collector goroutine (recorder). It
+// must not keep the pointer.
 type Sink interface {
 	Record(*Result)
 }

@@ -52,9 +52,10 @@ func (l *logger) Finish() {
 	l.clear()
 }
 
-// progressSink counts a step's results for the live line. It runs in the
-// engine's collector goroutine, after the Stats sink, so reading stats is
-// safe; a ticker redraws the line even when no result arrives (a stall).
+// progressSink counts a step's results for the live line. The engine
+// records results one at a time (load's recorder), this sink after the
+// Stats sink, so reading stats is safe; a ticker redraws the line even
+// when no result arrives (a stall).
 type progressSink struct {
 	log      *logger
 	stats    *results.Stats

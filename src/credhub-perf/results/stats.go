@@ -42,7 +42,7 @@ func (p Phase) Mean() time.Duration {
 
 // Stats accumulates step statistics from results in fixed memory. Latency
 // figures cover every request (successes and failures), like the CSV.
-// Not safe for concurrent use; the engine calls sinks from one goroutine.
+// Not safe for concurrent use; the engine calls sinks one at a time.
 type Stats struct {
 	hist        Histogram
 	requests    int64
