@@ -434,6 +434,39 @@ def _open_loop(r) -> dict:
     return openloop.row_figures(r)
 
 
+def _render_jobs(runs, opts, args, formats: list[str]) -> list:
+    """Every per-run and per-scenario image as (key, render); each render returns the paths it wrote.
+    Gives each run its file-name slug first."""
+    from . import plots, timeview, utilisation, utilplot
+
+    seen: dict[str, int] = {}
+    for r in runs:
+        base = _slug(f"{r.scenario}-{r.label}")
+        seen[base] = seen.get(base, 0) + 1
+        r.slug = base if seen[base] == 1 else f"{base}-{seen[base]}"
+
+    # latency-over-time is a PNG (a time series of samples gains nothing as SVG) unless only
+    # vector formats were asked for
+    lot = ["png"] if "png" in formats else formats
+    by_scen: dict[str, list] = {}
+    for r in runs:
+        by_scen.setdefault(r.scenario, []).append(r)
+    jobs = []  # (key, render); every render returns the paths it wrote
+    for r in runs:
+        jobs.append((("run", r.slug), lambda r=r: plots.headroom(r, opts, args.out, formats)))
+        jobs.append((("run", r.slug), lambda r=r: plots.latency_over_time(r, opts, args.out, lot)))
+        util = utilisation.from_summary(r.summary, os.path.join(r.path, "summary.json"))
+        r.warnings += util.warnings
+        jobs.append((("run", r.slug), lambda r=r, u=util: utilplot.draw_run(r, u, args.out, formats)))
+        if r.confirmation is not None:
+            jobs.append((("run", r.slug), lambda r=r: timeview.draw(r, opts, args.out, lot)))
+    for scen, rs in sorted(by_scen.items()):
+        if len(rs) >= 2:
+            jobs.append((("overlay", scen), lambda rs=rs, scen=scen: plots.overlay(rs, opts, args.out, formats, scen,
+                                                                                  args.title)))
+    return jobs
+
+
 def _main(args) -> int:
     formats = [f.strip().lower() for f in args.format.split(",") if f.strip()]
     bad = [f for f in formats if f not in ("png", "svg", "pdf")]
@@ -476,33 +509,9 @@ def _main(args) -> int:
     from . import study as studies
 
     warm.join()
-    from . import plots, report, scaleplot, timeview, utilisation, utilplot
+    from . import report, scaleplot, utilplot
 
-    seen: dict[str, int] = {}
-    for r in runs:
-        base = _slug(f"{r.scenario}-{r.label}")
-        seen[base] = seen.get(base, 0) + 1
-        r.slug = base if seen[base] == 1 else f"{base}-{seen[base]}"
-
-    # latency-over-time is a PNG (a time series of samples gains nothing as SVG) unless only
-    # vector formats were asked for
-    lot = ["png"] if "png" in formats else formats
-    by_scen: dict[str, list] = {}
-    for r in runs:
-        by_scen.setdefault(r.scenario, []).append(r)
-    jobs = []  # (key, render); every render returns the paths it wrote
-    for r in runs:
-        jobs.append((("run", r.slug), lambda r=r: plots.headroom(r, opts, args.out, formats)))
-        jobs.append((("run", r.slug), lambda r=r: plots.latency_over_time(r, opts, args.out, lot)))
-        util = utilisation.from_summary(r.summary, os.path.join(r.path, "summary.json"))
-        r.warnings += util.warnings
-        jobs.append((("run", r.slug), lambda r=r, u=util: utilplot.draw_run(r, u, args.out, formats)))
-        if r.confirmation is not None:
-            jobs.append((("run", r.slug), lambda r=r: timeview.draw(r, opts, args.out, lot)))
-    for scen, rs in sorted(by_scen.items()):
-        if len(rs) >= 2:
-            jobs.append((("overlay", scen), lambda rs=rs, scen=scen: plots.overlay(rs, opts, args.out, formats, scen,
-                                                                                  args.title)))
+    jobs = _render_jobs(runs, opts, args, formats)
 
     def intervals():
         # the bootstrap intervals and the scalability fit, while the child draws the headroom plots
