@@ -49,16 +49,17 @@ func readResponse(br *bufio.Reader, bodyless bool, loc *[]byte) (status int, n i
 			if colon <= 0 {
 				return status, 0, true, tfb, errMalformed
 			}
-			name := line[:colon]
-			val := bytes.TrimSpace(line[colon+1:])
+			// The value is trimmed only for the headers read below: most
+			// of a response's (Date, Content-Type) are skipped.
+			name, val := line[:colon], line[colon+1:]
 			switch len(name) {
 			case 8:
 				if loc != nil && status >= 300 && status < 400 && bytes.EqualFold(name, []byte("Location")) {
-					*loc = append((*loc)[:0], val...)
+					*loc = append((*loc)[:0], bytes.TrimSpace(val)...)
 				}
 			case 14:
 				if bytes.EqualFold(name, []byte("Content-Length")) {
-					v, ok := parseUint(val, 10)
+					v, ok := parseUint(bytes.TrimSpace(val), 10)
 					if !ok {
 						return status, 0, true, tfb, errMalformed
 					}
