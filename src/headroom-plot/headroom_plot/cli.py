@@ -347,6 +347,11 @@ def _reap(pid: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """The whole program: one line on stderr for any failure or signal, never a traceback."""
+    # One OpenBLAS thread, unless the caller chose otherwise (read when numpy loads, so before): the
+    # program runs its own parallelism, a render child beside the parent and two reader threads, and
+    # OpenBLAS's extra thread only spun on the bootstrap's small products: it doubled their CPU for
+    # no gain in time and took the core the render child needed (1 s of 10 million rows' 8).
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["compare"]:
         from . import comparecli

@@ -232,12 +232,40 @@ class _LineError(Exception):
         self.msg = msg
 
 
+class _Growing:
+    """A column filled chunk by chunk as each chunk is collected, while the next ones parse.
+
+    Joining the chunks' pieces at the end was a pass over every column with nothing else running
+    (0.6 s of 10 million rows). Sized from the file's size and the first chunk's bytes per row, the
+    column is filled in place; np.empty's pages cost nothing until written, so a size guessed too
+    large costs no memory, and one too small doubles."""
+
+    def __init__(self, rows: int):
+        self.rows = rows
+        self.a: np.ndarray | None = None
+        self.n = 0
+
+    def add(self, v: np.ndarray) -> None:
+        if self.a is None:
+            self.a = np.empty(max(self.rows, len(v)), dtype=v.dtype)
+        elif self.n + len(v) > len(self.a):
+            grown = np.empty(max(2 * len(self.a), self.n + len(v)), dtype=self.a.dtype)
+            grown[:self.n] = self.a[:self.n]
+            self.a = grown
+        self.a[self.n:self.n + len(v)] = v
+        self.n += len(v)
+
+    def array(self) -> np.ndarray | None:
+        return None if self.a is None else self.a[:self.n]
+
+
 class _Reader:
     def __init__(self, path: str, phases: bool = False):
         self.path = path
         self.want_phases = phases
-        self.parts: dict[str, list[np.ndarray]] = {}
-        self.segments: list[np.ndarray] = []
+        self.parts: dict[str, _Growing] = {}
+        self.segments: _Growing | None = None
+        self.size = 0  # the file's bytes, for _Growing's first size
         self.error_messages: list[str] = []
         self.warnings: list[str] = []
         self.header_count = 0
@@ -260,6 +288,7 @@ class _Reader:
         except OSError as exc:
             raise InputError(f"{self.path}: cannot read: {exc.strerror}") from None
         with f:
+            self.size = os.fstat(f.fileno()).st_size
             first = f.readline(MAX_LINE + 1)
             if len(first) > MAX_LINE:
                 raise InputError(f"{self.path}:1: first line longer than {MAX_LINE} bytes: not a results CSV")
@@ -342,10 +371,14 @@ class _Reader:
         if "steps" in res:
             self._check_steps(*res["steps"])
         if "segs" in res:
-            self.segments.append(res["segs"] + self.header_count)
+            if self.segments is None:
+                self.segments = _Growing(self._rows_hint(res))
+            self.segments.add(res["segs"] + self.header_count)
         self.header_count += res.get("nheaders", 0)
         for name, vals in res.get("parts", {}).items():
-            self.parts.setdefault(name, []).append(vals)
+            if name not in self.parts:
+                self.parts[name] = _Growing(self._rows_hint(res))
+            self.parts[name].add(vals)
         if self.first_start is None and res.get("first_start"):
             self.first_start = res["first_start"]
         room = ERROR_SAMPLE - len(self.error_messages)
@@ -438,7 +471,7 @@ class _Reader:
         No shared state: this runs in a worker thread.  Errors carry line numbers relative
         to the chunk (_LineError); the caller adds the chunk's first line number.
         """
-        res: dict = {"parts": {}}
+        res: dict = {"parts": {}, "nbytes": end}
         buf = np.frombuffer(body, dtype=np.uint8, count=end)
 
         def lineno(pos: int) -> int:
@@ -607,10 +640,11 @@ class _Reader:
         if "start-time" in self.cols:
             buf, body, fs, fe = field(self.cols.index("start-time"))
             res["first_start"] = body[fs[0]:fe[0]].decode("ascii", "replace")
-            try:
-                start = parse_rfc3339(buf, fs, fe)  # every row's, so a damaged one is found
+            try:  # every row's, so a damaged one is found; the values only where there is no offset
                 if "offset" not in self.cols:
-                    res["parts"]["start"] = start
+                    res["parts"]["start"] = parse_rfc3339(buf, fs, fe)
+                else:
+                    check_rfc3339(buf, fs, fe)
             except ValueError as exc:
                 i = int(str(exc))
                 text = body[fs[i]:fe[i]][:40].decode("utf-8", "replace")
@@ -726,20 +760,24 @@ class _Reader:
             return bad(first_bad[0], lambda t: f"{t!r} {first_bad[1]}")
         return vals
 
+    def _rows_hint(self, res: dict) -> int:
+        """How many rows the file holds, guessed from its size and this chunk's bytes per data row (at
+        least a row per field's comma: never more than size / columns)."""
+        rows = len(res["segs"])
+        if not rows or not res.get("nbytes"):
+            return 1024
+        return int(min(self.size * rows / res["nbytes"] * 1.02, self.size / self.ncols)) + 1024
+
     def _table(self) -> Table:
-        def cat(name, dtype=None):
-            parts = self.parts.pop(name, None)  # drop the pieces as soon as they are joined
-            if parts is None:
-                return None
-            out = np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
-            parts.clear()
-            return out
+        def cat(name):
+            col = self.parts.pop(name, None)
+            return None if col is None else col.array()
 
         latency = cat("response-time")
         if latency is None or len(latency) == 0:
             raise InputError(f"{self.path}: no data rows after the header; the run recorded nothing")
-        segment = np.concatenate(self.segments)
-        self.segments.clear()
+        segment = self.segments.array()
+        self.segments = None
         offset = cat("offset")
         start = cat("start")
         start0 = None
@@ -784,6 +822,39 @@ def _days_from_civil(y: np.ndarray, m: np.ndarray, d: np.ndarray) -> np.ndarray:
     doy = (153 * (m + np.where(m > 2, -3, 9)) + 2) // 5 + d - 1
     doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
     return era * 146097 + doe - 719468
+
+
+def check_rfc3339(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> None:
+    """Raise ValueError(str(index)) for the first field buf[s:e] that is not an RFC 3339 timestamp, as
+    parse_rfc3339 does, without computing any value.
+
+    Writers stamp every row alike (2026-11-18T11:06:40.000000000Z: one width, a fraction, Z): such
+    a column is checked on one (width, rows) matrix of its bytes, each position a contiguous row,
+    in a third of parse_rfc3339's time. Any other column, or one this check doubts, is parse_rfc3339's
+    to judge, so both accept the same fields and name the same first bad one."""
+    n = len(s)
+    w = e - s
+    if n == 0:
+        return
+    width = int(w[0])
+    if width >= 21 and (w == width).all():
+        m = np.ascontiguousarray(_gather(buf, s, width).T)  # a row per position
+        d = m[_DIGITS] - np.uint8(48)  # wraps for non-digits: <= 9 tests digit-ness
+        two = d[0::2].astype(np.uint16) * 10 + d[1::2]  # yy yy mm dd hh mi ss as numbers
+        ok = ((d.max(axis=0) <= 9) & (m[4] == 45) & (m[7] == 45) & (m[13] == 58) & (m[16] == 58)
+              & ((m[10] == 84) | (m[10] == 116) | (m[10] == 32)) & (m[19] == 46)
+              & ((m[width - 1] == 90) | (m[width - 1] == 122))
+              & (two[2] >= 1) & (two[2] <= 12) & (two[3] >= 1) & (two[3] <= 31) & (two[4] <= 23)
+              & (two[5] <= 59) & (two[6] <= 60))
+        for j in range(20, width - 1):  # the fraction's digits
+            ok &= (m[j] - np.uint8(48)) <= 9
+        if ok.all():
+            return
+    parse_rfc3339(buf, s, e)
+
+
+# The digits of YYYY-MM-DDTHH:MM:SS, by position.
+_DIGITS = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18]
 
 
 def parse_rfc3339(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:

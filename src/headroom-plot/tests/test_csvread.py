@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from headroom_plot import csvread
-from headroom_plot.csvread import InputError, parse_decimal, parse_rfc3339, read_csv
+from headroom_plot.csvread import InputError, check_rfc3339, parse_decimal, parse_rfc3339, read_csv
 
 from conftest import OURS, our_row, rfc3339, write_ours
 
@@ -53,6 +53,33 @@ def test_parse_rfc3339_variable_fractions_and_zones():
     with pytest.raises(ValueError):
         b2, s2, e2 = _fields(["2026-13-18T10:00:00Z"])
         parse_rfc3339(b2, s2, e2)
+
+
+def _first_bad(check, fields) -> int | None:
+    try:
+        check(*_fields(fields))
+    except ValueError as exc:
+        return int(str(exc))
+    return None
+
+
+def test_check_rfc3339_judges_as_parse_rfc3339():
+    """The check without values accepts what the parser accepts and names the same first bad field, on
+    columns of one width (its own path) and of several (the parser's), over random damage."""
+    good = "2026-11-18T11:06:40.000000000Z"
+    assert _first_bad(check_rfc3339, [good, good.replace("T", " "), good.lower()]) is None
+    assert _first_bad(check_rfc3339, [good, good[:-1] + "+02:00"]) is None  # not one width: the parser's
+    assert _first_bad(check_rfc3339, [good, "2026-11-18T24:06:40.000000000Z"]) == 1
+    assert _first_bad(check_rfc3339, [good, good, "2026-11-18T11:06:40.00000000xZ"]) == 2
+    rng = np.random.default_rng(3)
+    alphabet = "0123456789-:.TtZz +x"
+    for _ in range(3000):
+        fields = [list(good) for _ in range(4)]
+        row = fields[rng.integers(0, 4)]
+        for _ in range(rng.integers(1, 3)):
+            row[rng.integers(0, len(good))] = alphabet[rng.integers(0, len(alphabet))]
+        fields = ["".join(f) for f in fields]
+        assert _first_bad(check_rfc3339, fields) == _first_bad(parse_rfc3339, fields), fields
 
 
 def test_our_format_with_failures_and_quoted_errors(tmp):
