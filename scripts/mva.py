@@ -1,7 +1,7 @@
 """Exact mean-value analysis of a closed loop: N clients, each cycling between
-a delay of mean Z (its own time between a response and its next request at
-the station: client, network, the server's HTTP handling) and one M/M/c
-station of mean service time S. scripts/bench-closedloop compares our hey's
+a delay of mean Z (the cycle's time outside the station: the client's own
+gap between a response and its next request, the network, TLS and HTTP on
+both sides) and one M/M/c station of mean service time S. scripts/bench-closedloop compares our hey's
 closed loop with it. Standard library only, like the benches."""
 
 
