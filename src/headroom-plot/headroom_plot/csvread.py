@@ -526,20 +526,61 @@ class _Reader:
         """Each data row's fields, checked for their number and their quotes (the first bad row in the
         file is raised, or an earlier one in `found`): returns field_bounds(j) -> (starts, ends) of
         column j in every row."""
-        quoted = body.find(b'"', 0, len(buf)) >= 0
-        q = np.flatnonzero(buf == 34) if quoted else None
+        q = np.flatnonzero(buf == 34) if body.find(b'"', 0, len(buf)) >= 0 else None
         ncomma = self.ncols - 1
         cpos = np.flatnonzero(buf == 44)
+        commas = None
+        if ncomma and all_data:
+            plain = _rows_without(starts, ends, q)
+            if plain is not None:
+                commas = self._plain_commas(buf, body, starts, ends, cpos, q, plain, lineno, found)
+        if commas is None:
+            commas = self._any_commas(buf, body, starts, ends, cpos, q, lineno, found)
+
+        def field_bounds(j: int) -> tuple[np.ndarray, np.ndarray]:
+            fs = starts if j == 0 else commas(j - 1) + 1
+            fe = ends if j == ncomma else commas(j)
+            return fs, fe
+
+        return field_bounds
+
+    def _plain_commas(self, buf, body, starts, ends, cpos, q, plain, lineno, found):
+        """commas(j): comma j of every row, or None when the rows without a quote do not each hold the
+        header's number of commas (_any_commas then finds the bad row).
+
+        The usual case, checked without a search: as many commas as rows x (columns - 1), and each
+        row's first and last comma inside that row, so every row has exactly its share; then comma j
+        of every row is one column of a (rows, commas) matrix. Rows with a quote (an error message
+        quoted, perhaps with commas) are left out of that count and read apart by _any_commas."""
+        ncomma = self.ncols - 1
+        every = plain.all()
+        cp = cpos if every else cpos[~_inside(cpos, starts[~plain], ends[~plain])]
+        sp, ep = (starts, ends) if every else (starts[plain], ends[plain])
+        n = len(sp)
+        if len(cp) != n * ncomma or (n and not ((cp[::ncomma] > sp).all() and (cp[ncomma - 1::ncomma] < ep).all())):
+            return None
+        # Comma j of every row as one contiguous array: the fields are read a column at a
+        # time, and a column of a (rows, commas) matrix costs a cache miss per row.
+        by_column = cp.reshape(n, ncomma).T.copy()
+        if every:
+            return lambda j: by_column[j]
+        theirs = self._any_commas(buf, body, starts[~plain], ends[~plain], cpos, q, lineno, found)
+
+        def both(j: int) -> np.ndarray:
+            out = np.empty(len(starts), dtype=np.int64)
+            out[plain] = by_column[j]
+            out[~plain] = theirs(j)
+            return out
+        return _last_two(both)
+
+    def _any_commas(self, buf, body, starts, ends, cpos, q, lineno, found):
+        """commas(j): comma j of each row (the last one before the request column for j = columns - 2
+        when there is one), after checking each row's number of fields and its quotes."""
+        ncomma = self.ncols - 1
         nrows = len(starts)
-        if (not quoted and all_data and ncomma and len(cpos) == nrows * ncomma
-                and (cpos[::ncomma] > starts).all() and (cpos[ncomma - 1::ncomma] < ends).all()):
-            # The usual case, checked without a search: as many commas as rows x (columns - 1),
-            # and each row's first and last comma inside that row, so every row has exactly its share.
-            cs = np.arange(0, nrows * ncomma, ncomma)
-            cnt = None
-        else:
-            cs = np.searchsorted(cpos, starts)
-            cnt = np.searchsorted(cpos, ends) - cs
+        quoted = q is not None
+        cs = np.searchsorted(cpos, starts)
+        cnt = np.searchsorted(cpos, ends) - cs
         problems = []  # (row mask, message) pairs; the first bad row in the file is reported
 
         def shown(i: int) -> str:
@@ -549,60 +590,38 @@ class _Reader:
         # may hold commas: it is cut off at each row's last comma, and the rest is read as
         # before with the error column last.
         inner, nc, extra = ends, ncomma, 0
-        if cnt is not None and self.has_request:
+        if self.has_request:
             # cs + cnt - 1 indexes each row's last comma; a row without one has cnt 0.
             hascomma = cnt > 0
             problems.append((~hascomma, lambda i: f"1 fields where the header has {self.ncols} ({shown(i)})"))
             inner = np.where(hascomma, cpos[np.maximum(cs + cnt - 1, 0)] if len(cpos) else ends, ends)
             # The commas before `inner`: a row's commas but its last (none when it has none).
             cnt, nc, extra = np.maximum(cnt - 1, 0), ncomma - 1, 1
-        if cnt is not None:
-            has_q = np.zeros(nrows, dtype=bool)
-            if quoted:
-                qi = np.searchsorted(q, starts)
-                has_q = (qi < len(q)) & (q[np.minimum(qi, len(q) - 1)] < inner)
-            problems.append((~has_q & (cnt != nc), lambda i: f"{int(cnt[i]) + 1 + extra} fields where the header "
-                             f"has {self.ncols} ({shown(i)})"))
-            if has_q.any():
-                # Quotes may only enclose the last (error) field, which can then hold commas.
-                if not self.has_error_col:
-                    problems.append((has_q, lambda i: f"a quote (\") in a file whose columns are never quoted "
-                                     f"({shown(i)})"))
-                else:
-                    problems.append((has_q & (cnt < nc), lambda i: f"{int(cnt[i]) + 1 + extra} fields where the "
-                                     f"header has {self.ncols} ({shown(i)})"))
-                    lastc = cpos[np.clip(cs + nc - 1, 0, max(len(cpos) - 1, 0))] if len(cpos) else starts - 1
-                    firstq = q[np.minimum(qi, len(q) - 1)]
-                    outside = has_q & (cnt >= nc) & (firstq <= lastc)
-                    problems.append((outside, lambda i: f"a quote (\") outside the error column ({shown(i)})"))
-                    problems.append((has_q & ~outside & (cnt >= nc) & ~self._quoted_ok(buf, q, lastc + 1, inner),
-                                     lambda i: "the error column is not one quoted field with its inner quotes "
-                                               f"doubled ({shown(i)})"))
+        has_q = np.zeros(nrows, dtype=bool)
+        if quoted:
+            qi = np.searchsorted(q, starts)
+            has_q = (qi < len(q)) & (q[np.minimum(qi, len(q) - 1)] < inner)
+        problems.append((~has_q & (cnt != nc), lambda i: f"{int(cnt[i]) + 1 + extra} fields where the header "
+                         f"has {self.ncols} ({shown(i)})"))
+        if has_q.any():
+            # Quotes may only enclose the last (error) field, which can then hold commas.
+            if not self.has_error_col:
+                problems.append((has_q, lambda i: f"a quote (\") in a file whose columns are never quoted "
+                                 f"({shown(i)})"))
+            else:
+                problems.append((has_q & (cnt < nc), lambda i: f"{int(cnt[i]) + 1 + extra} fields where the "
+                                 f"header has {self.ncols} ({shown(i)})"))
+                lastc = cpos[np.clip(cs + nc - 1, 0, max(len(cpos) - 1, 0))] if len(cpos) else starts - 1
+                firstq = q[np.minimum(qi, len(q) - 1)]
+                outside = has_q & (cnt >= nc) & (firstq <= lastc)
+                problems.append((outside, lambda i: f"a quote (\") outside the error column ({shown(i)})"))
+                problems.append((has_q & ~outside & (cnt >= nc) & ~self._quoted_ok(buf, q, lastc + 1, inner),
+                                 lambda i: "the error column is not one quoted field with its inner quotes "
+                                           f"doubled ({shown(i)})"))
         self._report_first(problems, starts, lineno, found)
-        # Comma j of every row as one contiguous array: the fields are read a column at a
-        # time, and a column of a (rows, commas) matrix costs a cache miss per row.
-        if cnt is None:
-            by_column = cpos.reshape(nrows, ncomma).T.copy()
-            commas = lambda j: by_column[j]  # noqa: E731
-        else:
-            # A field's end is the next field's start, and the columns below are mostly read left to
-            # right: the last two gathered commas are kept, so most are gathered once, not twice
-            # (two arrays, not a by_column's worth, per chunk in flight).
-            gathered: dict[int, np.ndarray] = {}
-
-            def commas(j: int) -> np.ndarray:
-                if j not in gathered:
-                    if len(gathered) == 2:
-                        del gathered[next(iter(gathered))]
-                    gathered[j] = inner if j == nc else cpos[cs + j]
-                return gathered[j]
-
-        def field_bounds(j: int) -> tuple[np.ndarray, np.ndarray]:
-            fs = starts if j == 0 else commas(j - 1) + 1
-            fe = ends if j == ncomma else commas(j)
-            return fs, fe
-
-        return field_bounds
+        # A field's end is the next field's start, and the columns are mostly read left to right:
+        # the last two gathered commas are kept, so most are gathered once, not twice.
+        return _last_two(lambda j: inner if j == nc else cpos[cs + j])
 
     def _columns(self, res: dict, field, pos: np.ndarray, line: np.ndarray, lineno, found: list) -> None:
         """Check and convert every column of a chunk's data rows into res["parts"] (and its error
@@ -803,6 +822,41 @@ class _Reader:
                      rate=cat("rate"), sched_lag=cat("sched-lag"), error=cat("error"), request=cat("request"), segment=segment,
                      error_messages=self.error_messages, warnings=self.warnings, phases=cat("phases"))
 
+
+
+def _last_two(f):
+    """f, remembering its last two answers (field_bounds asks for comma j - 1 and j, column after
+    column): two arrays kept per chunk in flight, not a matrix's worth."""
+    kept: dict[int, np.ndarray] = {}
+
+    def g(j: int) -> np.ndarray:
+        if j not in kept:
+            if len(kept) == 2:
+                del kept[next(iter(kept))]
+            kept[j] = f(j)
+        return kept[j]
+    return g
+
+
+def _rows_without(starts: np.ndarray, ends: np.ndarray, q: np.ndarray | None) -> np.ndarray | None:
+    """Which rows hold no quote (q: the chunk's quote positions); None when a quote lies outside every
+    row, which only _any_commas judges."""
+    plain = np.ones(len(starts), dtype=bool)
+    if q is None or not len(q):
+        return plain
+    row = np.searchsorted(starts, q, side="right") - 1
+    if (row < 0).any() or (q >= ends[np.maximum(row, 0)]).any():
+        return None
+    plain[row] = False
+    return plain
+
+
+def _inside(pos: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Which of the sorted positions pos lie in one of the sorted, disjoint spans [starts, ends)."""
+    delta = np.zeros(len(pos) + 1, dtype=np.int32)
+    np.add.at(delta, np.searchsorted(pos, starts), 1)
+    np.add.at(delta, np.searchsorted(pos, ends), -1)
+    return np.cumsum(delta[:-1]) > 0
 
 def step_runs(concurrency: np.ndarray, rate: np.ndarray, line: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The runs of rows with one (concurrency, rate), in order: each run's step as concurrency + 1j * rate

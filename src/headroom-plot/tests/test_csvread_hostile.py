@@ -218,3 +218,53 @@ def test_fuzz_structured(data):
 @given(st.binary(max_size=400).map(lambda b: (OURS + "\n").encode() + b))
 def test_fuzz_bytes_after_header(data):
     _check(data)
+
+
+def _outcome(data: bytes, monkeypatch, split: bool):
+    """read_csv's table (as comparable lists) or its error, with the quoted rows read apart from the
+    others (split) or every row by the general comma search."""
+    with monkeypatch.context() as m:
+        if not split:
+            m.setattr(csvread, "_rows_without", lambda *a: None)
+        path = _write(data)
+        try:
+            t = read_csv(path)
+        except InputError as exc:
+            return str(exc).replace(path, "F")
+        finally:
+            os.unlink(path)
+    return [None if v is None else v.tolist() for v in (t.latency, t.offset, t.status, t.concurrency, t.rate,
+                                                        t.sched_lag, t.error, t.request, t.segment)] + [
+        t.error_messages, [w.replace(path, "F") for w in t.warnings]]
+
+
+@st.composite
+def quoted_mixes(draw):
+    """Our format: plain rows, rows whose error is quoted (with commas and quotes), and at most one
+    hostile row among them."""
+    rows = [OURS]
+    for i in range(draw(st.integers(1, 30))):
+        kind = draw(st.integers(0, 5))
+        if kind <= 2:
+            rows.append(our_row(i * 0.001, 0.002))
+        elif kind == 3:
+            rows.append(our_row(i * 0.001, 0.002, 0, error=draw(st.sampled_from(['x, "y"', 'a,b,c', '"q"', 'tls: "bad"']))))
+        elif kind == 4:
+            f = our_row(i * 0.001, 0.002).split(",")
+            f[draw(st.integers(0, len(f) - 1))] = draw(st.sampled_from(TOKENS))
+            rows.append(",".join(f))
+        else:
+            rows.append(our_row(i * 0.001, 0.002)[: draw(st.integers(0, 80))])
+    return ("\n".join(rows) + "\n").encode()
+
+
+@FUZZ
+@given(quoted_mixes(), st.sampled_from([None, 97, 300]))
+def test_quoted_rows_read_apart_as_by_the_general_search(data, chunk):
+    """Rows with a quote are read apart from the rest, whose commas are then one matrix: the same table
+    or the same one-line error as when every row goes through the general comma search, whole and in
+    chunks."""
+    with pytest.MonkeyPatch.context() as m:
+        if chunk:
+            m.setattr(csvread, "CHUNK", chunk)
+        assert _outcome(data, m, True) == _outcome(data, m, False)
