@@ -429,39 +429,39 @@ class _Reader:
             self.warnings.append(
                 f"{self.path}:{self._base}: last line has no line end (run killed mid-write?); skipped it")
 
-    def _header_rows(self, isdata: np.ndarray, text_of, pos: np.ndarray, found: list):
+    def _header_rows(self, isdata: np.ndarray, body, starts: np.ndarray, ends: np.ndarray, found: list):
         """The rows that are no data (their first byte is no digit, sign or dot): a repeated header
         (hey-fork files repeat theirs once per step) or damage, which goes into `found`.
 
         Returns (None, segs) when every row is data, else (which rows to keep, None): the rows before
-        the first damaged one, whose header rows the caller counts into segments. text_of(i) is row
-        i's text; pos orders the rows as the file does."""
+        the first damaged one, whose header rows the caller counts into segments. Row i is
+        body[starts[i]:ends[i]]."""
         if isdata.all():
             return None, np.zeros(len(isdata), dtype=np.int32)
         keep = np.ones(len(isdata), dtype=bool)
         for i in np.flatnonzero(~isdata):
-            text = text_of(i)
+            text = bytes(body[starts[i]:ends[i]])
             if text == self.header and self.format != "credhub-perf":
                 continue  # hey-fork files repeat the header once per step
             if text == self.header:
                 # credhub-perf writes its header once: a second one means two files were joined,
                 # and their steps would be read as one run's (the Go reader's rule)
-                found.append((int(pos[i]), "the header repeats (two results files concatenated?): "
+                found.append((int(starts[i]), "the header repeats (two results files concatenated?): "
                               "summarise each file on its own, or split it at that line"))
             elif text.strip() == self.header.strip():
                 shown = text[:60].decode("utf-8", "replace")
-                found.append((int(pos[i]), f"the header with spaces around it ({shown!r}): a header "
+                found.append((int(starts[i]), f"the header with spaces around it ({shown!r}): a header "
                               "line repeats the first byte for byte; fix or delete the line"))
             elif text.decode("utf-8", "replace").strip() in FORMATS:
                 shown = text[:60].decode("utf-8", "replace")
-                found.append((int(pos[i]), f"header of another CSV format ({shown!r}) inside a "
+                found.append((int(starts[i]), f"header of another CSV format ({shown!r}) inside a "
                               f"'{self.format}' file; split the file or convert it to one format"))
             else:
                 shown = text[:60].decode("utf-8", "replace")
-                found.append((int(pos[i]), f"unparseable row {shown!r}: expected a number in the first "
+                found.append((int(starts[i]), f"unparseable row {shown!r}: expected a number in the first "
                               f"column or a repeated header; fix or delete the line"))
             # Rows after it do not matter: only one that comes earlier can be reported instead.
-            keep = pos < pos[i]
+            keep = starts < starts[i]
             break
         return keep, None
 
@@ -484,7 +484,7 @@ class _Reader:
         isdata = ((first >= 48) & (first <= 57)) | (first == 45) | (first == 46)
         # Bad rows found below, as (byte position, message): the first in the file is reported.
         found: list[tuple[int, str]] = []
-        keep, segs = self._header_rows(isdata, lambda i: bytes(body[starts[i]:ends[i]]), starts, found)
+        keep, segs = self._header_rows(isdata, body, starts, ends, found)
         if keep is not None:
             starts, ends, isdata, line = starts[keep], ends[keep], isdata[keep], line[keep]
             segs = np.cumsum(~isdata).astype(np.int32)
@@ -496,7 +496,7 @@ class _Reader:
                 raise self.fail(lineno(found[0][0]), found[0][1])
             return res
         field_bounds = self._fields(buf, body, starts, ends, bool(isdata.all()), lineno, found)
-        self._columns(res, lambda j: (buf, body, *field_bounds(j)), starts, line, lineno, found)
+        self._columns(res, buf, body, field_bounds, starts, line, lineno, found)
         return res
 
     def _lines(self, buf: np.ndarray, res: dict, lineno):
@@ -623,18 +623,19 @@ class _Reader:
         # the last two gathered commas are kept, so most are gathered once, not twice.
         return _last_two(lambda j: inner if j == nc else cpos[cs + j])
 
-    def _columns(self, res: dict, field, pos: np.ndarray, line: np.ndarray, lineno, found: list) -> None:
+    def _columns(self, res: dict, buf: np.ndarray, body, field, pos: np.ndarray, line: np.ndarray, lineno,
+                 found: list) -> None:
         """Check and convert every column of a chunk's data rows into res["parts"] (and its error
         messages, first start-time and step runs); raises the first bad row's _LineError.
 
-        field(j) -> (buf, body, fs, fe): column j's fields are buf[fs:fe] (numpy uint8) and body[fs:fe]
-        (bytes, for messages). pos orders the rows as the file does (found holds (pos, message)) and
+        field(j) -> (fs, fe): column j's fields are buf[fs:fe] (numpy uint8) and body[fs:fe] (bytes,
+        for messages). pos orders the rows as the file does (found holds (pos, message)) and
         lineno(pos) is a row's line in the chunk; line is each row's line, for the step runs."""
         step_key = {}
         for name in WANTED:
             if name not in self.cols:
                 continue
-            vals = self._number(name, field(self.cols.index(name)), pos, found)
+            vals = self._number(name, buf, body, field(self.cols.index(name)), pos, found)
             if name in ("concurrency", "rate"):
                 step_key[name] = vals  # before rate is narrowed to float32: steps compare as float64
             if name in _INTEGER:
@@ -650,14 +651,14 @@ class _Reader:
             # Not used by the plots, but a row with a damaged column is a damaged row: the Go
             # reader refuses it too, so both tools agree on what a file holds.
             if name in self.cols:
-                vals = self._number(name, field(self.cols.index(name)), pos, found)
+                vals = self._number(name, buf, body, field(self.cols.index(name)), pos, found)
                 if self.want_phases and name != "DNS":  # DNS is part of DNS+dialup
                     used = used + vals.astype(np.float64)
         if self.want_phases and "DNS+dialup" in self.cols:
             res["parts"]["phases"] = np.asarray(used, dtype=np.float64)
 
         if "start-time" in self.cols:
-            buf, body, fs, fe = field(self.cols.index("start-time"))
+            fs, fe = field(self.cols.index("start-time"))
             res["first_start"] = body[fs[0]:fe[0]].decode("ascii", "replace")
             try:  # every row's, so a damaged one is found; the values only where there is no offset
                 if "offset" not in self.cols:
@@ -670,14 +671,14 @@ class _Reader:
                 found.append((int(pos[i]), f"unparseable row: start-time {text!r} is not RFC 3339 "
                               f"(like 2017-06-01T12:00:00.123456789Z); fix or delete the line"))
         if self.has_request:
-            res["parts"]["request"] = self._request(field(self.ncols - 1), pos, found)
+            res["parts"]["request"] = self._request(buf, body, field(self.ncols - 1), pos, found)
         if found:
             at, msg = min(found)
             raise self.fail(lineno(at), msg)
         if self.format == "credhub-perf":
             res["steps"] = step_runs(step_key["concurrency"], step_key["rate"], line)
         if self.has_error_col:
-            _, body, fs, fe = field(self.cols.index("error"))
+            fs, fe = field(self.cols.index("error"))
             nonempty = fe > fs
             res["parts"]["error"] = nonempty
             msgs = res["msgs"] = []
@@ -689,10 +690,10 @@ class _Reader:
                     msgs.append(raw)
 
     @staticmethod
-    def _request(field, pos, found: list) -> np.ndarray:
+    def _request(buf, body, bounds, pos, found: list) -> np.ndarray:
         """The request column as int8 indices into REQUEST_TYPES (-1: empty); the first field that
         is none of them goes into `found`."""
-        buf, body, fs, fe = field
+        fs, fe = bounds
         width = fe - fs
         code = np.full(len(fs), -2, dtype=np.int8)
         code[width == 0] = -1
@@ -741,10 +742,10 @@ class _Reader:
             ok[row[unpaired]] = False
         return ok
 
-    def _number(self, name: str, field, pos, found: list) -> np.ndarray:
+    def _number(self, name: str, buf, body, bounds, pos, found: list) -> np.ndarray:
         """Column `name` as float64; its first value that is not a finite decimal within the
         documented range goes into `found` as (position, message)."""
-        buf, body, fs, fe = field
+        fs, fe = bounds
         vals, ok = parse_decimal(buf, fs, fe)
         lo, hi = _RANGES[name]
 
