@@ -164,13 +164,18 @@ func TestKeepAliveOffOneHandshakePerRequest(t *testing.T) {
 
 // stallUntilClientGone holds a response until the client gave up on it
 // (closed the connection), so a client timeout that fires late on a busy
-// machine still finds no answer: a fixed sleep would race it. Bounded, so
-// the test server can close.
+// machine still finds no answer: a fixed sleep would race it. It then
+// aborts the handler, so the server writes nothing: a handler that
+// returned would send a 200 as soon as the client's timeout sent its
+// close_notify, and net/http's transport uses a response that races its
+// own close of the connection (persistConn.roundTrip), which a busy
+// machine lets arrive. Bounded, so the test server can close.
 func stallUntilClientGone(r *http.Request) {
 	select {
 	case <-r.Context().Done():
 	case <-time.After(30 * time.Second):
 	}
+	panic(http.ErrAbortHandler)
 }
 
 func TestFailuresRecorded(t *testing.T) {
