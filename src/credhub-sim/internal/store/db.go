@@ -257,6 +257,13 @@ func (s *Store) migrate(ctx context.Context) error {
 			return fmt.Errorf("recording migration %s: %w", m.script(), err)
 		}
 	}
+	if s.dialect == SQLite {
+		for _, stmt := range sqliteChildKeyIndexes {
+			if _, err := s.db.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("indexing the references to encrypted_value (%s): %w", stmt, err)
+			}
+		}
+	}
 	return nil
 }
 

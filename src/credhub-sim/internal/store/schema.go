@@ -144,3 +144,19 @@ var migrations = []migration{
 		),
 	},
 }
+
+// sqliteChildKeyIndexes index the columns that reference encrypted_value,
+// on SQLite only. SQLite checks a foreign key's children on every delete of
+// a parent row, and without an index on the child column that check is a
+// scan of the child table: deleting a credential's encrypted values then
+// costs a scan of every version in the database per value, and cleaning
+// up a set ramp's thousands of versions grows with their square. MySQL and
+// MariaDB create these indexes with the foreign keys; on PostgreSQL the
+// sim keeps CredHub's schema as its migrations leave it (CredHub's own
+// guide to clearing orphaned encrypted values creates the same indexes
+// first). Not recorded in flyway_schema_history: no CredHub migration.
+var sqliteChildKeyIndexes = []string{
+	"CREATE INDEX IF NOT EXISTS credential_version_encrypted_value_uuid ON credential_version (encrypted_value_uuid)",
+	"CREATE INDEX IF NOT EXISTS password_credential_password_parameters_uuid ON password_credential (password_parameters_uuid)",
+	"CREATE INDEX IF NOT EXISTS user_credential_password_parameters_uuid ON user_credential (password_parameters_uuid)",
+}

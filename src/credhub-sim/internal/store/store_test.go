@@ -99,3 +99,49 @@ func TestCanaryAndWrongPassword(t *testing.T) {
 	}
 	s.Close()
 }
+
+// On SQLite every foreign key's child column leads an index, where the sim
+// deletes parent rows (all but encryption_key_canary, which it never
+// deletes): otherwise each delete of a parent row scans the child table,
+// and a cleanup of many versions grows with their square
+// (sqliteChildKeyIndexes).
+func TestSQLiteForeignKeysIndexed(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, "sqlite:"+t.TempDir()+"/fk.db", "a-password-of-16+")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rows, err := s.db.QueryContext(ctx, `SELECT m.name, f."from", f."table" FROM sqlite_master m, pragma_foreign_key_list(m.name) f WHERE m.type = 'table'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type fk struct{ table, column, parent string }
+	var fks []fk
+	for rows.Next() {
+		var k fk
+		if err := rows.Scan(&k.table, &k.column, &k.parent); err != nil {
+			t.Fatal(err)
+		}
+		fks = append(fks, k)
+	}
+	rows.Close()
+	if len(fks) < 9 {
+		t.Fatalf("found %d foreign keys, want CredHub's (9 or more): %v", len(fks), fks)
+	}
+	for _, k := range fks {
+		if k.parent == "encryption_key_canary" {
+			continue
+		}
+		// The column leads an index, or is the table's primary key.
+		var n int
+		err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_index_list(?) l, pragma_index_info(l.name) i
+			WHERE i.seqno = 0 AND i.name = ?`, k.table, k.column).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			t.Errorf("%s.%s references %s and leads no index: a delete from %s scans %s", k.table, k.column, k.parent, k.parent, k.table)
+		}
+	}
+}
