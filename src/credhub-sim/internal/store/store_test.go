@@ -126,6 +126,9 @@ func TestSQLiteForeignKeysIndexed(t *testing.T) {
 		fks = append(fks, k)
 	}
 	rows.Close()
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
 	if len(fks) < 9 {
 		t.Fatalf("found %d foreign keys, want CredHub's (9 or more): %v", len(fks), fks)
 	}
