@@ -10,6 +10,7 @@ import (
 	"github.com/credhub-perf/credhub-perf/config"
 	"github.com/credhub-perf/credhub-perf/load/loadtest"
 	"github.com/credhub-perf/credhub-perf/results"
+	"github.com/credhub-perf/credhub-perf/results/resultstest"
 )
 
 // The confirmation's mechanics on a simulated clock (every request
@@ -34,7 +35,7 @@ func TestConfirmationAgreesOnConstantTarget(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, log)
 	}
 	dir := runDirs(t, c.OutputDir)[0]
-	sum, meta := readRun(t, dir)
+	sum, meta := resultstest.Run(t, dir)
 	o := sum.OpenLoop
 	// Two fractions, and a bisection only if a step missed the SLO.
 	if o == nil || sum.MaxThroughputAtSLO == nil || meta.Confirmation == nil || len(sum.Steps) != 3+len(meta.Confirmation.Rates) ||
@@ -110,7 +111,7 @@ func TestConfirmationOff(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, log)
 	}
 	dir := runDirs(t, c.OutputDir)[0]
-	sum, meta := readRun(t, dir)
+	sum, meta := resultstest.Run(t, dir)
 	if len(sum.Steps) != 2 || sum.OpenLoop != nil || meta.Confirmation == nil || meta.Confirmation.Enabled || !strings.Contains(meta.Confirmation.Note, "off") {
 		t.Fatalf("steps %d, open loop %+v, meta %+v", len(sum.Steps), sum.OpenLoop, meta.Confirmation)
 	}

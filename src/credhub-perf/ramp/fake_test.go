@@ -23,6 +23,7 @@ import (
 	"github.com/credhub-perf/credhub-perf/load"
 	"github.com/credhub-perf/credhub-perf/load/loadtest"
 	"github.com/credhub-perf/credhub-perf/results"
+	"github.com/credhub-perf/credhub-perf/results/resultstest"
 )
 
 // fakeCredHub is an in-memory stand-in for the parts of the CredHub API a
@@ -381,17 +382,13 @@ func TestRunMixAgainstFake(t *testing.T) {
 	if p := float64(got["get"]) / float64(n); p < 0.6-4*0.0245 || p > 0.6+4*0.0245 {
 		t.Fatalf("get share %.3f of %v, want 0.6", p, got)
 	}
-	meta, err := results.ReadMeta(dir)
-	if err != nil || meta.Scenario != "mix" || meta.CleanupStatus != "ok" {
-		t.Fatalf("meta %+v %v", meta, err)
+	sum, meta := resultstest.Run(t, dir)
+	if meta.Scenario != "mix" || meta.CleanupStatus != "ok" {
+		t.Fatalf("meta %+v", meta)
 	}
 	// The result says how it was drawn and judged.
 	if m := meta.Mix; m == nil || *m != (results.MetaMix{Get: 6, Set: 2, Interpolate: 2}) || len(meta.SLO.LatencyByRequestS) != 1 || meta.SLO.LatencyByRequestS["set"] != 0.25 {
 		t.Fatalf("meta mix %+v, slo %+v", meta.Mix, meta.SLO)
-	}
-	sum, err := results.ReadSummary(filepath.Join(dir, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
 	}
 	for _, st := range sum.Steps {
 		if f := st.ByRequest["set"]; f.SLOLatencyS != 0.25 || st.ByRequest["get"].SLOLatencyS != c.SLO.Latency.D().Seconds() {
@@ -442,7 +439,7 @@ func TestRunScenariosAgainstFake(t *testing.T) {
 		t.Fatalf("want 3 run directories, got %v", dirs)
 	}
 	for _, dir := range dirs {
-		sum, meta := readRun(t, dir)
+		sum, meta := resultstest.Run(t, dir)
 		// 4 steps x 100 requests, all rows written, no errors: the seeded
 		// names existed for every get and interpolate.
 		rows := 0
@@ -501,7 +498,7 @@ func TestAbortPolicyStopsRamp(t *testing.T) {
 		t.Fatalf("an abort by policy is a normal end; exit %d\n%s\n%s", code, out, log)
 	}
 	dir := runDirs(t, c.OutputDir)[0]
-	sum, meta := readRun(t, dir)
+	sum, meta := resultstest.Run(t, dir)
 	// Requests 251.. fail: step 3 is half failed (over 20 %), step 4 all:
 	// two consecutive steps, so the ramp stops after step 4 of 8.
 	if len(sum.Steps) != 4 || !strings.Contains(meta.StoppedReason, "abort policy after step 4 of 8") || sum.StoppedReason != meta.StoppedReason {
@@ -527,7 +524,7 @@ func TestCapacitySearchBounded(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, log)
 	}
-	sum, _ := results.ReadSummary(filepath.Join(runDirs(t, c.OutputDir)[0], "summary.json"))
+	sum := resultstest.Summary(t, runDirs(t, c.OutputDir)[0])
 	if sum.Capacity == nil || !sum.Capacity.Found || sum.Capacity.Probes > 4 || sum.Capacity.Concurrency != 8 {
 		t.Fatalf("capacity %+v (doubling 1,2,4,8 within 4 probes)\n%s", sum.Capacity, log)
 	}
@@ -580,9 +577,9 @@ func TestOpenLoopRatesAndWarmup(t *testing.T) {
 	if rows != 300 || len(rates) != 2 || rates[0] != 100 || rates[1] != 200 {
 		t.Fatalf("rows %d rates %v", rows, rates)
 	}
-	meta, err := results.ReadMeta(dir)
-	if err != nil || meta.Mode != "open" || meta.WarmupS != 0.3 {
-		t.Fatalf("meta %+v %v", meta, err)
+	meta := resultstest.Meta(t, dir)
+	if meta.Mode != "open" || meta.WarmupS != 0.3 {
+		t.Fatalf("meta %+v", meta)
 	}
 	// Load requests the target saw: measured ones plus the warm-up.
 	seen := fake.requests.Load()
@@ -656,7 +653,7 @@ func TestTesterZeroStopSignal(t *testing.T) {
 			t.Fatalf("missing %s", f)
 		}
 	}
-	s1, _ := results.ReadSummary(filepath.Join(dir[0], "summary-1.json"))
+	s1 := resultstest.SummaryFile(t, filepath.Join(dir[0], "summary-1.json"))
 	if len(s1.Steps) >= 4 || len(s1.Steps) < 1 {
 		t.Fatalf("tester 1 ran %d steps", len(s1.Steps))
 	}
@@ -680,7 +677,7 @@ func TestCustomScenario(t *testing.T) {
 	if !strings.Contains(log, "\r\033[Kseeding: ") {
 		t.Fatalf("no live progress line on a terminal:\n%q", log)
 	}
-	sum, _ := results.ReadSummary(filepath.Join(runDirs(t, c.OutputDir)[0], "summary.json"))
+	sum := resultstest.Summary(t, runDirs(t, c.OutputDir)[0])
 	// Every request named an existing seeded credential: no 404s.
 	if sum.Requests != 50 || sum.Errors != 0 {
 		t.Fatalf("requests %d errors %d\n%s", sum.Requests, sum.Errors, log)
@@ -714,7 +711,7 @@ func TestCapacitySearchOpenLoopRealTime(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, log)
 	}
-	sum, _ := results.ReadSummary(filepath.Join(runDirs(t, c.OutputDir)[0], "summary.json"))
+	sum := resultstest.Summary(t, runDirs(t, c.OutputDir)[0])
 	cp := sum.Capacity
 	// No upper bound given: doubling 40, 80, 160 within 3 probes.
 	if cp == nil || !cp.Found || cp.Probes != 3 || cp.Rate != 160 || !strings.Contains(cp.Note, "max_probes") || len(sum.Steps) != 3 {
@@ -801,11 +798,7 @@ func TestRunWarmupFixed(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, log)
 	}
 	for _, dir := range runDirs(t, c.OutputDir) {
-		meta, err := results.ReadMeta(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w := meta.Warmup
+		w := resultstest.Meta(t, dir).Warmup
 		if w == nil || w.Mode != "fixed" || w.DurationS < 0.4 || w.DurationS > 0.401 || float64(w.Requests) != math.Round(w.DurationS*1000) || w.Concurrency != 2 || w.Steady {
 			t.Fatalf("%s: warmup %+v", dir, w)
 		}
@@ -832,21 +825,6 @@ func countCSV(t *testing.T, path string) (rows int, segments int) {
 	return rows, len(seen)
 }
 
-// readRun reads a run directory's summary.json and meta.json; either
-// missing or unreadable fails the test.
-func readRun(t *testing.T, dir string) (*results.Summary, *results.Meta) {
-	t.Helper()
-	sum, err := results.ReadSummary(filepath.Join(dir, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	meta, err := results.ReadMeta(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sum, meta
-}
-
 // A tester short of CPU measures itself: every step is tester-bound, says
 // which figure, and none counts as capacity.
 func TestTesterBoundStepsAreFlagged(t *testing.T) {
@@ -858,7 +836,7 @@ func TestTesterBoundStepsAreFlagged(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, log)
 	}
 	dir := runDirs(t, c.OutputDir)[0]
-	sum, meta := readRun(t, dir)
+	sum, meta := resultstest.Run(t, dir)
 	if len(sum.Steps) == 0 || len(meta.Steps) != len(sum.Steps) {
 		t.Fatalf("%d steps in summary.json, %d in meta.json, want the same, at least 1", len(sum.Steps), len(meta.Steps))
 	}
@@ -927,10 +905,7 @@ func TestLockstepCleanupSlowerThanGap(t *testing.T) {
 		t.Fatalf("no interpolate run directory in %v", runDirs(t, out))
 	}
 	scheduled := start.Add(2*slot + gap)
-	m, err := results.ReadMeta(interp)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := resultstest.Meta(t, interp)
 	if at, err := time.Parse(time.RFC3339Nano, m.ScenarioStartAt); err != nil || !at.After(scheduled.Add(time.Second)) {
 		t.Errorf("interpolate scenario_start_at %q; want more than 1 s after its schedule %s", m.ScenarioStartAt, scheduled.Format(time.RFC3339Nano))
 	}
@@ -1040,11 +1015,7 @@ func TestRunWarmupAutoOnSimClock(t *testing.T) {
 	if len(dirs) != 1 {
 		t.Fatalf("run directories %v", dirs)
 	}
-	meta, err := results.ReadMeta(dirs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := meta.Warmup
+	w := resultstest.Meta(t, dirs[0]).Warmup
 	if w == nil || !w.Steady || w.Verdict != "steady" || !strings.HasPrefix(w.Reason, "steady after 1m25s: over the last 1m0s throughput +0.0 %/min") || w.DurationS < 85 || w.DurationS > 85.02 {
 		t.Fatalf("warmup %+v, want steady after 17 windows (85 s)\n%s", w, log)
 	}

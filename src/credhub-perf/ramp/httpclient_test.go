@@ -7,7 +7,7 @@ import (
 	"github.com/credhub-perf/credhub-perf/config"
 	"github.com/credhub-perf/credhub-perf/load"
 	"github.com/credhub-perf/credhub-perf/load/loadtest"
-	"github.com/credhub-perf/credhub-perf/results"
+	"github.com/credhub-perf/credhub-perf/results/resultstest"
 )
 
 // meta.json says which client sent the requests: net/http unless
@@ -33,10 +33,7 @@ func TestMetaRecordsHTTPClient(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("fast_http %v h2 %v: exit %d\n%s\n%s", tc.fast, tc.h2, code, out, log)
 		}
-		meta, err := results.ReadMeta(runDirs(t, c.OutputDir)[0])
-		if err != nil {
-			t.Fatal(err)
-		}
+		meta := resultstest.Meta(t, runDirs(t, c.OutputDir)[0])
 		if meta.FastHTTP != tc.fast || meta.HTTPClient != tc.want || (tc.note == "") != (meta.HTTPClientNote == "") || !strings.Contains(meta.HTTPClientNote, tc.note) {
 			t.Fatalf("fast_http %v h2 %v: meta fast_http %v, http_client %q, note %q; want %q (note %q)",
 				tc.fast, tc.h2, meta.FastHTTP, meta.HTTPClient, meta.HTTPClientNote, tc.want, tc.note)

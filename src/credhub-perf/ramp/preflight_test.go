@@ -11,7 +11,7 @@ import (
 
 	"github.com/credhub-perf/credhub-perf/config"
 	"github.com/credhub-perf/credhub-perf/load/loadtest"
-	"github.com/credhub-perf/credhub-perf/results"
+	"github.com/credhub-perf/credhub-perf/results/resultstest"
 )
 
 // An output directory that cannot take files is found before CredHub is
@@ -75,10 +75,7 @@ func TestInsecureModeWarnedAndRecorded(t *testing.T) {
 		}
 		warnings := strings.Count(log, "warning: insecure mode")
 		dir := runDirs(t, c.OutputDir)[0]
-		meta, err := results.ReadMeta(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		meta := resultstest.Meta(t, dir)
 		raw, _ := os.ReadFile(filepath.Join(dir, "meta.json"))
 		if insecure {
 			if warnings != 1 || !strings.Contains(log, "warning: insecure mode target.insecure_skip_verify") ||
@@ -115,10 +112,7 @@ func TestUAAOverHTTPAllowedRunRecordsIt(t *testing.T) {
 	if code != 0 || tokens.Load() == 0 {
 		t.Fatalf("exit %d, %d tokens\n%s\n%s", code, tokens.Load(), out, log)
 	}
-	meta, err := results.ReadMeta(runDirs(t, c.OutputDir)[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	meta := resultstest.Meta(t, runDirs(t, c.OutputDir)[0])
 	if strings.Count(log, "warning: insecure mode uaa.allow_plaintext_secret") != 1 || strings.Join(meta.Insecure, ",") != "uaa.allow_plaintext_secret" || meta.Auth != "uaa" {
 		t.Fatalf("meta.insecure %v auth %s\n%s", meta.Insecure, meta.Auth, log)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/credhub-perf/credhub-perf/config"
 	"github.com/credhub-perf/credhub-perf/load/loadtest"
 	"github.com/credhub-perf/credhub-perf/results"
+	"github.com/credhub-perf/credhub-perf/results/resultstest"
 	"github.com/credhub-perf/credhub-perf/targetload"
 )
 
@@ -42,10 +43,7 @@ func TestTargetLoadSampledWithBrokenSources(t *testing.T) {
 		}
 	}
 	dir := runDirs(t, c.OutputDir)[0]
-	sum, err := results.ReadSummary(filepath.Join(dir, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := resultstest.Summary(t, dir)
 	if sum.Bottleneck == nil || strings.Join(sum.TargetSources, ",") != "proc,credhub-sim" {
 		t.Fatalf("bottleneck %+v sources %v", sum.Bottleneck, sum.TargetSources)
 	}
