@@ -13,7 +13,22 @@ import (
 // search found its capacity at the SLO, fixed-rate steps at fractions of
 // that capacity, so the summary can say what many independent clients
 // (whose requests arrive whether or not the last one finished) would see.
-// Why: see results/openloop.go and docs/design.md.
+// Why, and how the verdict is reached: results/openloop.go and
+// results/openinterval.go.
+//
+// Each step lasts confirm.duration (default 30 s: long enough for several
+// of a JVM's pauses) on warm connections (each warms up at least
+// confirmWarmup, unrecorded), is judged by the ramp's steady /
+// tester-bound / SLO rules and written to the same CSV with its rate set,
+// so every reader keeps working. After the fractions, up to confirm.refine
+// more steps bisect between the highest rate that held and the lowest that
+// did not, until the two are within results.RefineWithin of the
+// closed-loop capacity (the run-to-run spread of a capacity: 1,278 and
+// 1,332 req/s against one CredHub), so a gap wider than that cannot pass as
+// agreement. The confirmation runs on one tester only: each of several
+// would confirm a share of a capacity only their merge knows.
+// credhub-sim's -pause-every/-pause pause the whole target on its capacity
+// model's clock, so the gap can be shown and tested.
 
 // confirmWarmup is the least warm-up of a confirmation step: its
 // connections are open, and its pacer settled, before its clock starts.
