@@ -4,6 +4,39 @@
 // from them, and the Go collector's pauses. A load generator that runs out
 // of CPU reports its own queue as the target's latency, and Little's law
 // still holds, so nothing in the results themselves reveals it.
+//
+// The figures and the rule are docs/csv-format.md's ("Tester saturation");
+// the reasons behind them live here.
+//
+// host_cpu is at least the tester's own CPU over the CPUs it may use: the
+// kernel samples busy time at its tick, and a load paced at a divisor of
+// the tick aliases (at 2,000 requests/s on a HZ-250 VM a tester using 40 %
+// of its core read 6 % busy), while the process's own CPU is exact.
+//
+// tester_wait is the run-queue wait over wall time per core, not per CPU
+// second the tester wanted: a tester that barely runs on a busy host waits
+// at almost every wake-up (75 % of its wanted time, seen beside a busy
+// target) while its waits add little to latencies that are mostly the
+// target's. By Little's law each wait delays at most the requests in flight
+// on that core. The rule weighs only the part other processes caused, the
+// wait × (host_cpu − tester_cpu) ÷ host_cpu: a waiting thread finds its core
+// busy with the tester's own work or with others', in proportion to the CPU
+// each used there; a tester pinned alone on an idle core waited 6.5-11 % of
+// every step behind its own threads, and a bound on the whole wait flipped
+// neighbouring steps between tester-bound and not. On a busy host the wait
+// is also weighed against the requests in flight: a tester sending 50
+// requests/s beside a hog on its core waits only 5 % of each second, but
+// that is up to half of each 2 ms latency. Why a 10 % bound: up to a tenth
+// of every latency could then be the tester's own queue, past the noise of
+// a step's percentiles. A host busy past its bound while the tester did not
+// wait is not a bound: the busy CPUs were other work (most likely a target
+// on the same machine) that did not delay the tester, so the step keeps
+// counting and carries host_busy.
+//
+// Off Linux the fractions are nil and never bound a step; so are host_cpu
+// and host_steal over less than 0.5 s per CPU (/proc/stat counts whole
+// 10 ms ticks, and over a shorter span one tick per CPU is more than 2 % of
+// the share: hey's short runs).
 package cpuload
 
 import (
