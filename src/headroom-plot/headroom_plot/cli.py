@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import re
 import signal
@@ -10,6 +9,8 @@ import sys
 import threading
 
 from . import __version__
+from .command import (MAX_TITLE, STOP_SIGNALS, Interrupted, Parser, bounded, guarded, on_signal, raise_if_stopped,
+                      say, set_stop_handlers, slo_defaults, title)
 
 EPILOG = """\
 inputs:
@@ -43,154 +44,44 @@ exit status: 0 ok, 2 bad input or usage (one line on stderr naming file and line
 """
 
 
-class Interrupted(BaseException):
-    """A stop signal arrived; BaseException so no `except Exception` along the way swallows it."""
-
-    def __init__(self, signum: int):
-        super().__init__(signum)
-        self.signum = signum
-
-
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-# The stop signals received since main() began. A handler's Interrupted can reach main as
-# another exception: raised while a C extension initialises (matplotlib imports its PDF and
-# SVG backends on first use, mid-render), CPython replaces it with "ImportError:
-# initialization failed". main() reads this list to still say "stopped by ...".
-_received: list[int] = []
-
-
-def _on_signal(signum, _frame):
-    _received.append(signum)
-    raise Interrupted(signum)
-
-
-def _raise_if_stopped() -> None:
-    """Raise the Interrupted a stop signal's handler raised, if code we do not own swallowed it.
-
-    A handler runs wherever the main thread is; inside a C extension's module init (numpy's
-    Cython modules register their ABCs while `np.random` is first imported) the exception can
-    be cleared, and the program would go on as if no signal had come."""
-    if _received:
-        raise Interrupted(_received[0])
-
-
-def _set_stop_handlers(handler) -> None:
-    for sig in STOP_SIGNALS:
-        signal.signal(sig, handler)
-
-
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "run"
 
 
-# Every numeric flag's range. The upper bounds keep each figure drawable and each loop bounded:
-# 10000 s is the longest latency a results file can hold, 1e9 req/s its largest rate; a window
-# under 1 ms would cut a step into more windows than it has requests.
-LIMITS = {
-    # flag: (type, low, low included, high, unit and hint)
-    "--slo-percentile": (float, 0.0, False, 100.0, "(a percentile, e.g. 95 or 99.9)"),
-    "--slo-ms": (float, 0.001, True, 1e7, "milliseconds (at most 10000 s, the longest latency a results file holds)"),
-    "--target-rps": (float, 0.001, True, 1e9, "req/s"),
-    "--max-error-rate": (float, 0.0, True, 1.0, "(a fraction: 0.01 = 1%)"),
-    "--window": (float, 0.001, True, 1e7, "seconds"),
-    "--knee-elasticity": (float, 0.0, False, 100.0, "(1 = the default knee)"),
-    "--littles-tolerance": (float, 0.0, False, 100.0, "(a fraction: 0.10 = 10%)"),
-    "--replicates": (int, 0, True, 100_000, "(0 turns intervals off)"),
-}
-
-
-def _bounded(flag: str):
-    """argparse type for `flag`: a finite number within LIMITS[flag], else one line naming the flag,
-    the range and what was given (float() alone takes nan, inf and 1e999)."""
-    kind, lo, lo_in, hi, unit = LIMITS[flag]
-    shown_lo, shown_hi = (f"{x:g}".replace("e+0", "e").replace("e+", "e") for x in (lo, hi))
-    rng = f"{'[' if lo_in else '('}{shown_lo}, {shown_hi}]"
-    what = "an integer" if kind is int else "a finite number"
-
-    def conv(v: str):
-        try:
-            x = kind(v.strip())
-        except ValueError:
-            x = None
-        ok = x is not None and math.isfinite(x) and (x >= lo if lo_in else x > lo) and x <= hi
-        if not ok:
-            raise argparse.ArgumentTypeError(f"{flag} must be {what} in {rng} {unit} "
-                                             f"(got {v[:40]!r})")
-        return x
-    return conv
-
-
-MAX_TITLE = 200  # characters: a title is one line on a 12-inch plot; 100000 took minutes and gigabytes
-
-
-def _title(v: str) -> str:
-    if len(v) > MAX_TITLE:
-        raise argparse.ArgumentTypeError(f"--title must be at most {MAX_TITLE} characters (got {len(v)})")
-    return v
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        """Usage errors as one line (argparse prints the usage first), exit status 2."""
-        message = re.sub(r"^argument [^:]+: (?=--)", "", message)
-        _say(f"headroom-plot: error: {message}; see headroom-plot --help")
-        raise SystemExit(2)
-
-
 def parser() -> argparse.ArgumentParser:
-    p = _Parser(
+    p = Parser(
         prog="headroom-plot", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
         description="Draw headroom plots (latency vs throughput, with the knee and the SLO) and write a "
                     "capacity report: how many CredHub instances serve T req/s within the latency SLO.")
     p.add_argument("inputs", nargs="+", metavar="RUN_DIR|CSV", help="run directories or results CSV files")
     p.add_argument("--out", required=True, metavar="DIR", help="directory for plots and reports (created)")
-    p.add_argument("--slo-percentile", type=_bounded("--slo-percentile"), default=None, metavar="P",
+    p.add_argument("--slo-percentile", type=bounded("--slo-percentile"), default=None, metavar="P",
                    help="latency percentile the SLO bounds, in (0, 100] (default: meta.json's slo, else 95)")
-    p.add_argument("--slo-ms", type=_bounded("--slo-ms"), default=None, metavar="L",
+    p.add_argument("--slo-ms", type=bounded("--slo-ms"), default=None, metavar="L",
                    help="SLO latency bound in milliseconds, in [0.001, 1e7] (default: meta.json's slo, else 100)")
-    p.add_argument("--target-rps", type=_bounded("--target-rps"), default=None, metavar="T",
+    p.add_argument("--target-rps", type=bounded("--target-rps"), default=None, metavar="T",
                    help="recommend the instance count that serves T req/s within the SLO, T in [0.001, 1e9] "
                         "(marked extrapolated beyond the largest measured count)")
-    p.add_argument("--max-error-rate", type=_bounded("--max-error-rate"), default=0.01, metavar="R",
+    p.add_argument("--max-error-rate", type=bounded("--max-error-rate"), default=0.01, metavar="R",
                    help="steps with a larger failed fraction do not count as capacity; in [0, 1] (default 0.01)")
-    p.add_argument("--window", type=_bounded("--window"), default=1.0, metavar="SECONDS",
+    p.add_argument("--window", type=bounded("--window"), default=1.0, metavar="SECONDS",
                    help="throughput window for the scatter, in [0.001, 1e7]; windows never straddle steps (default 1)")
-    p.add_argument("--knee-elasticity", type=_bounded("--knee-elasticity"), default=1.0, metavar="E",
+    p.add_argument("--knee-elasticity", type=bounded("--knee-elasticity"), default=1.0, metavar="E",
                    help="the knee is where 1%% more throughput costs E%% more latency on the fitted curve; "
                         "in (0, 100] (default 1)")
-    p.add_argument("--littles-tolerance", type=_bounded("--littles-tolerance"), default=0.10, metavar="F",
+    p.add_argument("--littles-tolerance", type=bounded("--littles-tolerance"), default=0.10, metavar="F",
                    help="warn when a closed-loop step's Little's law residual exceeds F; in (0, 100] (default 0.10)")
-    p.add_argument("--replicates", type=_bounded("--replicates"), default=400, metavar="B",
+    p.add_argument("--replicates", type=bounded("--replicates"), default=400, metavar="B",
                    help="bootstrap replicates behind the 95 %% intervals, in [0, 100000] (default 400; 0 turns "
                         "intervals off)")
     p.add_argument("--format", default="png,svg", metavar="LIST",
                    help="comma-separated image formats: png, svg, pdf (default png,svg)")
-    p.add_argument("--title", type=_title, default=None,
+    p.add_argument("--title", type=title, default=None,
                    help=f"title for the report and the overlay plot (at most {MAX_TITLE} characters)")
     p.add_argument("--no-report", action="store_true", help="write only the images")
     p.add_argument("--quiet", action="store_true", help="do not print warnings (paths are still printed)")
     p.add_argument("--version", action="version", version=f"headroom-plot {__version__}")
     return p
-
-
-def _slo_defaults(args, runs_meta: list[dict]) -> tuple[float, float]:
-    """CLI values win; else the runs' meta.json slo when they all agree; else p95 <= 100 ms."""
-    slos = {json_key((m.get("slo") or {}).get("percentile"), (m.get("slo") or {}).get("latency_s"))
-            for m in runs_meta if isinstance(m.get("slo"), dict)}
-    meta_pct, meta_lat = slos.pop() if len(slos) == 1 else (None, None)
-    pct = args.slo_percentile
-    if pct is None:
-        pct = meta_pct if isinstance(meta_pct, (int, float)) and 0 < meta_pct <= 100 else 95.0
-    ms = args.slo_ms
-    if ms is None:
-        ms = meta_lat * 1000 if isinstance(meta_lat, (int, float)) and meta_lat > 0 else 100.0
-    return float(pct), float(ms)
-
-
-def json_key(*values):
-    return tuple(v if isinstance(v, (int, float)) and not isinstance(v, bool) else None for v in values)
 
 
 def _import_plots() -> None:
@@ -217,9 +108,9 @@ def _render(jobs, more=None):
         value, later = more() if more is not None else (None, [])
         results = []
         for key, job in jobs + later:
-            _raise_if_stopped()
+            raise_if_stopped()
             results.append((key, job()))
-        _raise_if_stopped()
+        raise_if_stopped()
         return results, value
     theirs, mine = (jobs[0::2], jobs[1::2]) if more is not None else (jobs[1::2], jobs[0::2])
     r, w = os.pipe()
@@ -239,13 +130,13 @@ def _render(jobs, more=None):
             # A stop signal (Ctrl-C reaches the whole process group; the parent forwards
             # SIGTERM, and the watch below sends SIGTERM when the parent dies) unwinds the
             # render: output.write removes its temporary file.
-            _set_stop_handlers(_on_signal)
+            set_stop_handlers(on_signal)
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
             _die_with_parent(alive_r)
             out = []
             for _key, job in theirs:
                 out.append(job())
-                _raise_if_stopped()
+                raise_if_stopped()
             os.write(w, ("\n".join("\t".join(p) for p in out) + "\n").encode("utf-8", "surrogateescape"))
             code = 0
         except BaseException as exc:
@@ -262,12 +153,12 @@ def _render(jobs, more=None):
         # already there) is raised here, where the child is stopped and reaped before we exit.
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         value, later = more() if more is not None else (None, [])
-        _raise_if_stopped()
+        raise_if_stopped()
         mine = mine + later
         results = []
         for key, job in mine:
             results.append((key, job()))
-            _raise_if_stopped()
+            raise_if_stopped()
         with os.fdopen(r, encoding="utf-8", errors="surrogateescape") as f:
             data = f.read()
         _, status = os.waitpid(pid, 0)
@@ -289,7 +180,7 @@ def _render(jobs, more=None):
                   else f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}")
         results += [(key, job()) for key, job in theirs]
         # Said after the plots are drawn: had they failed here too, the error is the one line.
-        _say(f"headroom-plot: warning: the second render process failed ({reason[:200]}); "
+        say(f"headroom-plot: warning: the second render process failed ({reason[:200]}); "
              "its plots were drawn in this one, on one core")
     order = {id(job): i for i, (_, job) in enumerate(jobs + later)}
     keyed = list(zip(mine + theirs, results))
@@ -360,79 +251,6 @@ def main(argv: list[str] | None = None) -> int:
     return guarded(parser, _main, argv)
 
 
-def guarded(make_parser, body, argv: list[str]) -> int:
-    """Parse argv with make_parser() and run body(args) under the stop-signal handlers; any failure is one line."""
-    for stream in (sys.stdout, sys.stderr):
-        try:  # paths with bytes that are not UTF-8 print as those bytes, never raise
-            stream.reconfigure(errors="surrogateescape" if stream is sys.stdout else "backslashreplace")
-        except (AttributeError, ValueError):
-            pass
-    previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
-    _received.clear()
-    _set_stop_handlers(_on_signal)
-    from .output import OutputError, sweep
-    out_dir = None
-    try:
-        try:
-            args = make_parser().parse_args(argv)
-        except SystemExit as exc:  # --help, --version, or a usage error already said in one line
-            return exc.code if isinstance(exc.code, int) else 2
-        out_dir = args.out
-        code = body(args)
-        _raise_if_stopped()
-        return code
-    except Interrupted as exc:
-        return _stopped(exc.signum, out_dir, sweep)
-    except OutputError as exc:
-        sweep(out_dir)
-        _say(f"headroom-plot: error: {exc}")
-        return 1
-    except BrokenPipeError:
-        # stdout closed early (| head): nothing more to say, and nothing to say it on
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except OSError:
-            pass
-        return 1
-    except MemoryError:
-        _say("headroom-plot: error: out of memory; plot fewer or smaller runs at once")
-        return 1
-    except Exception as exc:  # a bug: one line, the traceback on request
-        if _received:  # not a bug: a stop signal's Interrupted, replaced on its way up
-            return _stopped(_received[0], out_dir, sweep)
-        if out_dir:
-            sweep(out_dir)
-        if os.environ.get("HEADROOM_PLOT_DEBUG"):
-            raise
-        where = exc.__traceback__
-        while where and where.tb_next:
-            where = where.tb_next
-        at = f" at {os.path.basename(where.tb_frame.f_code.co_filename)}:{where.tb_lineno}" if where else ""
-        _say(f"headroom-plot: internal error: {type(exc).__name__}: {str(exc)[:200]}{at}; "
-             "HEADROOM_PLOT_DEBUG=1 shows the traceback; please report it")
-        return 1
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
-
-
-def _stopped(signum: int, out_dir, sweep) -> int:
-    _set_stop_handlers(signal.SIG_IGN)  # a second Ctrl-C must not interrupt the cleanup
-    if out_dir:
-        sweep(out_dir)
-    name = signal.Signals(signum).name
-    _say(f"headroom-plot: stopped by {name}; files not complete were removed from {out_dir}"
-         if out_dir else f"headroom-plot: stopped by {name}")
-    return 128 + signum
-
-
-def _say(line: str) -> None:
-    try:
-        print(line.replace("\n", " "), file=sys.stderr, flush=True)
-    except (OSError, ValueError):
-        pass
-
-
 def _open_loop(r) -> dict:
     """A run's open-loop confirmation for the capacity table (openloop.py)."""
     from . import openloop
@@ -492,7 +310,7 @@ def _main(args) -> int:
 
     try:
         metas = [resolve(a)[1] for a in args.inputs]
-        pct, ms = _slo_defaults(args, metas)
+        pct, ms = slo_defaults(args, metas)
         opts = Options(slo_percentile=pct, slo_s=ms / 1000.0, max_error_rate=args.max_error_rate,
                        window_s=args.window, knee_elasticity=args.knee_elasticity,
                        littles_tolerance=args.littles_tolerance)

@@ -13,7 +13,7 @@ import os
 import re
 import sys
 
-from . import __version__, cli
+from . import __version__, command
 
 EPILOG = """\
 sides:
@@ -38,7 +38,7 @@ MAX_LABEL = 60
 
 
 def parser() -> argparse.ArgumentParser:
-    p = cli._Parser(
+    p = command.Parser(
         prog="headroom-plot compare", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
         description="Compare two set-ups A and B: capacity at the SLO (B - A and B / A with 95 % intervals and a "
                     "verdict), latency at throughputs both reached, the knee and the scalability fit.")
@@ -50,19 +50,19 @@ def parser() -> argparse.ArgumentParser:
                         "label when a side's runs share one, else A and B)")
     p.add_argument("--out", required=True, metavar="DIR", help="directory for the comparison (created)")
     for flag in ("--slo-percentile", "--slo-ms"):
-        p.add_argument(flag, type=cli._bounded(flag), default=None,
+        p.add_argument(flag, type=command.bounded(flag), default=None,
                        metavar="P" if flag == "--slo-percentile" else "L",
                        help="judge both sides by this SLO (default: the runs' meta.json SLO, which must agree)")
-    p.add_argument("--max-error-rate", type=cli._bounded("--max-error-rate"), default=0.01, metavar="R",
+    p.add_argument("--max-error-rate", type=command.bounded("--max-error-rate"), default=0.01, metavar="R",
                    help="steps with a larger failed fraction do not count (default 0.01)")
-    p.add_argument("--window", type=cli._bounded("--window"), default=1.0, metavar="SECONDS",
+    p.add_argument("--window", type=command.bounded("--window"), default=1.0, metavar="SECONDS",
                    help="the bootstrap's time slices are at most this long (default 1)")
-    p.add_argument("--knee-elasticity", type=cli._bounded("--knee-elasticity"), default=1.0, metavar="E",
+    p.add_argument("--knee-elasticity", type=command.bounded("--knee-elasticity"), default=1.0, metavar="E",
                    help="as for headroom-plot (default 1)")
-    p.add_argument("--replicates", type=cli._bounded("--replicates"), default=400, metavar="B",
+    p.add_argument("--replicates", type=command.bounded("--replicates"), default=400, metavar="B",
                    help="bootstrap replicates behind every interval (default 400; 0: no intervals, no verdict)")
     p.add_argument("--format", default="png,svg", metavar="LIST", help="image formats: png, svg, pdf")
-    p.add_argument("--title", type=cli._title, default=None, help="title of the report")
+    p.add_argument("--title", type=command.title, default=None, help="title of the report")
     p.add_argument("--quiet", action="store_true", help="do not print warnings")
     p.add_argument("--version", action="version", version=f"headroom-plot {__version__}")
     return p
@@ -131,7 +131,7 @@ def default_names(a_runs, b_runs, given: dict) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     """The comparison, under the same guard as headroom-plot: one line for any failure, never a traceback."""
-    return cli.guarded(parser, run, argv)
+    return command.guarded(parser, run, argv)
 
 
 def run(args) -> int:
@@ -158,7 +158,7 @@ def run(args) -> int:
         metas = {side: [resolve(p)[1] for p in paths[side]] for side in ("A", "B")}
         if args.slo_percentile is None and args.slo_ms is None:
             compare.check_slos(metas["A"], metas["B"])
-        pct, ms = cli._slo_defaults(args, metas["A"] + metas["B"])
+        pct, ms = command.slo_defaults(args, metas["A"] + metas["B"])
         opts = Options(slo_percentile=pct, slo_s=ms / 1000.0, max_error_rate=args.max_error_rate,
                        window_s=args.window, knee_elasticity=args.knee_elasticity)
         runs = {side: [load_run(p, opts) for p in paths[side]] for side in ("A", "B")}
@@ -182,7 +182,7 @@ def run(args) -> int:
     except InputError as exc:
         print(f"headroom-plot compare: error: {exc}", file=sys.stderr)
         return 2
-    cli._raise_if_stopped()
+    command.raise_if_stopped()
     from . import compareplot
     images = {}
     written = []
@@ -190,7 +190,7 @@ def run(args) -> int:
         paths_ = compareplot.draw(item, result, opts, args.out, formats)
         images[id(item)] = paths_
         written += paths_
-        cli._raise_if_stopped()
+        command.raise_if_stopped()
     written += comparereport.write(args.out, result, opts, images, args.title)
     warnings = result.warnings + [w for side in ("A", "B") for r in runs[side] for w in r.warnings]
     from . import credhubperf

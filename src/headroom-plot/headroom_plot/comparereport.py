@@ -123,7 +123,7 @@ def detectable_text(i: Item, c: Comparison) -> str:
     d = i.capacity.detectable
     if d is None:
         return ""
-    return (f"Smallest detectable difference: about {compare.pct(d)} of {compare.poss(c.names['A'])} capacity "
+    return (f"Smallest detectable difference: about {compare.pct(d)} of {comparesizing.poss(c.names['A'])} capacity "
             "(what these runs would show as lower or higher four times in five; more repeats make it smaller).")
 
 

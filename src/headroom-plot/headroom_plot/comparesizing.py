@@ -10,6 +10,9 @@ whether open arrivals caught a gap below the closed loop (then the verdict says 
 closed-loop capacities and names each side's figure to size with), and the cold-target labels the verdict
 carries. The bootstrap compares closed-loop capacities only: the confirmation's steps carry no replicates
 of their own, so the figures to size with are shown, not compared.
+
+compare.py imports this module and never the other way: the verdict's sizing sentence and the wording it
+shares with the verdict (poss) live here.
 """
 from __future__ import annotations
 
@@ -36,6 +39,11 @@ class Sizing:
         """Open arrivals hold the SLO only below the closed loop's capacity (credhub-perf's `agree` false):
         the figure to size with is lower than the capacity compared."""
         return self.by == OPEN
+
+
+def poss(name: str) -> str:
+    """The possessive of a side's name: "A's", "4 instances'"."""
+    return name + ("'" if name.endswith("s") else "'s")
 
 
 def _runs(n: int) -> str:
@@ -87,7 +95,6 @@ def verdict_text(text: str, a: str, b: str, sa: Sizing, sb: Sizing) -> str:
     """The verdict's sentence with what the sizing adds: when either side's confirmation caught a gap, that the
     comparison is of closed-loop capacities and each side's figure to size with; each side's cold-target
     labels. a, b: the sides' names."""
-    from .compare import poss
     if sa.gap or sb.gap:
         where = "both" if sa.gap and sb.gap else a if sa.gap else b
         text += (f"; these are closed-loop capacities, and open arrivals hold the SLO lower on {where}: size "

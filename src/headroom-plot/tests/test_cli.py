@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from headroom_plot import cli
+from headroom_plot import cli, command
 from headroom_plot.csvread import InputError
 from headroom_plot.runs import Options, load_run
 
@@ -184,11 +184,11 @@ def test_slo_defaults_from_meta_unless_given(tmp):
     meta["slo"] = {"percentile": 99, "latency_s": 0.25}
     (d / "meta.json").write_text(json.dumps(meta))
     args = cli.parser().parse_args([str(d), "--out", "x"])
-    assert cli._slo_defaults(args, [meta]) == (99.0, 250.0)
+    assert command.slo_defaults(args, [meta]) == (99.0, 250.0)
     args = cli.parser().parse_args([str(d), "--out", "x", "--slo-ms", "40"])
-    assert cli._slo_defaults(args, [meta]) == (99.0, 40.0)
+    assert command.slo_defaults(args, [meta]) == (99.0, 40.0)
     other = dict(meta, slo={"percentile": 95, "latency_s": 0.1})
-    assert cli._slo_defaults(cli.parser().parse_args([str(d), "--out", "x"]), [meta, other]) == (95.0, 100.0)
+    assert command.slo_defaults(cli.parser().parse_args([str(d), "--out", "x"]), [meta, other]) == (95.0, 100.0)
 
 
 def test_mix_report_has_a_per_type_table(tmp):

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from headroom_plot import analysis, cli, output
+from headroom_plot import analysis, cli, command, output
 
 from conftest import closed_step, write_meta, write_ours
 
@@ -170,8 +170,8 @@ def test_signal_replaced_on_its_way_up_still_stops(tmp, capsys, monkeypatch):
     SIGTERM", 143, one line, not an internal error."""
     def signal_mid_import(*a, **k):
         try:
-            cli._on_signal(signal.SIGTERM, None)  # what the interpreter runs when the signal lands
-        except cli.Interrupted as exc:
+            command.on_signal(signal.SIGTERM, None)  # what the interpreter runs when the signal lands
+        except command.Interrupted as exc:
             raise ImportError("initialization failed") from exc
 
     monkeypatch.setattr(analysis, "capacity_table", signal_mid_import)
@@ -196,8 +196,8 @@ def test_signal_swallowed_by_code_we_do_not_own_still_stops(tmp, capsys, monkeyp
 
     def swallowed(*a, **k):
         try:
-            cli._on_signal(signal.SIGINT, None)
-        except cli.Interrupted:
+            command.on_signal(signal.SIGINT, None)
+        except command.Interrupted:
             pass
         return real(*a, **k)
 

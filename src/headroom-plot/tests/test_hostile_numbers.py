@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from headroom_plot import cli
+from headroom_plot import cli, command
 
 from conftest import closed_step, write_meta, write_ours
 
@@ -67,7 +67,7 @@ def test_every_number_flag_is_checked(tmp, capsys, flag, value):
 
 def test_flag_limits_are_in_the_help():
     text = " ".join(cli.parser().format_help().split())
-    for flag in cli.LIMITS:
+    for flag in command.LIMITS:
         assert flag in text
     for rng in ("(0, 100]", "[0.001, 1e7]", "[0.001, 1e9]", "[0, 1]", "[0, 100000]"):
         assert rng in text, rng
@@ -298,8 +298,8 @@ def test_knee_of_many_steps_is_fitted_to_a_subset_with_both_ends():
 def test_a_title_longer_than_a_line_is_one_line(tmp, capsys):
     """A 100000-character --title drew for minutes in gigabytes."""
     d = _run_dir(tmp)
-    got = cli.main([str(d), "--out", str(tmp / "out"), "--title", "x" * (cli.MAX_TITLE + 1)])
-    _one_line(capsys, 2, got, f"--title must be at most {cli.MAX_TITLE} characters (got {cli.MAX_TITLE + 1})")
+    got = cli.main([str(d), "--out", str(tmp / "out"), "--title", "x" * (command.MAX_TITLE + 1)])
+    _one_line(capsys, 2, got, f"--title must be at most {command.MAX_TITLE} characters (got {command.MAX_TITLE + 1})")
 
 
 def test_a_target_far_beyond_every_count_is_noted_not_drawn_to_scale(tmp, capsys, monkeypatch):
