@@ -228,9 +228,28 @@ func FuzzReadCSV(f *testing.F) {
 
 // hostileDir holds small damaged results files that headroom-plot's reader
 // (src/headroom-plot/tests/test_csvread_shared.py) reads too: expect.json
-// gives each file the verdict both readers must reach, and the line a
-// refusal must name.
+// gives each file the verdict both readers must reach, the line a refusal
+// must name, and an accepted file's steps (concurrency, rate, requests):
+// one rule for where a step begins, two steps of one concurrency and rate
+// included.
 const hostileDir = "testdata/hostile-csv"
+
+// checkFileSteps holds the summary of one file to want's steps, each
+// [concurrency, rate, requests] in file order.
+func checkFileSteps(t *testing.T, path, why string, want [][3]float64) {
+	t.Helper()
+	sum, err := SummarizeFiles([]string{path}, SLO{Percentile: 95, LatencyS: 0.1, MaxErrorRate: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][3]float64
+	for _, st := range sum.Steps {
+		got = append(got, [3]float64{float64(st.Concurrency), st.Rate, float64(st.Requests)})
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("%s (%s): steps %v, want %v", path, why, got, want)
+	}
+}
 
 func TestSharedHostileCSVVerdicts(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(hostileDir, "expect.json"))
@@ -239,10 +258,11 @@ func TestSharedHostileCSVVerdicts(t *testing.T) {
 	}
 	var want struct {
 		Files []struct {
-			File    string `json:"file"`
-			Verdict string `json:"verdict"`
-			Line    int    `json:"line"`
-			Why     string `json:"why"`
+			File    string       `json:"file"`
+			Verdict string       `json:"verdict"`
+			Line    int          `json:"line"`
+			Why     string       `json:"why"`
+			Steps   [][3]float64 `json:"steps"`
 		} `json:"files"`
 	}
 	if err := json.Unmarshal(raw, &want); err != nil {
@@ -258,6 +278,9 @@ func TestSharedHostileCSVVerdicts(t *testing.T) {
 			case "accept":
 				if err != nil {
 					t.Fatalf("%s (%s): refused: %v", c.File, c.Why, err)
+				}
+				if c.Steps != nil {
+					checkFileSteps(t, path, c.Why, c.Steps)
 				}
 			case "refuse":
 				if err == nil {
