@@ -1,9 +1,14 @@
-"""What the benches share (scripts/bench-generators, scripts/bench-openloop):
-building the null server and our hey, fetching peers, a null-server
-instance per run, a generator pinned to its core with its own rusage, and
-reading hey's text summary. Standard library only: bench-generators runs
-under any python3."""
+"""What the benches share (scripts/bench-generators, scripts/bench-openloop,
+scripts/bench-plotting): building the null server and our hey, fetching
+peers, a null-server instance per run, a generator pinned to its core with
+its own rusage, reading hey's text summary, and where and how a bench
+writes its results (results_dir, write_results: a dated directory and a
+results.md that opens with the tree and the machine). Standard library
+only: bench-generators runs under any python3. bench-plotting, in bash,
+calls write_results as `python3 scripts/benchrun.py write-results NAME
+COMMAND < TABLE`."""
 
+import json
 import os
 import re
 import signal
@@ -201,7 +206,60 @@ def machine():
                 kernel=os.uname().release)
 
 
+def results_dir(name):
+    """Where a bench writes its raw outputs and results: BENCH_OUT, else a new
+    dated directory $CREDHUB_PERF_CACHE/bench/NAME-<UTC time> (created)."""
+    out = os.environ.get("BENCH_OUT") or os.path.join(
+        CACHE, "bench", name + "-" + time.strftime("%Y%m%dT%H%M%S", time.gmtime()))
+    os.makedirs(out, exist_ok=True)
+    return out
+
+
+def tree():
+    """The commit benchmarked, and whether the worktree differed from it."""
+    def git(*args):
+        return subprocess.run(["git", "-C", ROOT] + list(args), capture_output=True, text=True)
+    rev = git("rev-parse", "--short", "HEAD").stdout.strip() or "unknown"
+    dirty = git("diff", "--quiet", "HEAD").returncode == 1
+    return rev + (" (with uncommitted changes)" if dirty else "")
+
+
+def header(start, end=None, more=""):
+    """The first line of every bench's results.md: the tree, the machine
+    (machine()'s) and its load average at the start and at the end (either
+    may be None: a bench that only writes at its end has no start)."""
+    m = start or end
+    load = "load average " + ", ".join(f"at {when} {x['loadavg']}" for when, x in (("start", start), ("end", end)) if x)
+    return (f"Tree: {tree()}. Machine: {m['nproc']} cores, {m['cpu_model']}, kernel {m['kernel']}, {load}."
+            + (" " + more if more else ""))
+
+
+def write_results(out, command, text, data=None, start=None, end=None, more=""):
+    """Writes out/results.md (header(), the command that reproduces the
+    figures, then text) and, given data, out/results.json with the tree and
+    the machine beside it. start, end: machine() when the bench began and
+    ended (end defaults to now when start is not given). Returns results.md's text."""
+    if start is None and end is None:
+        end = machine()
+    md = f"{header(start, end, more)}\nCommand: {command}\n\n{text.rstrip()}\n"
+    with open(os.path.join(out, "results.md"), "w") as f:
+        f.write(md)
+    if data is not None:
+        with open(os.path.join(out, "results.json"), "w") as f:
+            json.dump(dict(data, tree=tree(), machine=start, machine_end=end), f, indent=1, default=str)
+    log(f"results: {out}/results.md" + (" and results.json" if data is not None else ""))
+    return md
+
+
 def on_term(signum, _frame):
     # Turn SIGTERM/SIGINT into an exception so the finally clauses stop the
     # server and the generator of the run in progress.
     raise SystemExit(128 + signum)
+
+
+if __name__ == "__main__":
+    # python3 scripts/benchrun.py write-results NAME COMMAND < TABLE: a bench
+    # written in bash writes its results as the Python ones do.
+    if len(sys.argv) != 4 or sys.argv[1] != "write-results":
+        die("usage: benchrun.py write-results NAME COMMAND < TEXT", 2)
+    write_results(results_dir(sys.argv[2]), sys.argv[3], sys.stdin.read())

@@ -75,3 +75,30 @@ def test_parse_oha():
                                                  note='success 0.5000: {"refused": 3}')
     with pytest.raises(ValueError):
         bg.parse_oha("no json", None, None)
+
+
+def test_write_results_one_header_for_every_bench(tmp_path, monkeypatch):
+    """bench-generators, bench-openloop and bench-plotting (through benchrun.py write-results) write their
+    results.md alike: the tree and the machine, the command, then the figures; results.json beside it."""
+    monkeypatch.setattr(benchrun, "tree", lambda: "abc1234")
+    start = dict(nproc=2, cpu_model="Xeon", kernel="6.1", loadavg="0.10 0.20 0.30")
+    end = dict(start, loadavg="1.00 1.00 1.00")
+    md = benchrun.write_results(str(tmp_path), "BENCH_REPEATS=3 scripts/bench-x", "| a |\n", data={"runs": [1]},
+                                start=start, end=end, more="vegeta 12.")
+    assert md == ("Tree: abc1234. Machine: 2 cores, Xeon, kernel 6.1, load average at start 0.10 0.20 0.30, "
+                  "at end 1.00 1.00 1.00. vegeta 12.\nCommand: BENCH_REPEATS=3 scripts/bench-x\n\n| a |\n")
+    assert (tmp_path / "results.md").read_text() == md
+    data = __import__("json").loads((tmp_path / "results.json").read_text())
+    assert data["runs"] == [1] and data["tree"] == "abc1234" and data["machine_end"] == end
+    # written only at the end (bench-plotting): the machine as it was then
+    assert benchrun.header(None, end).endswith("kernel 6.1, load average at end 1.00 1.00 1.00.")
+
+
+def test_results_dir_is_dated_under_the_cache_or_bench_out(tmp_path, monkeypatch):
+    monkeypatch.delenv("BENCH_OUT", raising=False)
+    monkeypatch.setattr(benchrun, "CACHE", str(tmp_path))
+    out = benchrun.results_dir("plotting")
+    assert os.path.isdir(out) and os.path.dirname(out) == str(tmp_path / "bench")
+    assert os.path.basename(out).startswith("plotting-20")
+    monkeypatch.setenv("BENCH_OUT", str(tmp_path / "given"))
+    assert benchrun.results_dir("plotting") == str(tmp_path / "given") and os.path.isdir(tmp_path / "given")
