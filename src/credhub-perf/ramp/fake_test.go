@@ -156,29 +156,35 @@ func (f *fakeCredHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		delete(f.older, name)
 		w.WriteHeader(204)
 	case r.URL.Path == "/api/v1/interpolate" && r.Method == "POST":
-		var body map[string][]map[string]any
-		data, _ := io.ReadAll(r.Body)
-		if err := json.Unmarshal(data, &body); err != nil {
-			writeJSON(w, 400, map[string]string{"error": "bad json"})
-			return
-		}
-		for _, list := range body {
-			for _, b := range list {
-				cr, _ := b["credentials"].(map[string]any)
-				ref, _ := cr["credhub-ref"].(string)
-				ref = strings.TrimSuffix(strings.TrimPrefix(ref, "(("), "))")
-				v, ok := f.creds[strings.ToLower(ref)]
-				if !ok {
-					writeJSON(w, 404, notFound)
-					return
-				}
-				b["credentials"] = v
-			}
-		}
-		writeJSON(w, 200, body)
+		f.interpolate(w, r, notFound)
 	default:
 		w.WriteHeader(404)
 	}
+}
+
+// interpolate answers POST /api/v1/interpolate: every credhub-ref replaced
+// by the credential's value, 404 when one does not exist. f.mu is held.
+func (f *fakeCredHub) interpolate(w http.ResponseWriter, r *http.Request, notFound map[string]string) {
+	var body map[string][]map[string]any
+	data, _ := io.ReadAll(r.Body)
+	if err := json.Unmarshal(data, &body); err != nil {
+		writeJSON(w, 400, map[string]string{"error": "bad json"})
+		return
+	}
+	for _, list := range body {
+		for _, b := range list {
+			cr, _ := b["credentials"].(map[string]any)
+			ref, _ := cr["credhub-ref"].(string)
+			ref = strings.TrimSuffix(strings.TrimPrefix(ref, "(("), "))")
+			v, ok := f.creds[strings.ToLower(ref)]
+			if !ok {
+				writeJSON(w, 404, notFound)
+				return
+			}
+			b["credentials"] = v
+		}
+	}
+	writeJSON(w, 200, body)
 }
 
 func fakeConfig(t *testing.T, p *loadtest.PKI, url string) config.Config {

@@ -103,32 +103,7 @@ func TestRendezvousTestersStartedApart(t *testing.T) {
 				t.Errorf("tester 1 does not say it ignored the leftover value:\n%s", logs[1])
 			}
 
-			var names []string
-			var metas []*results.Meta
-			for i := range cfgs {
-				dirs := runDirs(t, cfgs[i].OutputDir)
-				if len(dirs) != 1 {
-					t.Fatalf("tester %d: run directories %v, want one", i, dirs)
-				}
-				names = append(names, filepath.Base(dirs[0]))
-				// Testers other than 0 write only meta-<i>.json.
-				name := "meta.json"
-				if i > 0 {
-					name = fmt.Sprintf("meta-%d.json", i)
-				}
-				b, err := os.ReadFile(filepath.Join(dirs[0], name))
-				if err != nil {
-					t.Fatal(err)
-				}
-				m := &results.Meta{}
-				if err := json.Unmarshal(b, m); err != nil {
-					t.Fatal(err)
-				}
-				if _, err := os.Stat(filepath.Join(dirs[0], "meta.json")); i > 0 && err == nil {
-					t.Errorf("tester %d wrote meta.json, which tester 0's would overwrite (or be overwritten by) when extracted together", i)
-				}
-				metas = append(metas, m)
-			}
+			names, metas := testerMetas(t, cfgs)
 			if names[0] != names[1] || metas[0].RunID != metas[1].RunID || metas[0].StartAt != metas[1].StartAt {
 				t.Fatalf("testers disagree: directories %v, run ids %s / %s, start_at %s / %s", names, metas[0].RunID, metas[1].RunID, metas[0].StartAt, metas[1].StartAt)
 			}
@@ -153,6 +128,40 @@ func TestRendezvousTestersStartedApart(t *testing.T) {
 			}
 		})
 	}
+}
+
+// testerMetas reads each tester's run directory name and its own meta
+// file (meta.json for tester 0, meta-<i>.json for the others, never
+// meta.json: extracted together, one would overwrite the other).
+func testerMetas(t *testing.T, cfgs []config.Config) ([]string, []*results.Meta) {
+	t.Helper()
+	var names []string
+	var metas []*results.Meta
+	for i := range cfgs {
+		dirs := runDirs(t, cfgs[i].OutputDir)
+		if len(dirs) != 1 {
+			t.Fatalf("tester %d: run directories %v, want one", i, dirs)
+		}
+		names = append(names, filepath.Base(dirs[0]))
+		// Testers other than 0 write only meta-<i>.json.
+		name := "meta.json"
+		if i > 0 {
+			name = fmt.Sprintf("meta-%d.json", i)
+		}
+		b, err := os.ReadFile(filepath.Join(dirs[0], name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := &results.Meta{}
+		if err := json.Unmarshal(b, m); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(dirs[0], "meta.json")); i > 0 && err == nil {
+			t.Errorf("tester %d wrote meta.json, which tester 0's would overwrite (or be overwritten by) when extracted together", i)
+		}
+		metas = append(metas, m)
+	}
+	return names, metas
 }
 
 // Tester 1 alone: no tester 0 ever publishes, and the leftover of an

@@ -122,20 +122,25 @@ type missingAnswers struct {
 	Reasons []reasonCase             `json:"reasons"`
 }
 
+// rewriteMissingFixtures writes the fixtures' run directories afresh (-update).
+func rewriteMissingFixtures(t *testing.T) {
+	for _, f := range missingFixtures {
+		dir := filepath.Join(missingDir, f.name)
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < f.have; i++ {
+			writeMissingFixture(t, dir, i, f.testers)
+		}
+	}
+}
+
 func TestMissingTestersFixture(t *testing.T) {
 	if *update {
-		for _, f := range missingFixtures {
-			dir := filepath.Join(missingDir, f.name)
-			if err := os.RemoveAll(dir); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			for i := 0; i < f.have; i++ {
-				writeMissingFixture(t, dir, i, f.testers)
-			}
-		}
+		rewriteMissingFixtures(t)
 	}
 	got := missingAnswers{Runs: map[string]missingAnswer{}}
 	for _, f := range missingFixtures {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/credhub-perf/credhub-perf/results"
+	"github.com/credhub-perf/credhub-perf/results/resultstest"
 )
 
 // After a kill -9 the run's credentials stay in CredHub and meta.json says
@@ -107,10 +108,7 @@ func TestCleanupAfterKill9(t *testing.T) {
 	// The summary says the run stopped short of its plan, and that its
 	// credentials were removed later.
 	r = perf(t, "summary", dir)
-	sum, err := results.ReadSummary(filepath.Join(dir, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := resultstest.Summary(t, dir)
 	wantNote := fmt.Sprintf(" of 20 planned steps (interrupted: the run ended without finishing (killed, or its machine lost); credhub-perf cleanup at ")
 	wantClean := fmt.Sprintf("; cleaned up later by `credhub-perf cleanup`: %d credentials removed)", len(left))
 	if r.code != 0 || !strings.HasPrefix(sum.Stopped, fmt.Sprintf("stopped after %d of 20", len(sum.Steps))) || !strings.Contains(sum.Stopped, wantNote) ||
@@ -139,10 +137,7 @@ cleanup: {mode: none}`)
 	}
 	dir := onlyRunDir(t, outputDir(t, cfg))
 	rows, _ := countRows(t, filepath.Join(dir, "results.csv"))
-	meta, err := results.ReadMeta(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	meta := resultstest.Meta(t, dir)
 	if rows <= 2000 || meta.SetNames != 500 {
 		t.Fatalf("%d requests (want > 2000), meta set_names %d (want 500)", rows, meta.SetNames)
 	}

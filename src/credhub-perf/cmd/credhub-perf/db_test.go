@@ -17,7 +17,7 @@ import (
 
 	"github.com/credhub-perf/credhub-perf/cleanup"
 	"github.com/credhub-perf/credhub-perf/credhub"
-	"github.com/credhub-perf/credhub-perf/results"
+	"github.com/credhub-perf/credhub-perf/results/resultstest"
 )
 
 // sqlDB opens the test database with the driver cleanup uses.
@@ -124,10 +124,7 @@ cleanup:
 				t.Fatalf("run directories %v", dirs)
 			}
 			for _, dir := range dirs {
-				meta, err := results.ReadMeta(dir)
-				if err != nil {
-					t.Fatal(err)
-				}
+				meta := resultstest.Meta(t, dir)
 				if meta.Cleanup != "database" || meta.CleanupStatus != "ok" || meta.CleanupDeleted == 0 {
 					t.Fatalf("meta %+v", meta)
 				}

@@ -24,6 +24,7 @@ import (
 	"github.com/credhub-perf/credhub-perf/credhub"
 	"github.com/credhub-perf/credhub-perf/internal/testpki"
 	"github.com/credhub-perf/credhub-perf/results"
+	"github.com/credhub-perf/credhub-perf/results/resultstest"
 	"github.com/credhub-perf/credhub-perf/tlsclient"
 )
 
@@ -254,10 +255,7 @@ func countRows(t *testing.T, path string) (rows, failed int) {
 // compares it with what the run wrote.
 func checkSummaryMatchesCSV(t *testing.T, dir string) *results.Summary {
 	t.Helper()
-	sum, err := results.ReadSummary(filepath.Join(dir, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := resultstest.Summary(t, dir)
 	files, err := results.ResultFiles(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -268,10 +266,7 @@ func checkSummaryMatchesCSV(t *testing.T, dir string) *results.Summary {
 	}
 	// The tester's CPU figures are not in the CSV: they come from meta.json.
 	if len(files) == 1 {
-		meta, err := results.ReadMeta(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		meta := resultstest.Meta(t, dir)
 		re.AddTesterUsage([]*results.Meta{meta})
 		re.Finish()
 	}
@@ -326,10 +321,7 @@ instances: 1`)
 			dir := onlyRunDir(t, outputDir(t, cfg))
 			rows, failed := countRows(t, filepath.Join(dir, "results.csv"))
 			sum := checkSummaryMatchesCSV(t, dir)
-			meta, err := results.ReadMeta(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			meta := resultstest.Meta(t, dir)
 			if rows == 0 || int64(rows) != sum.Requests || failed != 0 || len(sum.Steps) != 2 {
 				t.Fatalf("rows %d failed %d, summary %d requests, %d steps", rows, failed, sum.Requests, len(sum.Steps))
 			}
@@ -510,10 +502,7 @@ func TestTargetKilledMidRamp(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	meta, err := results.ReadMeta(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	meta := resultstest.Meta(t, dir)
 	rows, _ := countRows(t, filepath.Join(dir, "results.csv"))
 	sum := checkSummaryMatchesCSV(t, dir)
 	if rows == 0 || int64(rows) != sum.Requests || meta.Status != "failed" || meta.CleanupStatus != "failed" ||
@@ -623,10 +612,7 @@ func twoTesters(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("merge: exit %d\n%s", r.code, r.stderr)
 	}
-	merged, err := results.ReadSummary(filepath.Join(dir, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	merged := resultstest.Summary(t, dir)
 	if merged.Testers != 2 || len(merged.Steps) != 2 {
 		t.Fatalf("merged %+v", merged)
 	}

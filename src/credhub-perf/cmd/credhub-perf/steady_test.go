@@ -14,6 +14,7 @@ import (
 
 	"github.com/credhub-perf/credhub-perf/load/loadtest"
 	"github.com/credhub-perf/credhub-perf/results"
+	"github.com/credhub-perf/credhub-perf/results/resultstest"
 )
 
 // warmingSim is credhub-sim as a JVM that has just started: service times
@@ -32,10 +33,7 @@ func runSummary(t *testing.T, cfg string, args ...string) (*results.Summary, *re
 	}
 	dir := onlyRunDir(t, outputDir(t, cfg))
 	sum := checkSummaryMatchesCSV(t, dir)
-	meta, err := results.ReadMeta(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	meta := resultstest.Meta(t, dir)
 	return sum, meta, r
 }
 

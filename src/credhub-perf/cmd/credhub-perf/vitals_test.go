@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/credhub-perf/credhub-perf/results"
+	"github.com/credhub-perf/credhub-perf/results/resultstest"
 	"github.com/credhub-perf/credhub-perf/targetload"
 )
 
@@ -84,10 +85,7 @@ func TestVitalsRecordAndAttach(t *testing.T) {
 	if a.code != 0 {
 		t.Fatalf("attach: exit %d\n%s", a.code, a.stderr)
 	}
-	sum, err := results.ReadSummary(filepath.Join(dir, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := resultstest.Summary(t, dir)
 	if sum.Bottleneck == nil || sum.Steps[0].Target == nil {
 		t.Fatalf("summary has no target figures: %+v", sum.Steps[0])
 	}
