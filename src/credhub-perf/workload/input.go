@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 )
 
@@ -34,6 +35,9 @@ type input struct {
 func expandInputs(paths []string, tmp func() (string, error)) ([]input, error) {
 	var out []input
 	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			return nil, fmt.Errorf("%s is a directory: pass the log files in it (%s*)", p, filepath.Join(p, auditLogBase))
+		}
 		isTar, err := isTarball(p)
 		if err != nil {
 			return nil, err
