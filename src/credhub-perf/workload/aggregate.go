@@ -112,7 +112,9 @@ func (a *aggregator) closeSecond() error {
 	}
 	a.window = append(a.window[:0], a.window[drop:]...)
 	if a.winSum > a.minute {
-		a.minute, a.minuteAt = a.winSum, a.sec-59
+		// The window's first second with a request: a log shorter than a
+		// minute has no second before its first.
+		a.minute, a.minuteAt = a.winSum, a.window[0].sec
 	}
 	var err error
 	if a.arrivals != nil {

@@ -66,7 +66,8 @@ type PeakSecond struct {
 	Requests int64  `json:"requests"`
 }
 
-// Minute is the 60 s window (sliding, by the second) with the most requests.
+// Minute is the 60 s window (sliding, by the second) with the most
+// requests; At is its first second with a request.
 type Minute struct {
 	At       string  `json:"at"`
 	Requests int64   `json:"requests"`
