@@ -173,6 +173,9 @@ func copyEntry(r io.Reader, label, dir string, out *[]input) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) {
+		return fmt.Errorf("%s: the tarball is truncated or corrupt here (an interrupted download?): re-fetch it", label)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", label, err)
 	}

@@ -20,7 +20,7 @@ func newNameTable(keep bool) *nameTable {
 
 func (t *nameTable) hash(name []byte) uint64 {
 	h := maphash.Bytes(hashSeed, name)
-	if t.keep {
+	if t.keep && len(t.names) < maxDistinctNames {
 		if _, ok := t.names[h]; !ok {
 			t.names[h] = string(name)
 		}

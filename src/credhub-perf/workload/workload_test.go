@@ -217,3 +217,30 @@ func FuzzParseLine(f *testing.F) {
 		}
 	})
 }
+
+func TestTruncatedTarballIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	var lines []string
+	for i := 0; i < 3000; i++ {
+		lines = append(lines, findLine(t0+int64(i), "/a"))
+	}
+	b := tgz(t, map[string]string{"./credhub/credhub_security_events.log": strings.Join(lines, "\n")})
+	p := filepath.Join(dir, "cf.tgz")
+	os.WriteFile(p, b[:len(b)*2/3], 0o600)
+	_, err := Analyze(Options{Paths: []string{p}})
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "re-fetch") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestSyslogDrainAndCRLF(t *testing.T) {
+	dir := t.TempDir()
+	lines := []string{
+		"<14>1 2026-12-07T10:00:00.000Z credhub-0 credhub - - - " + findLine(t0, "/a") + "\r",
+		"Dec  7 10:00:00 credhub-1 credhub: " + setLine(t0+1, "/b") + "\r",
+	}
+	w := analyze(t, writeFile(t, dir, "drain.log", lines))
+	if w.Requests != 2 || typeReq(w, "set") != 1 || len(w.Skipped) != 0 {
+		t.Fatalf("requests %d types %+v skipped %v", w.Requests, w.Types, w.Skipped)
+	}
+}
