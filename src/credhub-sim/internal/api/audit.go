@@ -105,6 +105,16 @@ func auditAdd(r *http.Request, v store.Version) {
 	}
 }
 
+// auditCredential adds a credential without a version (CredHub's
+// addAllCredentials: the certificates list, one line per certificate).
+func auditCredential(r *http.Request, name, id string) {
+	if rec := auditOf(r); rec != nil {
+		rec.mu.Lock()
+		rec.resources = append(rec.resources, auditResource{name: name, uuid: id})
+		rec.mu.Unlock()
+	}
+}
+
 // auditSet names the record's one resource (CredHub's setResource and
 // setVersion: set, generate, get by id).
 func auditSet(r *http.Request, v store.Version) {
@@ -218,6 +228,9 @@ type (
 	}
 	byIDDetails struct {
 		UUID string `json:"uuid"`
+	}
+	bulkDetails struct {
+		SignedBy string `json:"signedBy"`
 	}
 	noDetails struct{}
 )

@@ -53,3 +53,34 @@ func TestAuditLogFollowsCredHubsRules(t *testing.T) {
 		t.Errorf("find line:\n%s", lines[3])
 	}
 }
+
+func TestAuditLogCertificatesOneLinePerCertificate(t *testing.T) {
+	var log bytes.Buffer
+	h := newHarness(t, "sqlite::memory:", func(c *Config) { c.AuditLog = &syncWriter{w: &log} })
+	gen := func(body string) {
+		if r := h.do(h.client, "POST", "/api/v1/data", body); r.status != 200 {
+			t.Fatalf("generate: %d %s", r.status, r.body)
+		}
+	}
+	gen(`{"name":"/ca","type":"certificate","parameters":{"common_name":"ca","is_ca":true,"self_sign":true}}`)
+	gen(`{"name":"/leaf1","type":"certificate","parameters":{"common_name":"l1","ca":"/ca"}}`)
+	gen(`{"name":"/leaf2","type":"certificate","parameters":{"common_name":"l2","ca":"/ca"}}`)
+	log.Reset()
+	h.do(h.client, "GET", "/api/v1/certificates", nil)
+	if r := h.do(h.client, "POST", "/api/v1/bulk-regenerate", `{"signed_by":"/ca"}`); r.status != 200 {
+		t.Fatalf("bulk: %d %s", r.status, r.body)
+	}
+	lines := strings.Split(strings.TrimSuffix(log.String(), "\n"), "\n")
+	want := []string{"GET_ALL_CERTIFICATES", "GET_ALL_CERTIFICATES", "GET_ALL_CERTIFICATES", "BULK_REGENERATE", "BULK_REGENERATE"}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), log.String())
+	}
+	for i, l := range lines {
+		if !auditLine.MatchString(l) || !strings.Contains(l, "deviceAction="+want[i]+" ") {
+			t.Errorf("line %d (%s):\n%s", i, want[i], l)
+		}
+	}
+	if !strings.Contains(lines[3], `cs6={"signedBy":"/ca"} `) || strings.Contains(lines[3], "cs3=null") {
+		t.Errorf("bulk line:\n%s", lines[3])
+	}
+}
