@@ -31,11 +31,13 @@ var typeIDs = [numTypes]string{
 	"health", "certificates", "other",
 }
 
-// typeEndpoint is the method and endpoint workload.json names for a type.
+// typeEndpoint is the method and path workload.json names for a type
+// (the query that tells get, find by path and find by name-like apart is
+// in the type id).
 var typeEndpoint = [numTypes][2]string{
-	{"GET", "/api/v1/data?name="}, {"GET", "/api/v1/data/{id}"}, {"GET", "/api/v1/data?path="},
-	{"GET", "/api/v1/data?name-like="}, {"PUT", "/api/v1/data"}, {"POST", "/api/v1/data"},
-	{"POST", "/api/v1/regenerate"}, {"DELETE", "/api/v1/data?name="}, {"POST", "/api/v1/interpolate"},
+	{"GET", "/api/v1/data"}, {"GET", "/api/v1/data/{id}"}, {"GET", "/api/v1/data"},
+	{"GET", "/api/v1/data"}, {"PUT", "/api/v1/data"}, {"POST", "/api/v1/data"},
+	{"POST", "/api/v1/regenerate"}, {"DELETE", "/api/v1/data"}, {"POST", "/api/v1/interpolate"},
 	{"GET", "/api/v2/permissions"}, {"POST", "/api/v2/permissions"}, {"GET", "/info"},
 	{"GET", "/health"}, {"GET", "/api/v1/certificates"}, {"", ""},
 }
