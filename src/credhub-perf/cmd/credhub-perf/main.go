@@ -44,6 +44,8 @@ commands:
                                               no-capacity reason), for headroom-plot; writes no file
   merge     RUN_DIR                           summarize all results-<tester>.csv of a multi-tester run
   collect   --out DIR TARBALL...              run directories from bosh run-errand --download-logs tarballs
+  workload  [--out DIR] [--keep-names] LOG... CredHub's audit logs (plain, .gz, bosh logs tarballs) as
+                                              workload.json, workload-arrivals.csv and a summary
   vitals    record --deployment D --out FILE  sample a BOSH deployment's vitals until SIGTERM (scaling-study)
   vitals    attach FILE RUN_DIR...            put those samples on each run's time and recompute its summary
   version                                     print the version
@@ -76,6 +78,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return summaryCmd(args[1:], true, stdout, stderr)
 	case "collect":
 		return collectCmd(args[1:], stdout, stderr)
+	case "workload":
+		return workloadCmd(args[1:], stdout, stderr)
 	case "vitals":
 		return vitalsCmd(args[1:], stderr)
 	case "version", "--version", "-version":

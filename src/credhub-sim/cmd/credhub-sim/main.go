@@ -181,6 +181,7 @@ func checkServeFlags(o serveOptions) error {
 type serveOptions struct {
 	listen, certDir, tlsCert, tlsKey, clientCA    string
 	db, encryptionPassword, addrFile, externalURL string
+	auditLog                                      string
 	workers, cores                                int
 	serviceTime, writeServiceTime                 time.Duration
 	warmupTime                                    time.Duration
@@ -231,6 +232,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.tokenTTL, "token-ttl", 12*time.Hour, "lifetime of issued access tokens")
 	fs.DurationVar(&o.tokenClockSkew, "token-clock-skew", api.DefaultClockSkew, "how long past its expiry a token is still accepted, as CredHub's 60 s; 0 = none (tests of token renewal)")
 	fs.BoolVar(&o.http2, "http2", false, "also offer HTTP/2 by ALPN (CredHub 2.15 serves HTTP/1.1 only)")
+	fs.StringVar(&o.auditLog, "audit-log", "", "append CredHub's CEF audit records (credhub_security_events.log's format) to this file (created 0600: it names credentials and actors)")
 	fs.BoolVar(&o.acls, "acls", false, "enforce permissions (CredHub's security.authorization.acls.enabled); off like CredHub's perf setup")
 	fs.Var(&o.permissions, "permission", "with -acls: seed a permission \"PATH ACTOR[,ACTOR] OP[,OP]\" (repeatable), e.g. \"/* mtls-app:<uuid> read,write,delete\"")
 	if err := fs.Parse(args); err != nil {
@@ -279,8 +281,14 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
+	audit, err := openAuditLog(o.auditLog)
+	if err != nil {
+		return err
+	}
+	defer audit.Close()
 	srv, err := api.New(api.Config{
-		Store: st, ClientCAs: pool,
+		AuditLog: audit.w,
+		Store:    st, ClientCAs: pool,
 		Workers: o.workers, Cores: o.cores, ServiceTime: o.serviceTime, WriteServiceTime: o.writeServiceTime, ServiceDist: o.serviceDist,
 		WarmupTime: o.warmupTime, WarmupFactor: o.warmupFactor, PauseEvery: o.pauseEvery, Pause: o.pause, DBCapacity: o.dbCapacity, DBCores: o.dbCores,
 		ErrorRate: o.errorRate, ErrorStatus: o.errorStatus, AddedLatency: o.addedLatency,
@@ -444,4 +452,27 @@ func skewFlag(d time.Duration) time.Duration {
 		return -1
 	}
 	return d
+}
+
+// auditFile is the -audit-log file; w is nil without one.
+type auditFile struct {
+	w io.Writer
+	f *os.File
+}
+
+func openAuditLog(path string) (auditFile, error) {
+	if path == "" {
+		return auditFile{}, nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return auditFile{}, fmt.Errorf("-audit-log: %w", err)
+	}
+	return auditFile{w: f, f: f}, nil
+}
+
+func (a auditFile) Close() {
+	if a.f != nil {
+		a.f.Close()
+	}
 }

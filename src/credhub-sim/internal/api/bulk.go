@@ -38,6 +38,7 @@ func (s *Server) handleBulkRegenerate(w http.ResponseWriter, r *http.Request, ac
 		return
 	}
 	signer = lookupName(signer)
+	auditDetails(r, "BULK_REGENERATE", bulkDetails{SignedBy: signer})
 	if err := s.checkBulkPermissions(r, actor, signer, map[string]bool{}); err != nil {
 		s.fail(w, r, err)
 		return
@@ -48,10 +49,12 @@ func (s *Server) handleBulkRegenerate(w http.ResponseWriter, r *http.Request, ac
 		return
 	}
 	for _, name := range plan {
-		if _, _, err := s.regenerateName(r, name, sql.NullString{}); err != nil {
+		v, _, err := s.regenerateName(r, name, sql.NullString{})
+		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
+		auditAdd(r, v) // CredHub: one line per certificate regenerated
 	}
 	writeJSON(w, http.StatusOK, map[string][]string{"regenerated_credentials": foldSorted(plan)})
 }

@@ -48,6 +48,9 @@ func (s *Server) handleCertificates(w http.ResponseWriter, r *http.Request, acto
 			return
 		}
 		filter = lookupName(filter)
+		auditDetails(r, "GET_CERTIFICATE", nameDetails{Name: filter})
+	} else {
+		auditDetails(r, "GET_ALL_CERTIFICATES", noDetails{})
 	}
 	all, err := s.store.CertificateCredentials(r.Context(), "")
 	if err != nil {
@@ -81,6 +84,9 @@ func (s *Server) handleCertificates(w http.ResponseWriter, r *http.Request, acto
 		}
 		if !ok {
 			continue
+		}
+		if filter == "" {
+			auditCredential(r, c.Name, c.UUID)
 		}
 		v := &certificateCredentialView{Name: c.Name, ID: c.UUID, Versions: []certificateVersionView{}, Signs: []string{}}
 		for _, ver := range vs {

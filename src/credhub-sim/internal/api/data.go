@@ -151,6 +151,7 @@ func (s *Server) handleSet(w http.ResponseWriter, r *http.Request, actor string)
 		s.fail(w, r, err)
 		return
 	}
+	auditDetails(r, "SET", setCredentialDetails{Name: nv.Name, Type: nv.Type})
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if err := s.requirePermission(r, actor, nv.Name, auth.OpWrite); err != nil {
@@ -166,6 +167,7 @@ func (s *Server) handleSet(w http.ResponseWriter, r *http.Request, actor string)
 		s.fail(w, r, err)
 		return
 	}
+	auditSet(r, v)
 	s.writeView(w, r, v)
 }
 
@@ -396,6 +398,7 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request, actor string)
 		s.getByName(w, r, actor, q)
 	case q.Has("path"):
 		p := q.Get("path")
+		auditDetails(r, "FIND", findCredentialDetails{Path: &p, ExpiresWithinDays: q.Get("expires-within-days")})
 		if !strings.HasPrefix(p, "/") {
 			p = "/" + p
 		}
@@ -404,6 +407,8 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request, actor string)
 		}
 		s.find(w, r, actor, func() ([]store.Summary, error) { return s.store.FindByPath(r.Context(), p) })
 	case q.Has("name-like"):
+		like := q.Get("name-like")
+		auditDetails(r, "FIND", findCredentialDetails{NameLike: &like, ExpiresWithinDays: q.Get("expires-within-days")})
 		s.find(w, r, actor, func() ([]store.Summary, error) { return s.store.FindByNameLike(r.Context(), q.Get("name-like")) })
 	default:
 		writeError(w, http.StatusBadRequest, fmt.Sprintf(msgMissingQueryParam, "name"))
@@ -432,6 +437,11 @@ func (s *Server) getByName(w http.ResponseWriter, r *http.Request, actor string,
 		}
 		limit = n
 	}
+	details := getCredentialDetails{Name: name, Current: current}
+	if hasVersions {
+		details.Versions = &limit
+	}
+	auditDetails(r, "GET", details)
 	name = lookupName(name)
 	if err := s.requirePermission(r, actor, name, auth.OpRead); err != nil {
 		s.fail(w, r, err)
@@ -453,6 +463,9 @@ func (s *Server) getByName(w http.ResponseWriter, r *http.Request, actor string,
 	views, ok := s.versionViews(w, r, vs, err)
 	if !ok {
 		return
+	}
+	for _, v := range vs {
+		auditAdd(r, v)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"data": views})
 }
@@ -566,11 +579,13 @@ func (s *Server) find(w http.ResponseWriter, r *http.Request, actor string, quer
 }
 
 func (s *Server) handleGetByID(w http.ResponseWriter, r *http.Request, id, actor string) {
+	auditDetails(r, "GET", byIDDetails{UUID: id})
 	v, err := s.store.ByID(r.Context(), id)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
+	auditSet(r, v)
 	if err := s.requirePermission(r, actor, v.Name, auth.OpRead); err != nil {
 		s.fail(w, r, err)
 		return
@@ -585,6 +600,7 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, actor stri
 		return
 	}
 	name = lookupName(name)
+	auditDetails(r, "DELETE", nameDetails{Name: name})
 	if err := s.requirePermission(r, actor, name, auth.OpDelete); err != nil {
 		s.fail(w, r, err)
 		return
@@ -600,6 +616,7 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, actor stri
 // that holds a credhub-ref with the referenced JSON credential's value.
 // Any failing reference fails the whole request.
 func (s *Server) handleInterpolate(w http.ResponseWriter, r *http.Request, actor string) {
+	auditDetails(r, "INTERPOLATE", noDetails{})
 	body, err := readJSONBody(r)
 	if err != nil {
 		s.fail(w, r, err)
@@ -642,6 +659,7 @@ func (s *Server) handleInterpolate(w http.ResponseWriter, r *http.Request, actor
 				s.fail(w, r, err)
 				return
 			}
+			auditAdd(r, vs[0])
 			if vs[0].Type != store.TypeJSON {
 				writeError(w, http.StatusBadRequest, fmt.Sprintf(msgInterpolationType, name))
 				return

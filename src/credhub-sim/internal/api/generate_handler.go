@@ -73,6 +73,7 @@ func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request, actor st
 		s.fail(w, r, err)
 		return
 	}
+	auditDetails(r, "GENERATE", setCredentialDetails{Name: req.name, Type: req.dbType})
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if err := s.requirePermission(r, actor, req.name, auth.OpWrite); err != nil {
@@ -84,6 +85,7 @@ func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request, actor st
 		s.fail(w, r, err)
 		return
 	}
+	auditSet(r, v)
 	s.writeGenerateView(w, r, v, used)
 }
 
@@ -363,6 +365,7 @@ func (s *Server) regenerate(w http.ResponseWriter, r *http.Request, actor string
 		s.fail(w, r, err)
 		return
 	}
+	auditDetails(r, "REGENERATE", nameDetails{Name: name})
 	metadata, err := metadataOf(f["metadata"])
 	if err != nil {
 		s.fail(w, r, err)
@@ -381,6 +384,7 @@ func (s *Server) regenerate(w http.ResponseWriter, r *http.Request, actor string
 		s.fail(w, r, err)
 		return
 	}
+	auditSet(r, v)
 	s.writeGenerateView(w, r, v, used)
 }
 

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"math/rand/v2"
 	"net/http"
@@ -156,6 +157,10 @@ type Config struct {
 	ACLs        bool
 	Permissions []Permission
 
+	// AuditLog receives CredHub's CEF audit records (see audit.go); nil:
+	// none are written.
+	AuditLog io.Writer
+
 	Logger *log.Logger
 }
 
@@ -177,6 +182,7 @@ type Server struct {
 	publicURL string
 
 	tokens *auth.Authority
+	audit  *auditLog
 }
 
 // New validates cfg and builds a Server.
@@ -229,6 +235,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, capacity: capa}
+	if cfg.AuditLog != nil {
+		s.audit = &auditLog{w: cfg.AuditLog}
+	}
 	if s.tokens, err = auth.NewAuthority(cfg.TokenTTL, cfg.TokenClockSkew); err != nil {
 		return nil, err
 	}
@@ -355,6 +364,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	actor, ok := s.authenticate(w, r)
 	if !ok {
 		return
+	}
+	// Like CredHub's AuditInterceptor: authenticated requests only.
+	if rec, ar := s.beginAudit(r, actor); rec != nil {
+		sw := &statusWriter{ResponseWriter: w}
+		w, r = sw, ar
+		defer func() { s.audit.write(rec, sw.code()) }()
 	}
 	switch {
 	case path == "/version":
