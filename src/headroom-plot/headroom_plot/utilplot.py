@@ -8,6 +8,8 @@ per instance count on one axis, so its growth towards the ceiling that ends scal
 """
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 
 from . import machines, plots, utilisation
@@ -16,6 +18,7 @@ from .runs import Run
 
 COLORS = {"credhub": "#1f77b4", "database": "#d62728"}
 OTHER = ["#2ca02c", "#9467bd", "#8c564b", "#e377c2"]
+VERDICT_LINES = 5
 
 
 def _color(name: str, i: int) -> str:
@@ -45,19 +48,27 @@ def draw_run(run: Run, ru: utilisation.RunUtil, out_dir: str, formats: list[str]
         ax.axvline(run.max_tput, color="black", linestyle="--", linewidth=1.3,
                    label=f"capacity at the SLO: {run.capacity_text()}"[:110])
         xmax = max(xmax, run.max_tput)
-    if ru.verdict:
+    top = 105
+    if ru.verdict and ru.machines:
+        # A machine's busy share runs up to 100 %, where the verdict's box would hide it: the box gets a
+        # band above 100 %, as high as its lines (the report has the whole verdict past VERDICT_LINES).
+        lines = textwrap.wrap("bottleneck: " + ru.verdict, 112)
+        if len(lines) > VERDICT_LINES:
+            lines = lines[:VERDICT_LINES - 1] + [lines[VERDICT_LINES - 1][:108] + " \u2026"]
+        ax.text(0.01, 0.985, "\n".join(lines), transform=ax.transAxes, va="top", fontsize=9,
+                bbox=dict(boxstyle="round,pad=0.3", fc="white", ec="#888888", alpha=0.92))
+        top = 107 + 5.5 * len(lines)
+    elif ru.verdict:
         ax.text(0.01, 0.98, "bottleneck: " + ru.verdict, transform=ax.transAxes, va="top", fontsize=9,
                 bbox=dict(boxstyle="round,pad=0.3", fc="white", ec="#888888", alpha=0.92), wrap=True)
     ax.set_xlim(0, xmax * 1.08 if xmax > 0 else 1)
-    # A machine's busy share runs up to 100 %, under the verdict's box and the legend's usual place: the
-    # box gets a band above 100 % and the legend goes below the axes.
-    ax.set_ylim(0, 116 if ru.machines and ru.verdict else 105)
+    ax.set_ylim(0, top)
     ax.set_yticks(range(0, 101, 20))
     ax.set_xlabel("throughput (req/s)")
     ax.set_ylabel("CPU busy (% of the cores it may use)")
     ax.set_title(f"Utilisation against throughput: {run.title()}", fontsize=10)
     ax.grid(True, color="#dddddd", linewidth=0.6)
-    if ru.machines:
+    if ru.machines:  # the legend's usual place is under the machine's curve too
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, fontsize=8, frameon=False)
     else:
         ax.legend(loc="lower right", fontsize=8, framealpha=0.92)
