@@ -3,8 +3,9 @@
 Each sampled resource's CPU share per step against the step's throughput, as credhub-perf wrote them to
 summary.json (utilisation.py reads them); beside them, dashed, the busy share of each machine they run on
 and, hatched, the part of it other work took (machines.py); the run's capacity at the SLO as a vertical
-line, the 70 % share from which credhub-perf names a resource as a horizontal one. A scaling study draws the database's share
-per instance count on one axis, so its growth towards the ceiling that ends scaling is visible.
+line, the 70 % share from which credhub-perf names a resource as a horizontal one. A scaling study draws
+the database's share per instance count on one axis, so its growth towards the ceiling that ends scaling
+is visible.
 """
 from __future__ import annotations
 
@@ -94,9 +95,10 @@ def _draw_machines(ax, ru: utilisation.RunUtil) -> float:
         xmax = max(xmax, float(xs.max()))
         ax.plot(xs, 100 * m.busy[ok][o], "--s", color=col, ms=4, lw=1.5, label=f"{name}: busy")
         other = m.other[ok][o]
-        if np.any(np.isfinite(other)):
-            ax.fill_between(xs, 0, 100 * np.nan_to_num(other), facecolor="none", edgecolor=col, hatch="///",
-                            linewidth=0.8, alpha=0.7, label=f"{name}: other work")
+        known = np.isfinite(other)
+        if known.any():  # an unknown share is left blank, not drawn as none
+            ax.fill_between(xs, 0, 100 * np.nan_to_num(other), where=known, facecolor="none", edgecolor=col,
+                            hatch="///", linewidth=0.8, alpha=0.7, label=f"{name}: other work")
         steal = m.steal[ok][o]
         if np.nanmax(steal, initial=0) > 0:
             ax.plot(xs, 100 * steal, ":", color=col, lw=1.5, label=f"{name}: stolen by the hypervisor")

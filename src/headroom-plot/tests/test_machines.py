@@ -110,7 +110,7 @@ def test_shared_core_end_to_end(tmp, credhub_perf):
     subprocess.run(["go", "build", "-o", vr, "./cmd/virtual-ramp"], cwd=SIM_SRC, check=True)
     d = str(tmp / "run")
     subprocess.run([vr, "-out", d, "-workers", "1", "-cores", "2", "-service-time", "7ms", "-service-dist", "fixed",
-                    "-db-capacity", "400", "-shared-cores", "1", "-concurrency", "1,2,4,8", "-step-duration", "2s",
+                    "-db-capacity", "400", "-shared-cores", "1", "-concurrency", "1,2,4,8", "-step-duration", "3s",
                     "-slo-latency", "50ms", "-label", "shared-core"], check=True)
     subprocess.run([credhub_perf, "summary", d], check=True, capture_output=True)
     summary = json.load(open(os.path.join(d, "summary.json")))
@@ -125,7 +125,8 @@ def test_shared_core_end_to_end(tmp, credhub_perf):
     assert np.all(np.abs(m.other) < 0.01) and np.all(np.abs(m.throughput - 1000 / 9.5) < 3)
     cpu = {r.name: r.cpu for r in ru.resources}
     assert np.all(np.abs(cpu["credhub"] - 7 / 9.5) < 0.02) and np.all(np.abs(cpu["database"] - 2.5 / 9.5) < 0.02)
-    assert "host" in ru.verdict
+    # judged (3 s steps count), naming the machine, never the tester
+    assert "host" in ru.verdict and "not judged" not in ru.verdict and "add testers" not in ru.verdict
     out = str(tmp / "report")
     assert cli.main([d, "--out", out, "--slo-ms", "50", "--quiet", "--replicates", "100", "--format", "png"]) == 0
     assert os.path.getsize(os.path.join(out, "utilisation-get-shared-core.png")) > 10000
