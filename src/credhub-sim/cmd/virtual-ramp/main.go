@@ -257,7 +257,11 @@ func machineColumns(a, z capacity.Utilisation, dt float64) string {
 	}
 	m0, m1 := a.Machines[0], z.Machines[0]
 	share := func(x0, x1 float64) float64 { return (x1 - x0) / dt / m1.Cores }
-	return fmt.Sprintf(",0-%d,%s,%.4f,%.4f,,%.4f", int(m1.Cores)-1, m1.Name,
+	cpus := "0" // Linux list format, as /proc's Cpus_allowed_list
+	if n := int(m1.Cores); n > 1 {
+		cpus = fmt.Sprintf("0-%d", n-1)
+	}
+	return fmt.Sprintf(",%s,%s,%.4f,%.4f,,%.4f", cpus, m1.Name,
 		share(m0.BusyS, m1.BusyS), share(m0.StealS, m1.StealS), share(m0.OtherBusyS, m1.OtherBusyS))
 }
 

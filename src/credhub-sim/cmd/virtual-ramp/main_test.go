@@ -182,7 +182,7 @@ func TestVirtualRampSharedMachineSamples(t *testing.T) {
 	}
 	for _, l := range lines[1:] {
 		f := strings.Split(l, ",")
-		if len(f) != 13 || f[6] != "" || f[7] != "0-0" || f[8] != "host" || f[11] != "" {
+		if len(f) != 13 || f[6] != "" || f[7] != "0" || f[8] != "host" || f[11] != "" {
 			t.Fatalf("sample %q", l)
 		}
 		// The step's end waits out the requests in flight: a little idle.
