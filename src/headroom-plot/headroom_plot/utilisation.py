@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import machines as machines_
+
 # The busy share from which credhub-perf names a resource (targetload.Busy); drawn as a guide.
 BUSY = 0.70
 # Steps in which the database was less busy than this say little about its ceiling (a few percent of
@@ -42,6 +44,7 @@ class RunUtil:
     verdict: str = ""          # summary.json bottleneck.verdict ("" when not sampled)
     bottleneck: str = ""       # its resource
     warnings: list[str] = field(default_factory=list)
+    machines: list[machines_.Machine] = field(default_factory=list)  # machines.py: the CPUs they share
 
 
 def _share(v) -> float:
@@ -56,6 +59,8 @@ def from_summary(summary: dict | None, name: str = "summary.json") -> RunUtil:
     out = RunUtil()
     if not isinstance(summary, dict):
         return out
+    m = machines_.from_summary(summary, name)
+    out.machines, out.warnings = m.machines, m.warnings
     b = summary.get("bottleneck")
     if isinstance(b, dict) and isinstance(b.get("verdict"), str):
         out.verdict = b["verdict"]

@@ -151,6 +151,18 @@ func checkServeFlags(o serveOptions) error {
 		return bad("-workers %d must be from 0 (unlimited) to 100000", o.workers)
 	case o.cores > 1024:
 		return bad("-cores %d must be at most 1024", o.cores)
+	case o.sharedCores < 0 || o.sharedCores > 1024:
+		return bad("-shared-cores %d must be from 0 (none) to 1024, e.g. -shared-cores 1", o.sharedCores)
+	case o.sharedCores > 0 && o.workers == 0:
+		return bad("-shared-cores %d needs -workers K (the instances that share the machine), e.g. -workers 2 -shared-cores 1", o.sharedCores)
+	case o.sharedCores == 0 && (o.neighbour != 0 || o.steal != 0):
+		return bad("-neighbour %v and -steal %v take CPU from the shared machine; add -shared-cores N, e.g. -shared-cores 1 -neighbour 0.5", o.neighbour, o.steal)
+	case !finite(o.neighbour) || o.neighbour < 0 || o.neighbour >= 1:
+		return bad("-neighbour %v must be a share of the machine from 0 to below 1, e.g. -neighbour 0.5", o.neighbour)
+	case !finite(o.steal) || o.steal < 0 || o.steal >= 1:
+		return bad("-steal %v must be a share of the machine from 0 to below 1, e.g. -steal 0.1", o.steal)
+	case o.neighbour+o.steal > 0.95:
+		return bad("-neighbour %v and -steal %v together leave CredHub and its database under 5 %% of the machine; use less, e.g. -neighbour 0.5", o.neighbour, o.steal)
 	}
 	for _, d := range []struct {
 		name    string
@@ -191,6 +203,8 @@ type serveOptions struct {
 	serviceDist                                   string
 	dbCapacity                                    float64
 	dbCores                                       int
+	sharedCores                                   int
+	neighbour, steal                              float64
 	errorRate                                     float64
 	errorStatus                                   int
 	uaaClients, permissions                       listFlag
@@ -221,6 +235,9 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.serviceDist, "service-dist", "fixed", "capacity model: service time distribution, fixed or exponential")
 	fs.Float64Var(&o.dbCapacity, "db-capacity", 0, "capacity model: a database every instance shares, serving at most this many requests/s (0 = never the limit); reported with the instances at GET /utilisation")
 	fs.IntVar(&o.dbCores, "db-cores", 1, "capacity model: the database's parallel servers (with -db-capacity); each request takes cores/capacity of one")
+	fs.IntVar(&o.sharedCores, "shared-cores", 0, "capacity model: every instance and the database draw CPU from one machine of N cores (colocated, as in credhub-postgres.yml); reported as machine \"host\" at GET /utilisation (0 = each has its own cores)")
+	fs.Float64Var(&o.neighbour, "neighbour", 0, "capacity model: with -shared-cores, a neighbour process busy with this share 0..1 of the machine's cores")
+	fs.Float64Var(&o.steal, "steal", 0, "capacity model: with -shared-cores, the share 0..1 of the machine's cores the hypervisor steals")
 	fs.DurationVar(&o.warmupTime, "warmup-time", 0, "capacity model: a fresh JVM's warm-up; service times fall from -warmup-factor times normal to normal over this time, as 1+(K-1)(1-t/D)^2")
 	fs.Float64Var(&o.warmupFactor, "warmup-factor", 0, "capacity model: how many times longer service times are at start (with -warmup-time; 0 or 1 = no warm-up)")
 	fs.DurationVar(&o.pauseEvery, "pause-every", 0, "capacity model: a JVM's stop-the-world pauses; every this often the whole target stops serving for -pause (0 = none)")
@@ -291,6 +308,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		Store:    st, ClientCAs: pool,
 		Workers: o.workers, Cores: o.cores, ServiceTime: o.serviceTime, WriteServiceTime: o.writeServiceTime, ServiceDist: o.serviceDist,
 		WarmupTime: o.warmupTime, WarmupFactor: o.warmupFactor, PauseEvery: o.pauseEvery, Pause: o.pause, DBCapacity: o.dbCapacity, DBCores: o.dbCores,
+		SharedCores: o.sharedCores, Neighbour: o.neighbour, Steal: o.steal,
 		ErrorRate: o.errorRate, ErrorStatus: o.errorStatus, AddedLatency: o.addedLatency,
 		UAAClients: clients, TokenTTL: o.tokenTTL, TokenClockSkew: skewFlag(o.tokenClockSkew), ACLs: o.acls, Permissions: perms, HTTP2: o.http2,
 		Logger: logger,
@@ -338,6 +356,9 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		api.Version, url, st.Dialect(), o.workers, o.cores, o.serviceTime, writeTime, o.serviceDist, o.acls, auth, o.http2)
 	if o.dbCapacity > 0 {
 		logger.Printf("shared database: at most %g requests/s on %d servers, whatever the number of instances", o.dbCapacity, o.dbCores)
+	}
+	if o.sharedCores > 0 {
+		logger.Printf("shared machine: the instances and the database draw CPU from %d core(s), a neighbour takes %g of them, the hypervisor steals %g", o.sharedCores, o.neighbour, o.steal)
 	}
 	if o.pause > 0 {
 		logger.Printf("pausing like a JVM: the whole target stops serving for %v every %v", o.pause, o.pauseEvery)

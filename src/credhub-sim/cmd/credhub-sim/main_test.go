@@ -505,6 +505,14 @@ func TestServeHostileFlags(t *testing.T) {
 		{[]string{"-pause-every", "1000000h", "-pause", "50ms"}, "-pause-every 1000000h0m0s must be at most 24h0m0s"},
 		{[]string{"-token-ttl", "2000000h"}, "-token-ttl 2000000h0m0s must be at most 720h0m0s"},
 		{[]string{"-token-clock-skew", "2000000h"}, "-token-clock-skew 2000000h0m0s must be at most 24h"},
+		{[]string{"-workers", "1", "-shared-cores", "-1"}, "-shared-cores -1 must be from 0 (none) to 1024"},
+		{[]string{"-workers", "1", "-shared-cores", "100000"}, "-shared-cores 100000 must be from 0"},
+		{[]string{"-shared-cores", "1"}, "-shared-cores 1 needs -workers K"},
+		{[]string{"-workers", "1", "-neighbour", "0.5"}, "add -shared-cores N"},
+		{[]string{"-workers", "1", "-shared-cores", "1", "-neighbour", "NaN"}, "-neighbour NaN must be a share of the machine"},
+		{[]string{"-workers", "1", "-shared-cores", "1", "-steal", "1"}, "-steal 1 must be a share of the machine"},
+		{[]string{"-workers", "1", "-shared-cores", "1", "-steal", "-Inf"}, "-steal -Inf must be a share"},
+		{[]string{"-workers", "1", "-shared-cores", "1", "-neighbour", "0.6", "-steal", "0.4"}, "under 5 % of the machine"},
 	} {
 		args := append(append([]string{}, base...), tc.args...)
 		code, stderr := runBounded(t, args...)

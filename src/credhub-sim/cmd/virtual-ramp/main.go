@@ -9,7 +9,11 @@
 // (capacity.Model.SetDatabase), and the run directory also gets
 // target-samples.csv: per step, the model's utilisation of each instance
 // and of the database over the step, as credhub-perf's target_load.credhub_sim
-// records it, so credhub-perf names the bottleneck of the run.
+// records it, so credhub-perf names the bottleneck of the run. With
+// -shared-cores C (and -neighbour F) the instances and the database share
+// one machine of C cores (capacity.Model.SetMachine), and each sample also
+// names that machine, "host", with its busy and other-work shares (the
+// samples' 13-column form, docs/csv-format.md).
 //
 // The clock moves only when every client waits on the model (see
 // capacity.VirtualClock), so the throughput and latencies written are the
@@ -56,6 +60,8 @@ type options struct {
 	start          time.Time
 	dbCapacity     float64
 	dbCores        int
+	sharedCores    int
+	neighbour      float64
 }
 
 // row is one request: when it started after the run's start, and how long it took.
@@ -95,6 +101,8 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.sloLatency, "slo-latency", 60*time.Millisecond, "meta.json's slo.latency_s")
 	fs.Float64Var(&o.dbCapacity, "db-capacity", 0, "capacity model: a database all instances share, requests/s (0 = none); adds target-samples.csv")
 	fs.IntVar(&o.dbCores, "db-cores", 1, "capacity model: the database's servers")
+	fs.IntVar(&o.sharedCores, "shared-cores", 0, "capacity model: the instances and the database share one machine of this many cores (0 = none; with -db-capacity)")
+	fs.Float64Var(&o.neighbour, "neighbour", 0, "capacity model: the share 0..1 of the shared machine a neighbour process takes")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -123,6 +131,12 @@ func run(o options) error {
 	m.SetClock(clk)
 	m.SetSeed(o.seed)
 	if err := m.SetDatabase(o.dbCapacity, o.dbCores); err != nil {
+		return err
+	}
+	if o.sharedCores > 0 && o.dbCapacity == 0 {
+		return errors.New("-shared-cores needs -db-capacity R: the samples file is written for runs with a database")
+	}
+	if err := m.SetMachine(o.sharedCores, o.neighbour, 0); err != nil {
 		return err
 	}
 	if err := os.Mkdir(o.out, 0o755); err != nil {
@@ -206,10 +220,14 @@ func writeCSV(path string, o options, steps [][]row) error {
 
 // writeSamples writes each step's utilisation (between the model's reports
 // before and after it) in credhub-perf's samples format, on the CSV's
-// origin.
+// origin; with a shared machine in the 13-column form that names it.
 func writeSamples(path string, o options, util []capacity.Utilisation) error {
 	var b strings.Builder
-	b.WriteString("source,resource,instance,start,end,cpu,rss_bytes\n")
+	b.WriteString("source,resource,instance,start,end,cpu,rss_bytes")
+	if o.sharedCores > 0 {
+		b.WriteString(",cpus,machine,machine_busy,machine_steal,machine_iowait,machine_other")
+	}
+	b.WriteString("\n")
 	start0 := util[0].NowS
 	for k := 1; k < len(util); k++ {
 		a, z := util[k-1], util[k]
@@ -218,14 +236,33 @@ func writeSamples(path string, o options, util []capacity.Utilisation) error {
 			continue
 		}
 		from, to := a.NowS-start0, z.NowS-start0
+		mach := machineColumns(a, z, dt)
 		for i, in := range z.Instances {
-			fmt.Fprintf(&b, "credhub-sim,credhub,%s,%.3f,%.3f,%.4f,\n", in.Name, from, to, (in.BusyS-a.Instances[i].BusyS)/dt/in.Cores)
+			fmt.Fprintf(&b, "credhub-sim,credhub,%s,%.3f,%.3f,%.4f,%s\n", in.Name, from, to, (in.BusyS-a.Instances[i].BusyS)/dt/in.Cores, mach)
 		}
 		if z.Database != nil {
-			fmt.Fprintf(&b, "credhub-sim,database,database,%.3f,%.3f,%.4f,\n", from, to, (z.Database.BusyS-a.Database.BusyS)/dt/z.Database.Cores)
+			fmt.Fprintf(&b, "credhub-sim,database,database,%.3f,%.3f,%.4f,%s\n", from, to, (z.Database.BusyS-a.Database.BusyS)/dt/z.Database.Cores, mach)
 		}
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// machineColumns is the rss_bytes column (empty) and, with a shared
+// machine, the machine's columns over the step, as credhub-perf's sim
+// source writes them: its cores, name, busy, steal, no iowait (not
+// modelled) and other work, shares of its cores.
+func machineColumns(a, z capacity.Utilisation, dt float64) string {
+	if len(z.Machines) == 0 || len(a.Machines) == 0 {
+		return ""
+	}
+	m0, m1 := a.Machines[0], z.Machines[0]
+	share := func(x0, x1 float64) float64 { return (x1 - x0) / dt / m1.Cores }
+	cpus := "0" // Linux list format, as /proc's Cpus_allowed_list
+	if n := int(m1.Cores); n > 1 {
+		cpus = fmt.Sprintf("0-%d", n-1)
+	}
+	return fmt.Sprintf(",%s,%s,%.4f,%.4f,,%.4f", cpus, m1.Name,
+		share(m0.BusyS, m1.BusyS), share(m0.StealS, m1.StealS), share(m0.OtherBusyS, m1.OtherBusyS))
 }
 
 func writeMeta(path string, o options, steps [][]row, end time.Time) error {

@@ -150,3 +150,49 @@ func TestVirtualRampSharedDatabaseSamples(t *testing.T) {
 		t.Errorf("samples without a database: %v", err)
 	}
 }
+
+// With -shared-cores the samples name the machine: 2 instances of one 4 ms
+// core and a 500 requests/s database on one core, half of it a
+// neighbour's, serve 1 / 6 ms halved, 83/s: each instance and the
+// database a sixth busy, the machine all busy, half of it other work.
+func TestVirtualRampSharedMachineSamples(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	o, err := parse([]string{"-out", dir, "-workers", "2", "-cores", "1", "-service-time", "4ms", "-service-dist", "fixed",
+		"-concurrency", "8", "-step-duration", "2s", "-db-capacity", "500", "-shared-cores", "1", "-neighbour", "0.5"}, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(o); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "target-samples.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 4 || lines[0] != "source,resource,instance,start,end,cpu,rss_bytes,cpus,machine,machine_busy,machine_steal,machine_iowait,machine_other" {
+		t.Fatalf("samples:\n%s", b)
+	}
+	num := func(s string) float64 {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		return v
+	}
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		if len(f) != 13 || f[6] != "" || f[7] != "0" || f[8] != "host" || f[11] != "" {
+			t.Fatalf("sample %q", l)
+		}
+		// The step's end waits out the requests in flight: a little idle.
+		if cpu, busy, steal, other := num(f[5]), num(f[9]), num(f[10]), num(f[12]); math.Abs(cpu-1.0/6) > 0.01 ||
+			math.Abs(busy-1) > 0.01 || steal != 0 || math.Abs(other-0.5) > 0.0001 {
+			t.Errorf("sample %q: want cpu 0.167, machine 1 busy, half of it other work", l)
+		}
+	}
+	o, _ = parse([]string{"-out", filepath.Join(t.TempDir(), "x"), "-shared-cores", "1"}, os.Stderr)
+	if err := run(o); err == nil || !strings.Contains(err.Error(), "-shared-cores needs -db-capacity") {
+		t.Errorf("-shared-cores without a database: %v", err)
+	}
+}

@@ -128,6 +128,12 @@ type Config struct {
 	// the database is never the limit.
 	DBCapacity float64
 	DBCores    int
+	// SharedCores: every instance and the database draw CPU from one
+	// machine of this many cores, of which a neighbour process takes the
+	// share Neighbour and the hypervisor the share Steal (see
+	// capacity.Model.SetMachine); 0: each has cores of its own.
+	SharedCores      int
+	Neighbour, Steal float64
 	// A freshly started JVM: service times start WarmupFactor times longer
 	// and fall to normal over WarmupTime (see capacity.Model). Factor <= 1: none.
 	WarmupTime   time.Duration
@@ -226,6 +232,9 @@ func New(cfg Config) (*Server, error) {
 		cfg.DBCores = 1
 	}
 	if err := capa.SetDatabase(cfg.DBCapacity, cfg.DBCores); err != nil {
+		return nil, err
+	}
+	if err := capa.SetMachine(cfg.SharedCores, cfg.Neighbour, cfg.Steal); err != nil {
 		return nil, err
 	}
 	if err := capa.SetWarmup(capa.Now(), cfg.WarmupTime, cfg.WarmupFactor); err != nil {

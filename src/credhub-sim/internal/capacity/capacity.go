@@ -40,6 +40,9 @@ import (
 // got them, so under saturation the timer overshoot of one sleep (or real
 // work longer than a short draw) is paid back by the next, and the
 // plateaus hold even on a busy machine.
+//
+// By default each instance and the database have cores of their own;
+// SetMachine puts them all on one machine's cores instead (machine.go).
 type Model struct {
 	readMean, writeMean time.Duration
 	exp                 bool
@@ -57,6 +60,7 @@ type Model struct {
 	cores   int       // per instance
 	started time.Time // when the model began keeping time (Utilisation)
 	db      *database // nil: the database is never the limit (SetDatabase)
+	machine *machine  // nil: each resource has its own cores (SetMachine)
 }
 
 // Clock is the model's time source: arrivals, service times' ends and the
@@ -383,7 +387,13 @@ func (c *Model) Serve(ctx context.Context, write bool, fn func()) bool {
 			start = w.inst.lockFree
 		}
 	}
-	target := c.pause.shift(start, c.sample(write, arrival))
+	cpu := c.sample(write, arrival)
+	var target time.Time
+	if c.machine != nil {
+		target = c.machine.run(start, cpu, c.pause.shift)
+	} else {
+		target = c.pause.shift(start, cpu)
+	}
 	if w != nil {
 		// The clocks advance by exactly the drawn time even when the real
 		// work overruns it: short draws that the work exceeded are paid
@@ -398,11 +408,17 @@ func (c *Model) Serve(ctx context.Context, write bool, fn func()) bool {
 	if w != nil {
 		c.release(w)
 		if ok {
-			w.inst.busy.Add(int64(target.Sub(start)))
+			// On a shared machine the wait for its cores is not the
+			// instance's CPU: its busy time is what it ran.
+			spent := target.Sub(start)
+			if c.machine != nil {
+				spent = cpu
+			}
+			w.inst.busy.Add(int64(spent))
 		}
 	}
 	if !ok || c.db == nil {
 		return ok
 	}
-	return c.db.serve(ctx, c.clock, target)
+	return c.db.serve(ctx, c.clock, target, c.machine)
 }

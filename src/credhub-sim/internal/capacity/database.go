@@ -42,7 +42,8 @@ func (c *Model) SetDatabase(capacity float64, cores int) error {
 
 // serve queues a request that left its instance at from for the earliest
 // free server and waits out its service there.
-func (d *database) serve(ctx context.Context, clk Clock, from time.Time) bool {
+// On a shared machine (m not nil) its service also waits for a core.
+func (d *database) serve(ctx context.Context, clk Clock, from time.Time, m *machine) bool {
 	d.mu.Lock()
 	best := 0
 	for i, f := range d.free {
@@ -55,6 +56,9 @@ func (d *database) serve(ctx context.Context, clk Clock, from time.Time) bool {
 		start = d.free[best]
 	}
 	end := start.Add(d.service)
+	if m != nil {
+		end = m.run(start, d.service, nil)
+	}
 	d.free[best] = end
 	d.mu.Unlock()
 	if !clk.SleepUntil(ctx, end) {
@@ -65,12 +69,13 @@ func (d *database) serve(ctx context.Context, clk Clock, from time.Time) bool {
 }
 
 // Utilisation is what the model kept busy since it started: each
-// instance's cores and the database, in core-seconds of completed
-// service, on the model's clock.
+// instance's cores, the database and the machine they share (if any), in
+// core-seconds of completed service, on the model's clock.
 type Utilisation struct {
 	NowS      float64        `json:"now_s"`
 	Instances []ResourceBusy `json:"instances"`
 	Database  *ResourceBusy  `json:"database,omitempty"`
+	Machines  []MachineBusy  `json:"machines,omitempty"` // only with SetMachine
 }
 
 // ResourceBusy is one modelled resource.
@@ -78,6 +83,9 @@ type ResourceBusy struct {
 	Name  string  `json:"name"`
 	Cores float64 `json:"cores"`
 	BusyS float64 `json:"busy_s"`
+	// Machine names the shared machine whose cores it uses (SetMachine),
+	// with the others that name it; empty: cores of its own.
+	Machine string `json:"machine,omitempty"`
 }
 
 // Utilisation reports the busy time so far; a reader takes differences
@@ -89,6 +97,9 @@ func (c *Model) Utilisation() Utilisation {
 	}
 	if c.db != nil {
 		u.Database = &ResourceBusy{Name: "database", Cores: float64(len(c.db.free)), BusyS: time.Duration(c.db.busy.Load()).Seconds()}
+	}
+	if c.machine != nil {
+		c.machine.report(&u)
 	}
 	return u
 }
