@@ -21,7 +21,8 @@ def _color(name: str, i: int) -> str:
     return COLORS.get(name, OTHER[i % len(OTHER)])
 
 
-def draw_run(run: Run, ru: utilisation.RunUtil, out_dir: str, formats: list[str]) -> list[str]:
+def draw_run(run: Run, ru: utilisation.RunUtil, out_dir: str, formats: list[str],
+             peak: float | None = None) -> list[str]:
     """utilisation-<slug>: every resource's CPU share against throughput, the capacity marked."""
     if not any(np.any(np.isfinite(r.cpu)) for r in ru.resources):
         return []
@@ -42,6 +43,7 @@ def draw_run(run: Run, ru: utilisation.RunUtil, out_dir: str, formats: list[str]
         ax.axvline(run.max_tput, color="black", linestyle="--", linewidth=1.3,
                    label=f"capacity at the SLO: {run.capacity_text()}"[:110])
         xmax = max(xmax, run.max_tput)
+    xmax = max(xmax, plots.operating_point(ax, peak))
     if ru.verdict:
         ax.text(0.01, 0.98, "bottleneck: " + ru.verdict, transform=ax.transAxes, va="top", fontsize=9,
                 bbox=dict(boxstyle="round,pad=0.3", fc="white", ec="#888888", alpha=0.92), wrap=True)
@@ -57,7 +59,8 @@ def draw_run(run: Run, ru: utilisation.RunUtil, out_dir: str, formats: list[str]
 
 
 def draw_study(scenario: str, per_count: list[tuple[int, float | None, utilisation.RunUtil]],
-               ceiling: utilisation.Ceiling | None, out_dir: str, formats: list[str]) -> list[str]:
+               ceiling: utilisation.Ceiling | None, out_dir: str, formats: list[str],
+               peak: float | None = None) -> list[str]:
     """utilisation-<scenario>: the database's share (solid) and CredHub's (dashed) against throughput,
     one colour per instance count, each count's capacity a marker on the database's curve."""
     drawn = [(n, cap, ru) for n, cap, ru in per_count
@@ -91,6 +94,7 @@ def draw_study(scenario: str, per_count: list[tuple[int, float | None, utilisati
         ax.axvline(ceiling.rps, color="#d62728", linestyle=":", linewidth=1.4,
                    label=f"database ceiling \u2248 {ceiling.rps:,.0f} req/s (throughput / busy share)")
         xmax = max(xmax, ceiling.rps)
+    xmax = max(xmax, plots.operating_point(ax, peak))
     ax.axhline(100 * utilisation.BUSY, color="#999999", linestyle=":", linewidth=1)
     ax.set_xlim(0, xmax * 1.08 if xmax > 0 else 1)
     ax.set_ylim(0, 105)
