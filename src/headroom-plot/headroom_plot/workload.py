@@ -224,14 +224,20 @@ def _arrival_matrix(path: str, secs: np.ndarray, kinds: np.ndarray, reqs: np.nda
                     total=counts.sum(axis=0))
 
 
-def binned(a: Arrivals, max_bins: int = 1500) -> tuple[np.ndarray, np.ndarray, int]:
-    """(bin starts in Unix seconds, mean req/s per type per bin, bin width s): at most max_bins bins over
-    the interval, seconds without a row counting as 0, so a day draws as one picture."""
+_WIDTHS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
+
+
+def binned(a: Arrivals, max_bins: int = 1500) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """(bin starts in Unix seconds, mean req/s per type per bin, the busiest second of each bin, bin width s):
+    at most max_bins bins of a round width over the interval, seconds without a row counting as 0, so a day
+    draws as one picture; the busiest second per bin keeps a burst the means average away."""
     span = int(a.seconds[-1] - a.seconds[0]) + 1
-    width = max(1, math.ceil(span / max_bins))
+    width = next((w for w in _WIDTHS if span / w <= max_bins), None) or math.ceil(span / max_bins)
     nb = math.ceil(span / width)
     idx = (a.seconds - a.seconds[0]) // width
     out = np.zeros((len(a.types), nb))
     for i in range(len(a.types)):
         out[i] = np.bincount(idx, weights=a.counts[i], minlength=nb) / width
-    return a.seconds[0] + width * np.arange(nb), out, width
+    busiest = np.zeros(nb)
+    np.maximum.at(busiest, idx, a.total)
+    return a.seconds[0] + width * np.arange(nb), out, busiest, width

@@ -58,9 +58,11 @@ def test_load_and_arrivals(tmp_path):
     assert a.seconds.tolist() == [1796676790, 1796676791, 1796676793]
     assert a.counts.tolist() == [[5, 0, 7], [2, 0, 0], [0, 1, 0]]
     # 4 seconds in bins of 2: means per second, the gap second counted as 0
-    starts, rates, width = workload.binned(a, max_bins=2)
+    starts, rates, busiest, width = workload.binned(a, max_bins=2)
     assert width == 2 and starts.tolist() == [1796676790, 1796676792]
-    assert rates.tolist() == [[2.5, 3.5], [1.0, 0.0], [0.5, 0.0]]
+    assert rates.tolist() == [[2.5, 3.5], [1.0, 0.0], [0.5, 0.0]] and busiest.tolist() == [7, 7]
+    # a round width: 4 seconds in at most 3 bins take bins of 2 s, not 1.33
+    assert workload.binned(a, max_bins=3)[3] == 2
 
 
 @pytest.mark.parametrize("body,needle", [
