@@ -69,6 +69,7 @@ type Config struct {
 	Scenarios  []string         `yaml:"scenarios"`
 	Custom     CustomConfig     `yaml:"custom"`
 	Mix        MixConfig        `yaml:"mix"`
+	Workload   string           `yaml:"workload"`
 	Steps      StepsConfig      `yaml:"steps"`
 	Warmup     WarmupConfig     `yaml:"warmup"`
 	Keepalive  bool             `yaml:"keepalive"`

@@ -224,6 +224,11 @@ var Keys = []Key{
 		field: func(c *Config) any { return &c.Mix.Interpolate },
 	},
 	{
+		Name: "workload", Type: "string", Default: `""`,
+		Help:  "A workload.json written by `credhub-perf workload` from CredHub's audit log: the run replays its mix as the `mix` scenario (`scenarios` left at its default becomes `mix`; `mix.*` must stay 0): weights from the shares of the types it can send, seeded names drawn with the log's popularity skew (`popularity.zipf_s`), set bodies of the log's median size. The types it cannot send are listed with their shares in summary.txt and summary.json.",
+		field: func(c *Config) any { return &c.Workload },
+	},
+	{
 		Name: "custom.method", Type: "string", Default: "GET",
 		Help:  "HTTP method of the `custom` scenario.",
 		Rules: []Rule{when(Rule{Check: "enum", Values: []string{"GET", "PUT", "POST", "DELETE", "PATCH", "HEAD"}, Msg: "{v} is not one of GET, PUT, POST, DELETE, PATCH, HEAD"}, Cond{Key: "scenarios", Op: "contains", Value: "custom"})},

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,8 +26,13 @@ func (n Names) Prefix() string { return "/credhub-perf/" + n.RunID }
 func (n Names) Seed(i int) string { return fmt.Sprintf("%s/seed/cred-%d", n.Prefix(), i) }
 
 // SeedTemplate is a seeded name with the index drawn at random per request
-// by the engine ({{rand N}} yields 0..N-1).
-func (n Names) SeedTemplate(count int) string {
+// by the engine: uniformly ({{rand N}} yields 0..N-1) when zipfS is 0,
+// else with a production log's skew ({{zipf N S}}: cred-0 the most
+// popular).
+func (n Names) SeedTemplate(count int, zipfS float64) string {
+	if zipfS > 0 {
+		return fmt.Sprintf("%s/seed/cred-{{zipf %d %s}}", n.Prefix(), count, strconv.FormatFloat(zipfS, 'g', -1, 64))
+	}
 	return fmt.Sprintf("%s/seed/cred-{{rand %d}}", n.Prefix(), count)
 }
 
@@ -102,10 +108,11 @@ func SetBodyTemplate(n Names, tester, size, names int) string {
 }
 
 // InterpolateBodyTemplate is a VCAP_SERVICES body with three bindings whose
-// credhub-refs point at random seeded credentials, like an app with a
-// database, a config server and a service registry.
-func InterpolateBodyTemplate(n Names, count int) string {
-	ref := n.SeedTemplate(count)
+// credhub-refs point at random seeded credentials (drawn as SeedTemplate
+// draws), like an app with a database, a config server and a service
+// registry.
+func InterpolateBodyTemplate(n Names, count int, zipfS float64) string {
+	ref := n.SeedTemplate(count, zipfS)
 	binding := func(label, name, plan string, tags string) string {
 		return fmt.Sprintf(`[{"binding_name":null,"credentials":{"credhub-ref":"((%s))"},"instance_name":"%s","label":"%s","name":"%s","plan":"%s","provider":null,"syslog_drain_url":null,"tags":[%s],"volume_mounts":[]}]`,
 			ref, name, label, name, plan, tags)

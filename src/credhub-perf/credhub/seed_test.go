@@ -40,12 +40,15 @@ func TestBodiesAreJSONOnceFilled(t *testing.T) {
 		t.Fatalf("set body: %+v", set)
 	}
 	var vcap map[string][]map[string]any
-	body = fill.Replace(InterpolateBodyTemplate(n, 50))
+	body = fill.Replace(InterpolateBodyTemplate(n, 50, 0))
 	if err := json.Unmarshal([]byte(body), &vcap); err != nil {
 		t.Fatalf("interpolate body: %v\n%s", err, body)
 	}
 	if len(vcap) != 3 {
 		t.Fatalf("want 3 services, got %d", len(vcap))
+	}
+	if got := InterpolateBodyTemplate(n, 50, 0.9); strings.Count(got, "{{zipf 50 0.9}}") != 3 || strings.Contains(got, "{{rand") {
+		t.Fatalf("a skewed interpolate body draws every ref with {{zipf 50 0.9}}: %s", got)
 	}
 	for _, b := range vcap {
 		ref := b[0]["credentials"].(map[string]any)["credhub-ref"]

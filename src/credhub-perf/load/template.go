@@ -3,10 +3,13 @@ package load
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 type segKind uint8
@@ -18,13 +21,15 @@ const (
 	segRand
 	segPick
 	segCycle
+	segZipf
 )
 
 type segment struct {
 	kind  segKind
 	lit   []byte
-	n     uint64   // rand N, cycle N
-	lines [][]byte // pick FILE
+	n     uint64    // rand N, cycle N, zipf N S
+	lines [][]byte  // pick FILE
+	cdf   []float64 // zipf N S: cumulative weights of 0..N-1
 }
 
 // text is a compiled template string. {{seq}} is the request's sequence
@@ -32,8 +37,11 @@ type segment struct {
 // Runs of one Engine); {{cycle N}} is (seq-1) mod N, so requests name N
 // things in turn (the set scenario's bounded pool of names: requests in
 // flight at once never share a name while fewer than N are in flight, and
-// the run leaves at most N names to clean up); {{uuid}}, {{rand N}} and
-// {{pick FILE}} draw a fresh value at each occurrence.
+// the run leaves at most N names to clean up); {{uuid}}, {{rand N}},
+// {{zipf N S}} and {{pick FILE}} draw a fresh value at each occurrence.
+// {{zipf N S}} draws 0..N-1 with P(k) proportional to 1/(k+1)^S, the
+// skew of a production log's name popularity (0 is the most popular);
+// math/rand's Zipf needs S > 1, which real name counts rarely show.
 type text struct {
 	segs []segment
 }
@@ -110,6 +118,8 @@ func compileExpr(expr, where string, files pickCache) (segment, error) {
 			return segment{kind: segCycle, n: n}, nil
 		}
 		return segment{kind: segRand, n: n}, nil
+	case "zipf":
+		return compileZipf(arg, where)
 	case "pick":
 		if arg == "" {
 			return segment{}, fmt.Errorf("template in %s: {{pick FILE}} needs a file name", where)
@@ -133,7 +143,7 @@ func compileExpr(expr, where string, files pickCache) (segment, error) {
 		}
 		return segment{kind: segPick, lines: lines}, nil
 	}
-	return segment{}, fmt.Errorf("template in %s: unknown {{%s}}: use {{seq}}, {{cycle N}}, {{uuid}}, {{rand N}} or {{pick FILE}}", where, expr)
+	return segment{}, fmt.Errorf("template in %s: unknown {{%s}}: use {{seq}}, {{cycle N}}, {{uuid}}, {{rand N}}, {{zipf N S}} or {{pick FILE}}", where, expr)
 }
 
 // render appends the template's value for request seq to dst.
@@ -153,9 +163,57 @@ func (t *text) render(dst []byte, seq uint64, rng *rand.Rand) []byte {
 			dst = strconv.AppendUint(dst, (seq-1)%s.n, 10)
 		case segPick:
 			dst = append(dst, s.lines[rng.IntN(len(s.lines))]...)
+		case segZipf:
+			u := rng.Float64() * s.cdf[len(s.cdf)-1]
+			k := sort.SearchFloat64s(s.cdf, u)
+			if k < len(s.cdf) && s.cdf[k] == u {
+				k++ // SearchFloat64s finds the first >= u; the draw is in [cdf[k-1], cdf[k])
+			}
+			dst = strconv.AppendUint(dst, uint64(min(k, len(s.cdf)-1)), 10)
 		}
 	}
 	return dst
+}
+
+// MaxZipfN and MaxZipfS bound {{zipf N S}}: the table of N cumulative
+// weights is built once per (N, S) and kept for the process.
+const (
+	MaxZipfN = 1000000
+	MaxZipfS = 5.0
+)
+
+type zipfKey struct {
+	n uint64
+	s float64
+}
+
+var zipfTables sync.Map // zipfKey -> []float64
+
+func compileZipf(arg, where string) (segment, error) {
+	f := strings.Fields(arg)
+	if len(f) != 2 {
+		return segment{}, fmt.Errorf("template in %s: {{zipf N S}} needs a count N and an exponent S, got %q", where, arg)
+	}
+	n, err := strconv.ParseUint(f[0], 10, 64)
+	if err != nil || n == 0 || n > MaxZipfN {
+		return segment{}, fmt.Errorf("template in %s: {{zipf N S}} needs N from 1 to %d, got %q", where, MaxZipfN, f[0])
+	}
+	s, err := strconv.ParseFloat(f[1], 64)
+	if err != nil || !(s >= 0 && s <= MaxZipfS) {
+		return segment{}, fmt.Errorf("template in %s: {{zipf N S}} needs S from 0 to %g, got %q", where, MaxZipfS, f[1])
+	}
+	k := zipfKey{n, s}
+	if t, ok := zipfTables.Load(k); ok {
+		return segment{kind: segZipf, n: n, cdf: t.([]float64)}, nil
+	}
+	cdf := make([]float64, n)
+	sum := 0.0
+	for i := range cdf {
+		sum += math.Pow(float64(i+1), -s)
+		cdf[i] = sum
+	}
+	t, _ := zipfTables.LoadOrStore(k, cdf)
+	return segment{kind: segZipf, n: n, cdf: t.([]float64)}, nil
 }
 
 const hexDigits = "0123456789abcdef"

@@ -33,8 +33,8 @@ type ClientOptions struct {
 }
 
 // Template describes the request. URL (path and query only), Body and header
-// values may contain {{seq}}, {{cycle N}}, {{uuid}}, {{rand N}} and
-// {{pick FILE}}.
+// values may contain {{seq}}, {{cycle N}}, {{uuid}}, {{rand N}},
+// {{zipf N S}} and {{pick FILE}}.
 type Template struct {
 	// Name is the request type written to every Result.Request (the CSV's
 	// request column); empty for none.

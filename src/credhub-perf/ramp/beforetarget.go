@@ -26,6 +26,9 @@ func (r *runner) checkBeforeTarget(ctx context.Context) error {
 	if modes := insecureModes(r.c); len(modes) > 0 {
 		r.log.Printf("warning: insecure mode %s (recorded in meta.json's insecure); use it against test systems only", strings.Join(modes, ", "))
 	}
+	if err := r.workloadNote(); err != nil {
+		return &SetupError{err}
+	}
 	if w := setPoolWarning(r.c); w != "" {
 		r.log.Printf("warning: %s", w)
 	}
@@ -39,6 +42,24 @@ func (r *runner) checkBeforeTarget(ctx context.Context) error {
 			return &SetupError{fmt.Errorf("cleanup.database: %w", err)}
 		}
 		r.log.Printf("cleanup database %q on %s: CredHub's schema, user %q holds the privileges the cleanup needs, nothing else references its credential tables", r.c.Cleanup.Database.Name, r.c.Cleanup.Database.Host, r.c.Cleanup.Database.User)
+	}
+	return nil
+}
+
+// workloadNote says, before any load, what part of the workload the run
+// replays and what it cannot send.
+func (r *runner) workloadNote() error {
+	w := r.o.Workload
+	if r.c.Workload == "" {
+		return nil
+	}
+	if w == nil {
+		return fmt.Errorf("workload: %s was not read: give it to credhub-perf run --workload", r.c.Workload)
+	}
+	var b strings.Builder
+	w.WriteNote(&b)
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		r.log.Printf("%s", line)
 	}
 	return nil
 }

@@ -52,6 +52,10 @@ type Options struct {
 	// CPU reads the tester's CPU figures (tests may give a quiet or a
 	// saturated machine); nil = cpuload.Take.
 	CPU func(now time.Time) cpuload.Sample
+	// Workload is the production workload the mix replays (package
+	// replay, from Config.Workload; Config.Mix holds its weights), nil
+	// without one.
+	Workload *results.Workload
 }
 
 // SetupError marks a failure before any load was sent (exit status 2).
@@ -357,11 +361,11 @@ func (r *runner) template(scenario string, n credhub.Names) (load.Template, erro
 	json := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}
 	switch scenario {
 	case "get":
-		return load.Template{Name: "get", Method: "GET", URL: base + "/api/v1/data?current=true&name=" + n.SeedTemplate(r.c.Seed.Credentials), Header: http.Header{"Accept": {"application/json"}}}, nil
+		return load.Template{Name: "get", Method: "GET", URL: base + "/api/v1/data?current=true&name=" + n.SeedTemplate(r.c.Seed.Credentials, r.zipfS()), Header: http.Header{"Accept": {"application/json"}}}, nil
 	case "set":
-		return load.Template{Name: "set", Method: "PUT", URL: base + "/api/v1/data", Header: json, Body: credhub.SetBodyTemplate(n, r.c.Tester.Index, r.c.Seed.Bytes, r.c.Set.Names)}, nil
+		return load.Template{Name: "set", Method: "PUT", URL: base + "/api/v1/data", Header: json, Body: credhub.SetBodyTemplate(n, r.c.Tester.Index, r.setBytes(), r.c.Set.Names)}, nil
 	case "interpolate":
-		return load.Template{Name: "interpolate", Method: "POST", URL: base + "/api/v1/interpolate", Header: json, Body: credhub.InterpolateBodyTemplate(n, r.c.Seed.Credentials)}, nil
+		return load.Template{Name: "interpolate", Method: "POST", URL: base + "/api/v1/interpolate", Header: json, Body: credhub.InterpolateBodyTemplate(n, r.c.Seed.Credentials, r.zipfS())}, nil
 	case "mix":
 		return load.Template{}, nil // mixEngine builds the mix from the others
 	case "custom":
@@ -374,6 +378,24 @@ func (r *runner) template(scenario string, n credhub.Names) (load.Template, erro
 		return load.Template{Name: "custom", Method: r.c.Custom.Method, URL: base + rep.Replace(r.c.Custom.Path), Header: h, Body: rep.Replace(r.c.Custom.Body)}, nil
 	}
 	return load.Template{}, fmt.Errorf("unknown scenario %q", scenario)
+}
+
+// zipfS is the skew of the seeded names get and interpolate read: the
+// workload's, else 0 (uniform).
+func (r *runner) zipfS() float64 {
+	if r.o.Workload != nil {
+		return r.o.Workload.ZipfS
+	}
+	return 0
+}
+
+// setBytes is the size of a set request's value: the workload's median
+// set body where its log shows one, else seed.bytes.
+func (r *runner) setBytes() int {
+	if w := r.o.Workload; w != nil && w.SetBytes > 0 {
+		return w.SetBytes
+	}
+	return r.c.Seed.Bytes
 }
 
 func (r *runner) clientOptions() load.ClientOptions {
@@ -457,6 +479,7 @@ func (r *runner) newMeta(scenario string, n credhub.Names, planned int) *results
 	}
 	if scenario == "mix" {
 		m.Mix = &results.MetaMix{Get: c.Mix.Get, Set: c.Mix.Set, Interpolate: c.Mix.Interpolate}
+		m.Workload = r.o.Workload
 	}
 	if scenario == "set" || scenario == "mix" {
 		m.SetNames = c.Set.Names

@@ -62,7 +62,7 @@ func (r *runner) openScenario(k int, scenario string) (*scenarioState, int, erro
 	if r.o.Capacity {
 		meta.PlannedSteps = c.Capacity.MaxProbes
 	}
-	sum := &results.Summary{SLO: r.slo(), Testers: 1, Steps: []results.SummaryStep{}, Sources: []string{r.resultsName()}}
+	sum := &results.Summary{SLO: r.slo(), Testers: 1, Steps: []results.SummaryStep{}, Sources: []string{r.resultsName()}, Workload: meta.Workload}
 	s := &scenarioState{r: r, index: k, scenario: scenario, names: n, engine: engine, plan: plan, dir: dir, meta: meta, sum: sum}
 	s.writeMeta()
 	r.log.Printf("scenario %s: run directory %s", scenario, dir)

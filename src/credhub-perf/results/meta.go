@@ -142,6 +142,8 @@ type Meta struct {
 	Host        string     `json:"host"`
 	// Mix: the weights of a mix run; absent for other scenarios.
 	Mix *MetaMix `json:"mix,omitempty"`
+	// Workload: the workload.json a mix replays (run --workload).
+	Workload *Workload `json:"workload,omitempty"`
 
 	// Additions.
 	RunID          string  `json:"run_id"`

@@ -357,6 +357,9 @@ type Summary struct {
 	// StepWarnings flag steps whose figures describe the tester more than
 	// the target (an open-loop schedule the tester could not keep).
 	StepWarnings []string `json:"step_warnings,omitempty"`
+	// Workload: the production workload the run replayed (meta.json's),
+	// with the types it could not send; absent for a run without one.
+	Workload *Workload `json:"workload,omitempty"`
 	// mergeWarnings: the testers whose rows in one slot say different
 	// steps (also in Warnings), when computed from CSV files.
 	mergeWarnings []string
@@ -919,6 +922,7 @@ func (s *Summary) writeVerdicts(w io.Writer) {
 		fmt.Fprintf(w, "INCOMPLETE RUN: %s; every step is incomplete and the run gives no capacity\n", s.IncompleteReason)
 	}
 	fmt.Fprintf(w, "SLO: p%g <= %s ms, error rate <= %g %%\n", s.SLO.Percentile, ms(s.SLO.LatencyS), s.SLO.MaxErrorRate*100)
+	s.Workload.WriteNote(w)
 	if mix := s.requestTypes(); len(mix) > 0 {
 		var b []string
 		for _, k := range mix {

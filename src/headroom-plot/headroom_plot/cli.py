@@ -30,6 +30,9 @@ outputs (in --out):
   scalability-<scenario>.<fmt>                 when 2 or more instance counts have a capacity:
                                                the USL fit, its 95 % band, measured intervals
   capacity.json                                capacity, intervals, USL fit, recommendation
+                                               (with --workload: the headroom against its peak)
+  workload-arrivals.<fmt>                      --workload with workload-arrivals.csv beside it:
+                                               production's arrivals over time by type
   report.md, report.html                       tables, recommendation, warnings
                                                (report.html has the images inlined)
 
@@ -48,6 +51,14 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "run"
 
 
+def _growth(v: str) -> float:
+    from .workload import parse_growth
+    try:
+        return parse_growth(v)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def parser() -> argparse.ArgumentParser:
     p = Parser(
         prog="headroom-plot", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
@@ -62,6 +73,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--target-rps", type=bounded("--target-rps"), default=None, metavar="T",
                    help="recommend the instance count that serves T req/s within the SLO, T in [0.001, 1e9] "
                         "(marked extrapolated beyond the largest measured count)")
+    p.add_argument("--workload", default=None, metavar="FILE",
+                   help="workload.json of `credhub-perf workload`: its production peak is marked on the headroom "
+                        "and utilisation plots, the report gives the headroom (capacity to size with / peak), "
+                        "the recommendation sizes for peak x (1 + --growth); workload-arrivals.csv beside it is "
+                        "drawn. Not with --target-rps")
+    p.add_argument("--growth", type=_growth, default=None, metavar="RATE",
+                   help="yearly growth of the production peak, e.g. 40%%/yr or 40%% (needs --workload): the "
+                        "headroom in years, and the recommendation's target")
     p.add_argument("--max-error-rate", type=bounded("--max-error-rate"), default=0.01, metavar="R",
                    help="steps with a larger failed fraction do not count as capacity; in [0, 1] (default 0.01)")
     p.add_argument("--window", type=bounded("--window"), default=1.0, metavar="SECONDS",
@@ -280,7 +299,8 @@ def _render_jobs(runs, opts, args, formats: list[str]) -> list:
         jobs.append((("run", r.slug), lambda r=r: plots.latency_over_time(r, opts, args.out, lot)))
         util = utilisation.from_summary(r.summary, os.path.join(r.path, "summary.json"))
         r.warnings += util.warnings
-        jobs.append((("run", r.slug), lambda r=r, u=util: utilplot.draw_run(r, u, args.out, formats)))
+        jobs.append((("run", r.slug),
+                     lambda r=r, u=util: utilplot.draw_run(r, u, args.out, formats, peak=opts.peak_rps)))
         if r.confirmation is not None:
             jobs.append((("run", r.slug), lambda r=r: timeview.draw(r, opts, args.out, lot)))
     for scen, rs in sorted(by_scen.items()):
@@ -288,6 +308,37 @@ def _render_jobs(runs, opts, args, formats: list[str]) -> list:
             jobs.append((("overlay", scen), lambda rs=rs, scen=scen: plots.overlay(rs, opts, args.out, formats, scen,
                                                                                   args.title)))
     return jobs
+
+
+def _workload(args):
+    """--workload's production peak (workload.py), checked against the flags it replaces or needs."""
+    from . import workload
+    from .csvread import InputError
+    if args.workload is None:
+        if args.growth is not None:
+            raise InputError("--growth needs --workload (the production peak it grows from)")
+        return None
+    if args.target_rps is not None:
+        raise InputError("--workload sets the target (its peak x (1 + --growth)): give --workload or "
+                         "--target-rps, not both")
+    wl = workload.load(args.workload)
+    args.target_rps = workload.target(wl.peak, args.growth)
+    return wl
+
+
+def _workload_figures(wl, table, runs, args, formats):
+    """The headroom rows for the report and capacity.json, and the arrivals' render job."""
+    from . import plots, workload
+    if wl is None:
+        return None, []
+    rows = workload.rows(table, wl, args.growth, runs)
+    doc = {"file": wl.path, "sha256": wl.sha256, "peak_rps": wl.peak, "peak_at": wl.peak_at,
+           "p99_second_rps": wl.p99_second, "growth_per_year": args.growth, "target_rps": args.target_rps,
+           "headroom": rows}
+    jobs = []
+    if wl.arrivals is not None:
+        jobs.append((("workload", "arrivals"), lambda: plots.arrivals(wl.arrivals, wl.peak, args.out, formats)))
+    return doc, jobs
 
 
 def _main(args) -> int:
@@ -314,6 +365,8 @@ def _main(args) -> int:
         opts = Options(slo_percentile=pct, slo_s=ms / 1000.0, max_error_rate=args.max_error_rate,
                        window_s=args.window, knee_elasticity=args.knee_elasticity,
                        littles_tolerance=args.littles_tolerance)
+        wl = _workload(args)
+        opts.peak_rps = wl.peak if wl else None
         runs = [load_run(a, opts) for a in args.inputs]
     except InputError as exc:
         print(f"headroom-plot: error: {exc}", file=sys.stderr)
@@ -335,6 +388,8 @@ def _main(args) -> int:
     from . import report, scaleplot, utilplot
 
     jobs = _render_jobs(runs, opts, args, formats)
+    wl_doc, wl_jobs = _workload_figures(wl, table, runs, args, formats)
+    jobs += wl_jobs
 
     def intervals():
         # the bootstrap intervals and the scalability fit, while the child draws the headroom plots
@@ -343,15 +398,17 @@ def _main(args) -> int:
                         for scen, s in sorted(study.scenarios.items()) if s.fit is not None]
                        + [(("overlay", scen), lambda s=s, scen=scen: utilplot.draw_study(
                            scen, [(n, cap, u) for n, cap, u in s.utils if n is not None], s.ceiling, args.out,
-                           formats)) for scen, s in sorted(study.scenarios.items())])
+                           formats, peak=opts.peak_rps)) for scen, s in sorted(study.scenarios.items())])
 
     results, study = _render(jobs, intervals)
     written: list[str] = []
     images: dict[str, list[str]] = {}
     overlays: dict[str, list[str]] = {}
     for (kind, key), paths in results:
-        (images if kind == "run" else overlays).setdefault(key, []).extend(paths)
+        # the arrivals' picture goes with the overlays, under a key no scenario has
+        (images if kind == "run" else overlays).setdefault("(workload)" if kind == "workload" else key, []).extend(paths)
         written += paths
+    study.workload = wl_doc
 
     recs = [s.advice for _, s in sorted(study.scenarios.items()) if s.advice is not None]
     warnings = [w for r in runs for w in r.warnings]

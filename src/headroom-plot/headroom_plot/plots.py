@@ -234,6 +234,7 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
     _capacity_marker(ax, run, slo_ms, xmax_plot)
 
     _confirmation_points(ax, run, opts)
+    xmax_plot = max(xmax_plot, operating_point(ax, opts.peak_rps) * 1.08)
     banners = []
     if run.incomplete_reason:
         _incomplete_banner(ax, run)
@@ -259,6 +260,54 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
     axc.text(0, 1.0, textwrap.fill(_caption(run, opts), 160), va="top", ha="left", fontsize=9,
              color="#333333", transform=axc.transAxes)
     return _save(fig, out_dir, f"headroom-{run.slug}", formats)
+
+
+PEAK_COLOR = "#8c564b"  # brown: apart from the percentiles', the SLO's and the confirmation's colours
+
+
+def operating_point(ax, peak: float | None) -> float:
+    """The production peak (--workload) as a vertical line: the load the cluster carries today, against
+    which the capacity's distance is the headroom. Returns the x it needs (0 without a peak)."""
+    if not peak:
+        return 0.0
+    ax.axvline(peak, color=PEAK_COLOR, ls="-.", lw=1.8, zorder=7, label=f"production peak {peak:,.0f} req/s")
+    ax.annotate(f"production peak {peak:,.0f} req/s", xy=(peak, 1), xycoords=("data", "axes fraction"),
+                xytext=(7, -4), textcoords="offset points", va="top", ha="left", fontsize=8.5, color=PEAK_COLOR,
+                fontweight="bold", rotation=90, zorder=9)
+    return peak
+
+
+def arrivals(a, peak: float, out_dir: str, formats: list[str]) -> list[str]:
+    """workload-arrivals: production's requests per second over time, stacked by type (workload.py's
+    bins: at most 1500 over the interval, so a long log is means per bin, with each bin's busiest second
+    as a thin line above them and the peak dashed)."""
+    import matplotlib.dates as mdates
+    from .workload import binned
+
+    starts, rates, busiest, width = binned(a)
+    shown = min(len(a.types), 7)
+    names = a.types[:shown] + (["other types"] if len(a.types) > shown else [])
+    stack = np.vstack([rates[:shown]] + ([rates[shown:].sum(axis=0)] if len(a.types) > shown else []))
+    t = np.array(starts, dtype="datetime64[s]").astype(object)
+    fig, ax = plt.subplots(figsize=(12, 5))
+    colors = plt.get_cmap("tab10").colors
+    ax.stackplot(t, stack, labels=names, colors=colors[:len(names)], step="post", alpha=0.85, lw=0)
+    if width > 1:
+        ax.step(t, busiest, where="post", color="#333333", lw=0.6, alpha=0.8,
+                label=f"busiest second of each {width} s bin (all types)")
+    ax.axhline(peak, color=PEAK_COLOR, ls="--", lw=1.5, label=f"production peak {peak:,.0f} req/s (busiest second)")
+    ax.set_ylim(0, max(peak, float(busiest.max())) * 1.12)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(ax.xaxis.get_major_locator()))
+    per = "per second" if width == 1 else f"mean per {width} s bin"
+    ax.set_ylabel(f"requests/s ({per})")
+    ax.set_xlabel("time (UTC)")
+    total = int(a.total.sum())
+    ax.set_title(f"Production arrivals by request type: {total:,} requests over "
+                 f"{int(a.seconds[-1] - a.seconds[0]) + 1:,} s ({os.path.basename(a.path)})", fontsize=10)
+    ax.grid(True, color="#dddddd", linewidth=0.6)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8.5, framealpha=0.92)
+    fig.tight_layout()
+    return _save(fig, out_dir, "workload-arrivals", formats)
 
 
 def _worst_staircase(ax, run: Run, xmax_plot: float) -> np.ndarray:

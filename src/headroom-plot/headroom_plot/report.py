@@ -254,6 +254,9 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
     for scen in scenarios:
         _scenario(doc, scen, len(scenarios) > 1, table, recs, study, overlays)
 
+    if study is not None and study.workload is not None:
+        _headroom(doc, study.workload, overlays.get("(workload)", []))
+
     h(2, "Warnings")
     if warnings:
         doc.warnings(warnings)
@@ -270,6 +273,34 @@ def write(out_dir: str, runs: list[Run], table: list[CapacityRow], recs: list[Re
         _run_section(doc, r, opts, images)
 
     return doc.write(heading)
+
+
+def _headroom(doc, wl: dict, images: list[str]) -> None:
+    """Headroom against production: each capacity to size with over the production peak (workload.py)."""
+    doc.h(2, "Headroom against production")
+    p99 = (f", 99th percentile of seconds {wl['p99_second_rps']:,.0f} req/s"
+           if wl.get("p99_second_rps") is not None else "")
+    at = f" at {wl['peak_at']}" if wl.get("peak_at") else ""
+    growth = wl.get("growth_per_year")
+    doc.para(f"Production peak (the busiest second of {wl['file']}){at}: {wl['peak_rps']:,.0f} req/s{p99}. "
+             "Headroom is the capacity to size with divided by that peak; "
+             + (f"the time is how long a growth of {growth * 100:g} % a year takes the peak there. "
+                if growth else "give --growth (e.g. 40%/yr) for the time it lasts. ")
+             + f"The recommendation sizes for {wl['target_rps']:,.0f} req/s (the peak"
+             + (f" after a year at {growth * 100:g} %)." if growth else ")."))
+    rows = [[r["scenario"], r["group"], _num(r["size_with_rps"]), r["text"],
+             "yes" if r["replays_workload"] else "no: another mix"] for r in wl["headroom"]]
+    if rows:
+        doc.table(["scenario", "instances", "capacity to size with (req/s)", "headroom", "replays this workload"],
+                  rows)
+        if not any(r["replays_workload"] for r in wl["headroom"]):
+            doc.para("No run replayed this workload (credhub-perf run --workload): the headroom is that of the "
+                     "mix the runs sent, not production's.", cls="warn")
+    else:
+        doc.para("No capacity to size with: no headroom can be given.", cls="warn")
+    for p in images:
+        if p.endswith(".png"):
+            doc.image(p, "production arrivals by type")
 
 
 def _scenario(doc, scen: str, several: bool, table: list[CapacityRow], recs: list[Recommendation], study,

@@ -23,6 +23,8 @@ class Options:
     window_s: float = 1.0
     knee_elasticity: float = 1.0
     littles_tolerance: float = 0.10
+    # The production peak (req/s) from --workload: the operating point the plots mark; None without.
+    peak_rps: float | None = None
 
 
 @dataclass

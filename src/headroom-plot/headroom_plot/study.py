@@ -52,6 +52,8 @@ class Study:
     scenarios: dict[str, Scenario] = field(default_factory=dict)
     replicates: int = bootstrap.REPLICATES
     target: float | None = None
+    # --workload: the production peak, the growth and the headroom per capacity row (cli.py's); None without.
+    workload: dict | None = None
 
 
 def _key(r: Run):
@@ -306,6 +308,7 @@ def to_json(study: Study, opts: Options) -> dict:
         out["scenarios"][scen] = {"capacity": caps, "usl": usl, "recommendation": rec, "shared_ceiling": ceil,
                                   "slo_latency_by_request_s": (None if s.request_bounds is None else
                                                                {k: _num(v) for k, v in s.request_bounds.items()})}
+    out["workload"] = study.workload
     return out
 
 

@@ -26,7 +26,8 @@ def _color(name: str, i: int) -> str:
     return COLORS.get(name, OTHER[i % len(OTHER)])
 
 
-def draw_run(run: Run, ru: utilisation.RunUtil, out_dir: str, formats: list[str]) -> list[str]:
+def draw_run(run: Run, ru: utilisation.RunUtil, out_dir: str, formats: list[str],
+             peak: float | None = None) -> list[str]:
     """utilisation-<slug>: every resource's CPU share against throughput, the capacity marked."""
     if not any(np.any(np.isfinite(r.cpu)) for r in ru.resources) and not any(
             np.any(np.isfinite(m.busy)) for m in ru.machines):
@@ -49,6 +50,7 @@ def draw_run(run: Run, ru: utilisation.RunUtil, out_dir: str, formats: list[str]
         ax.axvline(run.max_tput, color="black", linestyle="--", linewidth=1.3,
                    label=f"capacity at the SLO: {run.capacity_text()}"[:110])
         xmax = max(xmax, run.max_tput)
+    xmax = max(xmax, plots.operating_point(ax, peak))
     top = 105
     if ru.verdict and ru.machines:
         # A machine's busy share runs up to 100 %, where the verdict's box would hide it: the box gets a
@@ -106,7 +108,8 @@ def _draw_machines(ax, ru: utilisation.RunUtil) -> float:
 
 
 def draw_study(scenario: str, per_count: list[tuple[int, float | None, utilisation.RunUtil]],
-               ceiling: utilisation.Ceiling | None, out_dir: str, formats: list[str]) -> list[str]:
+               ceiling: utilisation.Ceiling | None, out_dir: str, formats: list[str],
+               peak: float | None = None) -> list[str]:
     """utilisation-<scenario>: the database's share (solid) and CredHub's (dashed) against throughput,
     one colour per instance count, each count's capacity a marker on the database's curve."""
     drawn = [(n, cap, ru) for n, cap, ru in per_count
@@ -140,6 +143,7 @@ def draw_study(scenario: str, per_count: list[tuple[int, float | None, utilisati
         ax.axvline(ceiling.rps, color="#d62728", linestyle=":", linewidth=1.4,
                    label=f"database ceiling \u2248 {ceiling.rps:,.0f} req/s (throughput / busy share)")
         xmax = max(xmax, ceiling.rps)
+    xmax = max(xmax, plots.operating_point(ax, peak))
     ax.axhline(100 * utilisation.BUSY, color="#999999", linestyle=":", linewidth=1)
     ax.set_xlim(0, xmax * 1.08 if xmax > 0 else 1)
     ax.set_ylim(0, 105)

@@ -71,6 +71,15 @@ func hostileCases(long bool) []hostileCase {
 		{name: "two documents", args: []string{"--config", "FILE"}, file: "label: a\n---\nsteps: {duration: 1e9}\n", want: "holds more than one YAML document"},
 		{name: "misspelt key", args: []string{"--config", "FILE"}, file: "steps:\n  max_concurency: 5\n", want: "steps.max_concurency: unknown key (line 2); did you mean steps.max_concurrency?"},
 		{name: "nesting 100000 deep", args: []string{"--config", "FILE"}, file: "label: " + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + "\n", want: "config file"},
+		// A workload.json that is not one: one line, before any load.
+		{name: "workload /dev/zero", args: []string{"--config", "CONFIG", "--workload", "/dev/zero"}, want: "workload /dev/zero: larger than 16 MiB"},
+		{name: "workload missing", args: []string{"--config", "CONFIG", "--workload", "/nonexistent/workload.json"}, want: "workload /nonexistent/workload.json: no such file"},
+		{name: "workload binary", args: []string{"--config", "CONFIG", "--workload", "FILE"}, file: "\x1f\x8b\x08\x00junk", want: "not valid JSON"},
+		{name: "workload of a config", args: []string{"--config", "CONFIG", "--workload", "FILE"}, file: "{\"label\": \"x\"}", want: "format is none, want \"credhub-perf-workload/1\""},
+		{name: "workload with scenarios", args: []string{"--config", "CONFIG", "--workload", "FILE", "--scenarios", "get,set"}, file: "{}", want: "workload: a workload is replayed as the mix scenario alone"},
+		{name: "workload, nothing to send", args: []string{"--config", "CONFIG", "--workload", "FILE"},
+			file: `{"format": "credhub-perf-workload/1", "requests": 5, "types": [{"type": "generate", "requests": 5, "share": 1, "scenario": "", "replayable": false}]}`,
+			want: "no request type the run can send (get, set, interpolate) has a share; the log holds only generate"},
 		// summary's SLO flags: NaN compares false with every bound.
 		{name: "summary percentile NaN", summary: true, args: []string{"--slo.percentile", "NaN", "OUT"}, want: "credhub-perf summary: bad SLO (--slo.percentile NaN"},
 		{name: "summary error rate NaN", summary: true, args: []string{"--slo.max_error_rate", "NaN", "OUT"}, want: "--slo.max_error_rate NaN): give a percentile"},

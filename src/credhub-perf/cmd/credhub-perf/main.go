@@ -26,6 +26,7 @@ import (
 	"github.com/credhub-perf/credhub-perf/collect"
 	"github.com/credhub-perf/credhub-perf/config"
 	"github.com/credhub-perf/credhub-perf/ramp"
+	"github.com/credhub-perf/credhub-perf/replay"
 	"github.com/credhub-perf/credhub-perf/results"
 )
 
@@ -127,7 +128,14 @@ func runCmd(args []string, capacity bool, stdout, stderr io.Writer) int {
 		}
 	}
 	errs := over.Apply(&cfg)
+	var workload *results.Workload
 	if len(errs) == 0 {
+		// Before Validate: the workload sets the mix scenario's weights.
+		var err error
+		if workload, err = replay.Configure(&cfg); err != nil {
+			fmt.Fprintf(stderr, "credhub-perf: %v\n", err)
+			return 2
+		}
 		errs = cfg.Validate(capacity)
 	}
 	if len(errs) > 0 {
@@ -154,7 +162,7 @@ func runCmd(args []string, capacity bool, stdout, stderr io.Writer) int {
 	}()
 	return ramp.Execute(ctx, ramp.Options{
 		Config: cfg, Capacity: capacity, Stdout: stdout, Log: stderr, ConfigFile: *configFile,
-		TTY: !*quiet && isTerminal(stderr), Version: version,
+		TTY: !*quiet && isTerminal(stderr), Version: version, Workload: workload,
 	})
 }
 

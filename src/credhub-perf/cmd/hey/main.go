@@ -92,7 +92,8 @@ TLS:
   -insecure    Do not verify the server certificate.
 
 URL, -d/-D body and -H values may contain {{seq}} (request number),
-{{cycle N}} ((seq-1) mod N), {{uuid}}, {{rand N}} (0..N-1) and
+{{cycle N}} ((seq-1) mod N), {{uuid}}, {{rand N}} (0..N-1),
+{{zipf N S}} (0..N-1, P(k) ~ 1/(k+1)^S: 0 the most drawn) and
 {{pick FILE}} (a random line of FILE).
 
 After the load, a "WARNING: tester-bound" block (stderr, and the summary)
