@@ -40,6 +40,7 @@ from statistics import NormalDist
 import numpy as np
 
 from . import analysis, bootstrap, comparesizing, openloop, scalability, study
+from .comparesizing import poss
 from .csvread import InputError
 from .runs import Options, Run
 
@@ -209,11 +210,6 @@ def _ci(reps: np.ndarray, point: float | None) -> tuple | None:
 
 
 # ---------------------------------------------------------------- the verdict
-
-def poss(name: str) -> str:
-    """The possessive of a side's name: "A's", "4 instances'"."""
-    return name + ("'" if name.endswith("s") else "'s")
-
 
 def pct(v: float) -> str:
     """A fraction as a rounded percentage: 0.312 -> "31 %", 0.004 -> "0.4 %"."""

@@ -38,6 +38,11 @@ class Sizing:
         return self.by == OPEN
 
 
+def poss(name: str) -> str:
+    """The possessive of a side's name: "A's", "4 instances'"."""
+    return name + ("'" if name.endswith("s") else "'s")
+
+
 def _runs(n: int) -> str:
     return f"{n} run{'s' if n != 1 else ''}"
 
@@ -89,7 +94,6 @@ def verdict_text(text: str, a: str, b: str, sa: Sizing, sb: Sizing) -> str:
     """The verdict's sentence with what the sizing adds: when either side's confirmation caught a gap, that the
     comparison is of closed-loop capacities and each side's figure to size with; each side's cold-target
     labels. a, b: the sides' names."""
-    from .compare import poss
     if sa.gap or sb.gap:
         where = "both" if sa.gap and sb.gap else a if sa.gap else b
         text += (f"; these are closed-loop capacities, and open arrivals hold the SLO lower on {where}: size "

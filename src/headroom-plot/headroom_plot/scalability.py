@@ -284,18 +284,19 @@ def _fit_count(f: Fit | None, target: float, after: int) -> tuple[int | None, fl
 
 
 def recommend(scenario: str, target: float, points: list[Point], f: Fit | None,
-              sizing: dict[int, float] | None = None) -> Advice:
+              open_points: list[Point] | None = None, open_fit: Fit | None = None) -> Advice:
     """Smallest instance count whose capacity at the SLO reaches target, judged by the lower bound.
 
-    points and f: the closed-loop capacities and their fit. sizing: the counts whose figure to size with is
-    open arrivals' (lower than the closed loop's), instances -> req/s. A measured count counts when the lower
-    end of its interval, and its figure to size with, reach the target; any other count when the lower end
-    of the fit's 95 % band does and it is above every count whose figure to size with missed the target
-    (measured evidence outweighs the fit). Counts beyond the largest measured one are marked extrapolated.
-    When not even the fit's point curve reaches the target, the answer is that no instance count does
-    (_unreachable).
+    points and f: the closed-loop capacities and their fit; open_points and open_fit: the figures to size
+    with of the counts where open arrivals held the SLO only lower, and their own fit (None with fewer than
+    two such counts). A measured count counts when the lower end of its interval, and its figure to size
+    with, reach the target; any other count when the lower end of the fit's 95 % band does (and of the
+    open-loop fit's, when there is one) and it is above every count whose figure to size with missed the
+    target (measured evidence outweighs a fit). Counts beyond the largest measured one are marked
+    extrapolated. When not even the fit's point curve reaches the target, the answer is that no instance
+    count does (_unreachable).
     """
-    sizing = sizing or {}
+    sizing = {p.instances: p.capacity for p in open_points or []}
     pts = sorted((p for p in points if p.capacity), key=lambda p: p.instances)
     if not pts:
         return Advice(scenario, target, None, False, "none",
@@ -305,6 +306,16 @@ def recommend(scenario: str, target: float, points: list[Point], f: Fit | None,
     measured = _measured_lows(pts, sizing)
     missed = max((n for n, v in sizing.items() if v < target), default=0)
     fit_n, fit_lo = _fit_count(f, target, missed)
+    open_n, open_lo = _fit_count(open_fit, target, missed)
+    if fit_n is not None and open_fit is not None:
+        if open_n is None:
+            return Advice(scenario, target, None, False, "fit",
+                          f"{scenario}: the closed-loop fit reaches {target:g} req/s at {fit_n} instances, but what "
+                          f"open arrivals hold does not: the 95 % lower bound of the open-loop figures' fit never "
+                          "reaches it" + (f" (that fit levels off towards {open_fit.asymptote:,.0f} req/s)"
+                                          if open_fit.asymptote else "") + "; size with the open-loop figures")
+        if open_n > fit_n:
+            fit_n, fit_lo, f = open_n, open_lo, open_fit
     meas_n = next((n for n, lo in sorted(measured.items()) if lo >= target), None)
     if meas_n is not None and (fit_n is None or meas_n <= fit_n):
         v = measured[meas_n]
@@ -315,11 +326,13 @@ def recommend(scenario: str, target: float, points: list[Point], f: Fit | None,
                       capacity_low=v)
     if fit_n is not None:
         ext = fit_n > top
-        text = (f"{scenario}: {fit_n} instance(s) for {target:g} req/s: the closed-loop scalability fit's 95 % "
+        kind = "open-loop figures'" if f is open_fit else "closed-loop"
+        text = (f"{scenario}: {fit_n} instance(s) for {target:g} req/s: the {kind} scalability fit's 95 % "
                 f"lower bound at {fit_n} is {fit_lo:,.0f} req/s (fit {float(f.x(fit_n)):,.0f})"
                 + (f" - EXTRAPOLATED beyond the largest measured count ({top}); measure {fit_n} "
                    "instances to confirm" if ext else f", within the measured range (1-{top})"))
-        return Advice(scenario, target, fit_n, ext, "fit", text + _open_caveat(sizing, pts), capacity_low=fit_lo)
+        return Advice(scenario, target, fit_n, ext, "fit", text + ("" if open_fit else _open_caveat(sizing, pts)),
+                      capacity_low=fit_lo)
     if f is None:
         why = ("one instance count measured: scaling cannot be estimated; measure at least two more "
                "(three give the full model)") if len(pts) == 1 else "no scalability fit"

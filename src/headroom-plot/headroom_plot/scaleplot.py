@@ -30,12 +30,12 @@ def draw(s, opts: Options, out_dir: str, formats: list[str], target: float | Non
     ns = np.linspace(1, nmax, 400)
     lo, hi = f.band(ns)
 
-    fig, ax = plt.subplots(figsize=(9, 5.6))
+    fig, ax = plt.subplots(figsize=(9, 7))
     ax.axvspan(top, nmax, color="#f4f0e6", zorder=0, label=f"extrapolated (beyond {top} measured)")
     ax.plot(ns, f.lam * ns, color="#999999", linestyle="--", linewidth=1.2,
             label=f"linear scaling ({f.lam:,.0f} req/s per instance)")
     if np.all(np.isfinite(lo)):
-        ax.fill_between(ns, lo, hi, color="#4c78a8", alpha=0.18, linewidth=0, label="fit, 95 % band")
+        ax.fill_between(ns, lo, hi, color="#4c78a8", alpha=0.18, linewidth=0, label="closed-loop fit, 95 % band")
     kind = "USL fit to the closed-loop capacities" + ("" if f.kappa_free else ", \u03ba = 0 (two counts)")
     ax.plot(ns, f.x(ns), color="#1f4e8c", linewidth=2,
             label=f"{kind}: \u03bb={f.lam:,.0f}, \u03c3={f.sigma:.3f}, \u03ba={f.kappa:.2g}")
@@ -96,12 +96,13 @@ def draw(s, opts: Options, out_dir: str, formats: list[str], target: float | Non
                  f"{opts.slo_s * 1000:g} ms" + (" and open arrivals' figures to size with" if s.open_points else ""))
     ax.xaxis.set_major_locator(plt.MaxNLocator(integer=True))
     ax.grid(True, color="#dddddd", linewidth=0.6)
-    ax.legend(loc="upper left", fontsize=8, framealpha=0.92)
+    # below the axes: inside, its many entries hid the measured points
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2, fontsize=7.5, frameon=False)
     fig.tight_layout()
     return plots._save(fig, out_dir, f"scalability-{s.scenario}", formats)
 
 
-def _points(ax, pts, color: str, marker: str, offset: tuple) -> None:
+def _points(ax, pts, color: str, marker: str, offset: tuple, ha: str = "left") -> None:
     """Measured figures with their 95 % intervals; a lower bound as a hollow triangle marked \u2265."""
     for p in pts:
         a, b = bootstrap.interval(p.replicates, point=p.capacity)
@@ -112,7 +113,7 @@ def _points(ax, pts, color: str, marker: str, offset: tuple) -> None:
                 markerfacecolor="white" if p.lower_bound else color, markersize=7, zorder=6, linestyle="none")
         ax.annotate(("\u2265 " if p.lower_bound else "") + f"{p.capacity:,.0f}" + (f" (n={p.runs})" if p.runs > 1 else ""),
                     (p.instances, p.capacity), textcoords="offset points", xytext=offset, fontsize=8.5,
-                    color=color, path_effects=plots.HALO)
+                    ha=ha, color=color, path_effects=plots.HALO)
 
 
 def _open_series(ax, s, ns) -> None:
@@ -120,7 +121,7 @@ def _open_series(ax, s, ns) -> None:
     (two or more counts), in the confirmation's colour."""
     if not s.open_points:
         return
-    _points(ax, sorted(s.open_points, key=lambda p: p.instances), plots.OPEN_COLOR, "v", (8, 4))
+    _points(ax, sorted(s.open_points, key=lambda p: p.instances), plots.OPEN_COLOR, "v", (-9, -4), "right")
     ax.plot([], [], marker="v", color=plots.OPEN_COLOR, linestyle="none",
             label="figure to size with: what open arrivals hold, where below the closed loop (not in its fit)")
     g = s.open_fit

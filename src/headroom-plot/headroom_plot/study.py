@@ -135,7 +135,7 @@ def build(runs: list[Run], table: list[analysis.CapacityRow], opts: Options, tar
         s.utils = [(r.instances, r.max_tput, utilisation.from_summary(r.summary)) for r in runs if r.scenario == scen]
         s.ceiling = utilisation.ceiling([(n, u) for n, _, u in s.utils])
         if target:
-            s.advice = scalability.recommend(scen, target, points, f, {p.instances: p.capacity for p in opened})
+            s.advice = scalability.recommend(scen, target, points, f, opened, s.open_fit)
             _shared_ceiling(s, target)
             bad = scalability.misfits(points, f) if f is not None else []
             if bad and s.advice.basis == "fit":
