@@ -216,7 +216,7 @@ def usl_table(s: Scenario) -> tuple[list[str], list[list[str]]] | None:
              f"{f.kappa:.2g}" + ("" if f.kappa_free else " (fixed: two counts)"),
              _ci_text(f.kappa_ci, "{:.2g}") if f.kappa_free else "-"]]
     if f.peak_n is not None:
-        rows.append(["N*", "instance count of peak throughput", f"{f.peak_n:.1f} ({float(f.x(f.peak_n)):,.0f} req/s)",
+        rows.append(["N*", "instance count of the fit's peak", f"{f.peak_n:.1f} ({float(f.x(f.peak_n)):,.0f} req/s)",
                      _ci_text(f.peak_n_ci, "{:.1f}")])
     elif f.asymptote is not None:
         rows.append(["\u03bb/\u03c3", "throughput ceiling (kappa = 0)", f"{f.asymptote:,.0f} req/s", "-"])

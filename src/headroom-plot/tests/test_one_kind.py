@@ -217,3 +217,13 @@ def _scaled_confirmed_run(path, credhub_perf, n, figure):
     doc["open_loop"]["capacity"] = doc["size_with"] = figure
     with open(p, "w") as f:
         json.dump(doc, f)
+
+
+@pytest.mark.parametrize("kind,needle", [(5, "size_with_kind: 5 is not a string"),
+                                         ("x" * 30, "size_with_kind: 30 characters, more than 20")])
+def test_a_damaged_size_with_kind_is_refused_in_one_line(tmp, credhub_perf, capsys, kind, needle):
+    a = confirmed_run(str(tmp / "before"), credhub_perf, open_ok=False, edit=lambda d: d.update(size_with_kind=kind))
+    b = confirmed_run(str(tmp / "after"), credhub_perf, open_ok=True)
+    rc = cli.main(["compare", a, b, "--out", str(tmp / "cmp"), "--format", "png", "--replicates", "0"])
+    err = capsys.readouterr().err
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and needle in err, err
