@@ -61,6 +61,8 @@ def status(by: str, value: float | None, confirmations: list) -> str:
             return f"open loop{some}: open arrivals held the SLO at no rate tried; size below the lowest"
         return f"open loop{some}: open arrivals hold the SLO only below the closed-loop capacity"
     if not had:
+        if any(c is not None for c in confirmations):
+            return "closed loop, open-loop confirmation not judged: no credhub-perf"
         return "closed loop, no open-loop confirmation"
     agreed = sum(1 for c in had if c.agree)
     if agreed == n:

@@ -27,6 +27,7 @@ class Confirmation:
     step: np.ndarray                   # step index (file order) of each row
     verdict: dict = field(default_factory=dict)   # summary.json's open_loop
     size_with: float | None = None
+    size_with_kind: str = ""           # summary.json's "closed_loop" / "open_loop"; "" when not recorded
     headline: str = ""
     # Per step (as `steps`): credhub-perf's cause of the requests over the SLO latency ("target pauses",
     # "new connections", "queueing", "" none) and its note (summary.json steps' `tail`).
@@ -85,6 +86,15 @@ def confirmation_indices(steps: list, doc: dict) -> tuple[list[int], str]:
     return idx, ""
 
 
+def trailing_open(steps: list) -> list[int]:
+    """The fixed-rate steps after a run's last closed-loop one (positions in `steps`): where credhub-perf puts
+    its confirmation, taken by shape alone when there is no credhub-perf to name them; [] when none."""
+    closed = [k for k, s in enumerate(steps) if s.rate == 0]
+    if not closed or closed[-1] == len(steps) - 1:
+        return []
+    return list(range(closed[-1] + 1, len(steps)))
+
+
 def split(steps: list, latency: np.ndarray, offset: np.ndarray, error: np.ndarray, step: np.ndarray,
           first: int) -> tuple[Confirmation, np.ndarray]:
     """The confirmation made of steps[first:] and their rows (rows sorted by step), and the mask of the
@@ -119,6 +129,8 @@ def attach(conf: Confirmation, doc: dict) -> None:
     ol = doc.get("open_loop")
     conf.verdict = ol if isinstance(ol, dict) else {}
     conf.size_with = _num(doc.get("size_with"))
+    kind = doc.get("size_with_kind")
+    conf.size_with_kind = kind if kind in KINDS else ""
     h = doc.get("headline")
     conf.headline = h[:400] if isinstance(h, str) else ""
     conf.causes, conf.notes = [], []
@@ -137,10 +149,30 @@ def attach(conf: Confirmation, doc: dict) -> None:
 CAUSES = ("target pauses", "new connections", "queueing")
 
 
+# summary.json's size_with_kind, and the words the capacity table uses for each.
+KINDS = {"closed_loop": "closed loop", "open_loop": "open loop"}
+
+
+def _same(a: float | None, b: float | None) -> bool:
+    return a is not None and b is not None and abs(a - b) <= 1e-9 * max(1.0, abs(a))
+
+
 def sized_by(conf: Confirmation | None) -> str:
     """Which figure the operator should size with: "open loop" when open arrivals hold the SLO only below
-    the ramp's capacity (or at no rate tried), "closed loop" otherwise (no confirmation included)."""
-    if conf is None or not conf.verdict or conf.agree:
+    the ramp's capacity (or at no rate tried), "closed loop" otherwise (no confirmation included).
+    credhub-perf's size_with_kind decides when recorded; without it, the figure size_with equals (the ramp's
+    or open arrivals'), and when both or neither, its `agree`."""
+    if conf is None or not conf.verdict:
+        return "closed loop"
+    if conf.size_with_kind:
+        return KINDS[conf.size_with_kind]
+    closed = _num(conf.verdict.get("closed_loop"))
+    if closed is not None and conf.capacity is not None and not _same(closed, conf.capacity):
+        if _same(conf.size_with, closed):
+            return "closed loop"
+        if _same(conf.size_with, conf.capacity):
+            return "open loop"
+    if conf.agree:
         return "closed loop"
     if conf.capacity is None and conf.size_with is not None:
         return "closed loop"  # confirmation unknown (its steps did not count): the ramp's, flagged in the headline

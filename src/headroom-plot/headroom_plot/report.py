@@ -314,8 +314,9 @@ def _scenario(doc, scen: str, several: bool, table: list[CapacityRow], recs: lis
         if c.scenario == scen and c.capacity_is_lower_bound and c.max_tput is not None:
             what = f"{c.group} instance(s)" if c.instances is not None else f"label {c.group}"
             para(f"LOWER BOUND for {what}: the capacity is at least {_num(c.max_tput)} req/s: steps at a higher "
-                 f"load met the SLO but were not counted ({c.lower_bound_reason}). The table, the fit and "
-                 "the recommendation use this figure, so they are conservative.", cls="warn")
+                 f"load met the SLO but were not counted ({c.lower_bound_reason}). The table and the "
+                 "recommendation use this figure, so they are conservative; the scalability fit leaves it out.",
+                 cls="warn")
     missing = [c for c in table if c.scenario == scen and c.max_tput is None and c.why_none]
     if missing:
         kept = [c.group for c in table if c.scenario == scen and c.instances and c.max_tput]
@@ -329,8 +330,9 @@ def _scenario(doc, scen: str, several: bool, table: list[CapacityRow], recs: lis
     if opened:
         para(f"SIZE WITH THE OPEN-LOOP FIGURE for {', '.join(opened)} instance(s): fixed-rate steps after the "
              "closed-loop ramp held the SLO only below its capacity (applications' requests arrive whether "
-             "or not the last one finished, and queue behind the target's pauses). The scalability fit and "
-             "the recommendation use the figure to size with.", cls="warn")
+             "or not the last one finished, and queue behind the target's pauses). The scalability plot draws "
+             "these figures apart from the closed-loop capacities, and the recommendation holds each count to "
+             "them.", cls="warn")
     for rec in recs:
         if rec.scenario == scen:
             doc.labelled("Recommendation", rec.text, "rec")

@@ -273,6 +273,7 @@ SUMMARY_RULES = (
     ("open_loop.agree", bool, 0, True, 0, "true or false"),
     ("open_loop.note", str, 0, True, 10_000, "credhub-perf's note"),
     ("size_with", float, 0.0, True, 1e9, "the capacity to size with in req/s, or null"),
+    ("size_with_kind", str, 0, True, 20, "closed_loop or open_loop"),
     ("headline", str, 0, True, 10_000, "credhub-perf's headline"),
     ("capacity_label", str, 0, True, 10_000, "credhub-perf's cold-target label"),
 )
@@ -701,6 +702,10 @@ def split_confirmation(run: Run, opts: Options) -> None:
     idx, warn = openloop.confirmation_indices(run.steps, doc)
     if warn:
         run.warnings.append(f"{run.name()}: {warn}")
+    if not doc:
+        # No credhub-perf to name and judge the confirmation: its steps still leave the ramp (they are no
+        # part of the closed-loop curve), shown without a verdict.
+        idx = openloop.trailing_open(run.steps)
     if not idx:
         return
     first = idx[0]

@@ -200,9 +200,12 @@ def fit(points: list[Point]) -> Fit | None:
     Three or more counts fit lam, sigma and kappa; two fit lam and sigma with
     kappa = 0 (said so in Fit.kappa_free). Replicates are paired by index
     across counts (they are independent: each count's runs are resampled on
-    their own).
+    their own). A lower bound is left out: fitted as a value it would pull
+    the curve down to a floor (the report names it, and misfits() flags a
+    curve below it).
     """
-    pts = sorted((p for p in points if p.capacity and p.capacity > 0), key=lambda p: p.instances)
+    pts = sorted((p for p in points if p.capacity and p.capacity > 0 and not p.lower_bound),
+                 key=lambda p: p.instances)
     if len({p.instances for p in pts}) < 2 or len({p.instances for p in pts}) != len(pts):
         return None
     n = np.array([p.instances for p in pts], dtype=np.float64)
@@ -239,45 +242,96 @@ class Advice:
     peak_throughput: float | None = None
 
 
-def recommend(scenario: str, target: float, points: list[Point], f: Fit | None) -> Advice:
+def measured_fall(points: list[Point]) -> tuple[int, int] | None:
+    """(fewer, more): two measured instance counts where the larger one's capacity is below the smaller
+    one's beyond both intervals (the larger's upper end under the smaller's lower end; without replicates,
+    the point values), the only evidence that adding instances lowers throughput. A fit's peak is an
+    extrapolation and never that evidence; a lower bound can only be the smaller count of a fall (its
+    capacity is at least that), never the larger. None when no measured capacity falls."""
+    pts = sorted((p for p in points if p.capacity and p.capacity > 0), key=lambda p: p.instances)
+    ends = []
+    for p in pts:
+        lo, hi = _ci(p.replicates, point=p.capacity)
+        ends.append((p.capacity if lo is None else lo, p.capacity if hi is None else hi))
+    for j, q in enumerate(pts):
+        if q.lower_bound:
+            continue
+        for i in range(j):
+            if pts[i].instances < q.instances and ends[j][1] < ends[i][0]:
+                return pts[i].instances, q.instances
+    return None
+
+
+def _measured_lows(pts: list[Point], sizing: dict[int, float]) -> dict[int, float]:
+    """Each measured count's figure the recommendation may rely on: its interval's lower end, and no more than
+    its figure to size with where open arrivals held the SLO only lower (sizing: instances -> req/s)."""
+    out = {}
+    for p in pts:
+        lo, _ = _ci(p.replicates, point=p.capacity)
+        lo = p.capacity if lo is None else lo
+        out[p.instances] = min(lo, sizing[p.instances]) if p.instances in sizing else lo
+    return out
+
+
+def _fit_count(f: Fit | None, target: float, after: int) -> tuple[int | None, float | None]:
+    """The smallest count above `after` whose fit band's lower end reaches target, and that lower end."""
+    if f is None:
+        return None, None
+    ns = np.arange(1, MAX_INSTANCES + 1)
+    lo_band, _ = f.band(ns)
+    hit = np.flatnonzero((lo_band >= target) & (ns > after))
+    return (int(ns[hit[0]]), float(lo_band[hit[0]])) if len(hit) else (None, None)
+
+
+def recommend(scenario: str, target: float, points: list[Point], f: Fit | None,
+              open_points: list[Point] | None = None, open_fit: Fit | None = None) -> Advice:
     """Smallest instance count whose capacity at the SLO reaches target, judged by the lower bound.
 
-    A measured count counts when the lower end of its interval reaches the
-    target; any other count when the lower end of the fit's 95 % band does.
-    Counts beyond the largest measured one are marked extrapolated. When not
-    even the fit's point curve reaches the target, the answer is that no
-    instance count does, with where throughput peaks.
+    points and f: the closed-loop capacities and their fit; open_points and open_fit: the figures to size
+    with of the counts where open arrivals held the SLO only lower, and their own fit (None with fewer than
+    two such counts). A measured count counts when the lower end of its interval, and its figure to size
+    with, reach the target; any other count when the lower end of the fit's 95 % band does (and of the
+    open-loop fit's, when there is one) and it is above every count whose figure to size with missed the
+    target (measured evidence outweighs a fit). Counts beyond the largest measured one are marked
+    extrapolated. When not even the fit's point curve reaches the target, the answer is that no instance
+    count does (_unreachable).
     """
+    sizing = {p.instances: p.capacity for p in open_points or []}
     pts = sorted((p for p in points if p.capacity), key=lambda p: p.instances)
     if not pts:
         return Advice(scenario, target, None, False, "none",
                       f"{scenario}: no run with a known instance count met the SLO; cannot recommend an "
                       "instance count")
     top = pts[-1].instances
-    measured = {}
-    for p in pts:
-        lo, _ = _ci(p.replicates, point=p.capacity)
-        measured[p.instances] = lo if lo is not None else p.capacity
-    fit_n = fit_lo = None
-    if f is not None:
-        ns = np.arange(1, MAX_INSTANCES + 1)
-        lo_band, _ = f.band(ns)
-        hit = np.flatnonzero(lo_band >= target)
-        if len(hit):
-            fit_n, fit_lo = int(ns[hit[0]]), float(lo_band[hit[0]])
-    meas_n = next((n for n, lo in measured.items() if lo >= target), None)
+    measured = _measured_lows(pts, sizing)
+    missed = max((n for n, v in sizing.items() if v < target), default=0)
+    fit_n, fit_lo = _fit_count(f, target, missed)
+    open_n, open_lo = _fit_count(open_fit, target, missed)
+    if fit_n is not None and open_fit is not None:
+        if open_n is None:
+            return Advice(scenario, target, None, False, "fit",
+                          f"{scenario}: the closed-loop fit reaches {target:g} req/s at {fit_n} instances, but what "
+                          f"open arrivals hold does not: the 95 % lower bound of the open-loop figures' fit never "
+                          "reaches it" + (f" (that fit levels off towards {open_fit.asymptote:,.0f} req/s)"
+                                          if open_fit.asymptote else "") + "; size with the open-loop figures")
+        if open_n > fit_n:
+            fit_n, fit_lo, f = open_n, open_lo, open_fit
+    meas_n = next((n for n, lo in sorted(measured.items()) if lo >= target), None)
     if meas_n is not None and (fit_n is None or meas_n <= fit_n):
+        v = measured[meas_n]
+        detail = (f"figure to size with (what open arrivals hold) is {v:,.0f} req/s" if sizing.get(meas_n) == v
+                  else f"capacity at the SLO is at least {v:,.0f} req/s (95 % interval's lower end)")
         return Advice(scenario, target, meas_n, False, "measured",
-                      f"{scenario}: {meas_n} instance(s): measured capacity at the SLO is at least "
-                      f"{measured[meas_n]:,.0f} req/s (95 % interval's lower end), enough for {target:g} req/s",
-                      capacity_low=measured[meas_n])
+                      f"{scenario}: {meas_n} instance(s): measured {detail}, enough for {target:g} req/s",
+                      capacity_low=v)
     if fit_n is not None:
         ext = fit_n > top
-        return Advice(scenario, target, fit_n, ext, "fit",
-                      f"{scenario}: {fit_n} instance(s) for {target:g} req/s: the scalability fit's 95 % lower "
-                      f"bound at {fit_n} is {fit_lo:,.0f} req/s (fit {float(f.x(fit_n)):,.0f})"
-                      + (f" - EXTRAPOLATED beyond the largest measured count ({top}); measure {fit_n} "
-                         "instances to confirm" if ext else f", within the measured range (1-{top})"),
+        kind = "open-loop figures'" if f is open_fit else "closed-loop"
+        text = (f"{scenario}: {fit_n} instance(s) for {target:g} req/s: the {kind} scalability fit's 95 % "
+                f"lower bound at {fit_n} is {fit_lo:,.0f} req/s (fit {float(f.x(fit_n)):,.0f})"
+                + (f" - EXTRAPOLATED beyond the largest measured count ({top}); measure {fit_n} "
+                   "instances to confirm" if ext else f", within the measured range (1-{top})"))
+        return Advice(scenario, target, fit_n, ext, "fit", text + ("" if open_fit else _open_caveat(sizing, pts)),
                       capacity_low=fit_lo)
     if f is None:
         why = ("one instance count measured: scaling cannot be estimated; measure at least two more "
@@ -285,31 +339,49 @@ def recommend(scenario: str, target: float, points: list[Point], f: Fit | None) 
         return Advice(scenario, target, None, False, "none",
                       f"{scenario}: no measured count reaches {target:g} req/s (largest: {top} instance(s), "
                       f"at least {measured[top]:,.0f} req/s); {why}")
-    # Nothing reaches the target on the lower bound: say whether the curve itself ever does.
+    return _unreachable(scenario, target, pts, f, top, missed)
+
+
+def _open_caveat(sizing: dict[int, float], pts: list[Point]) -> str:
+    """What a closed-loop fit's count leaves unsaid when open arrivals held less at some measured count."""
+    if not sizing:
+        return ""
+    cap = {p.instances: p.capacity for p in pts}
+    held = ", ".join(f"{n} instance(s) {v:,.0f} of {cap[n]:,.0f} req/s" for n, v in sorted(sizing.items())
+                     if n in cap)
+    return (f" - but open arrivals held the SLO only below the closed loop ({held}): run that count with the "
+            "open-loop confirmation before sizing with it")
+
+
+def _unreachable(scenario: str, target: float, pts: list[Point], f: Fit, top: int, missed: int) -> Advice:
+    """No count's lower bound reaches the target: whether the fit's curve ever does, where it peaks or levels
+    off, and a retrograde verdict only when measured capacities fall (measured_fall)."""
     ns = np.arange(1, MAX_INSTANCES + 1)
     xs = f.x(ns)
+    fall = measured_fall(pts)
     if f.peak_n is not None:
-        npk = f.peak_n
-        xpk = float(f.x(npk))
-        where = f"throughput peaks at about {xpk:,.0f} req/s near {npk:.0f} instances (fit; N* = {npk:.1f})"
+        npk, xpk = f.peak_n, float(f.x(f.peak_n))
+        where = f"the fit peaks at about {xpk:,.0f} req/s near {npk:.0f} instances (N* = {npk:.1f})"
     elif f.asymptote is not None:
         npk, xpk = None, f.asymptote
         where = f"throughput levels off towards {xpk:,.0f} req/s (lambda/sigma, kappa = 0)"
     else:
         npk, xpk = None, None
         where = "the fit scales without limit but its lower bound does not reach it"
-    reach = np.flatnonzero(xs >= target)
+    reach = np.flatnonzero((xs >= target) & (ns > missed))
     if len(reach) and (xpk is None or xpk >= target):
-        n_pt = int(ns[reach[0]])
-        text = (f"{scenario}: the fit reaches {target:g} req/s at about {n_pt} instances, but its 95 % lower "
-                f"bound never does ({where}); too uncertain to recommend: repeat the runs or measure more "
-                "instance counts")
+        text = (f"{scenario}: the fit reaches {target:g} req/s at about {int(ns[reach[0]])} instances, but its "
+                f"95 % lower bound never does ({where}); too uncertain to recommend: repeat the runs or measure "
+                "more instance counts")
     else:
-        text = (f"{scenario}: no instance count reaches {target:g} req/s within the SLO: {where}; past the "
-                "peak, adding instances lowers throughput: look for the shared bottleneck (database, "
-                "write lock)" if f.peak_n is not None else
-                f"{scenario}: no instance count reaches {target:g} req/s within the SLO: {where}; look for "
-                "the shared bottleneck (database, write lock)")
+        text = f"{scenario}: no instance count reaches {target:g} req/s within the SLO: {where}; "
+        if fall is not None:
+            text += (f"past the peak, adding instances lowers throughput (measured: {fall[1]} instances carry "
+                     f"less than {fall[0]}): look for the shared bottleneck (database, write lock)")
+        else:
+            text += ("look for the shared bottleneck (database, write lock)" + (
+                "; the measured capacities do not fall with instances, so the peak is the fit's extrapolation, "
+                "not a measured loss" if npk is not None else ""))
         _, hi_band = f.band(ns)
         if np.any(hi_band >= target):
             text += (f" - but the fit is uncertain: its 95 % band's upper end does reach {target:g} req/s, so "

@@ -35,6 +35,10 @@ class Scenario:
     # the shared database's ceiling when it was measurably busy.
     utils: list = field(default_factory=list)
     ceiling: utilisation.Ceiling | None = None
+    # The figures to size with where open arrivals held the SLO only below the closed loop (series()), drawn
+    # and fitted apart from the closed-loop capacities (points, fit).
+    open_points: list[scalability.Point] = field(default_factory=list)
+    open_fit: scalability.Fit | None = None
 
 
 def request_bounds(runs: list[Run]) -> dict | None:
@@ -126,21 +130,14 @@ def build(runs: list[Run], table: list[analysis.CapacityRow], opts: Options, tar
             row.knee_ci = bootstrap.interval(row.knee_reps, point=row.knee)
     for scen in sorted({r.scenario for r in runs}):
         rows = [c for c in table if c.scenario == scen]
-        # The capacity the operator should size with: open arrivals' where the confirmation held the SLO
-        # only lower (openloop.size_with), with the closed loop's replicates scaled to it.
-        points = [scalability.Point(instances=c.instances, capacity=c.size_with,
-                                    replicates=(openloop.scale_replicates(getattr(c, "max_tput_reps", None),
-                                                                          c.max_tput, c.size_with)
-                                                if c.sized_by == "open loop" else
-                                                getattr(c, "max_tput_reps", np.empty(0))), runs=c.runs,
-                                    lower_bound=c.lower_bound or c.capacity_is_lower_bound)
-                  for c in rows if c.instances and c.max_tput and c.size_with]
+        points, opened = series(rows)
         f = scalability.fit(points)
-        s = Scenario(scen, rows, points, f, request_bounds=request_bounds([r for r in runs if r.scenario == scen]))
+        s = Scenario(scen, rows, points, f, request_bounds=request_bounds([r for r in runs if r.scenario == scen]),
+                     open_points=opened, open_fit=scalability.fit(opened))
         s.utils = [(r.instances, r.max_tput, utilisation.from_summary(r.summary)) for r in runs if r.scenario == scen]
         s.ceiling = utilisation.ceiling([(n, u) for n, _, u in s.utils])
         if target:
-            s.advice = scalability.recommend(scen, target, points, f)
+            s.advice = scalability.recommend(scen, target, points, f, opened, s.open_fit)
             _shared_ceiling(s, target)
             bad = scalability.misfits(points, f) if f is not None else []
             if bad and s.advice.basis == "fit":
@@ -160,6 +157,21 @@ def build(runs: list[Run], table: list[analysis.CapacityRow], opts: Options, tar
                                   "instances may do")
         study.scenarios[scen] = s
     return study
+
+
+def series(rows: list[analysis.CapacityRow]) -> tuple[list[scalability.Point], list[scalability.Point]]:
+    """The two kinds of figure, never fitted together: each count's closed-loop capacity (its ramp's, a lower
+    bound flagged), and the figures to size with of the counts where open arrivals held the SLO only below
+    it (openloop.size_with), their replicates the closed loop's scaled to them."""
+    closed = [scalability.Point(instances=c.instances, capacity=c.max_tput,
+                                replicates=getattr(c, "max_tput_reps", np.empty(0)), runs=c.runs,
+                                lower_bound=c.lower_bound or c.capacity_is_lower_bound)
+              for c in rows if c.instances and c.max_tput]
+    opened = [scalability.Point(instances=c.instances, capacity=c.size_with, runs=c.runs,
+                                replicates=openloop.scale_replicates(getattr(c, "max_tput_reps", None), c.max_tput,
+                                                                     c.size_with))
+              for c in rows if c.instances and c.max_tput and c.size_with and c.sized_by == "open loop"]
+    return closed, opened
 
 
 def _shared_ceiling(s: Scenario, target: float) -> None:
@@ -206,7 +218,7 @@ def usl_table(s: Scenario) -> tuple[list[str], list[list[str]]] | None:
              f"{f.kappa:.2g}" + ("" if f.kappa_free else " (fixed: two counts)"),
              _ci_text(f.kappa_ci, "{:.2g}") if f.kappa_free else "-"]]
     if f.peak_n is not None:
-        rows.append(["N*", "instance count of peak throughput", f"{f.peak_n:.1f} ({float(f.x(f.peak_n)):,.0f} req/s)",
+        rows.append(["N*", "instance count of the fit's peak", f"{f.peak_n:.1f} ({float(f.x(f.peak_n)):,.0f} req/s)",
                      _ci_text(f.peak_n_ci, "{:.1f}")])
     elif f.asymptote is not None:
         rows.append(["\u03bb/\u03c3", "throughput ceiling (kappa = 0)", f"{f.asymptote:,.0f} req/s", "-"])
@@ -215,25 +227,21 @@ def usl_table(s: Scenario) -> tuple[list[str], list[list[str]]] | None:
 
 def usl_note(s: Scenario) -> str:
     counts = ", ".join(str(p.instances) for p in sorted(s.points, key=lambda p: p.instances))
+    lb = [p.instances for p in sorted(s.points, key=lambda p: p.instances) if p.lower_bound]
+    floors = (f"; the capacities at {', '.join(map(str, lb))} instance(s) are lower bounds (the SLO was never "
+              "crossed, or steps above them within the SLO were not counted): drawn as floors, not fitted") if lb else ""
     if s.fit is None:
-        return (f"Scalability: {len(s.points)} instance count(s) with a capacity ({counts or 'none'}): at least "
-                "two are needed to fit the Universal Scalability Law, three for the full model.")
+        return (f"Scalability: {len(s.points)} instance count(s) with a closed-loop capacity ({counts or 'none'})"
+                f"{floors}: at least two that are not lower bounds are needed to fit the Universal Scalability "
+                "Law, three for the full model." + _open_note(s))
     f = s.fit
     base = (f"Scalability: Universal Scalability Law X(N) = \u03bbN / (1 + \u03c3(N\u22121) + \u03baN(N\u22121)) "
-            f"fitted to the capacity at the SLO of {counts} instances")
-    opened = [c.group for c in s.rows if c.sized_by == "open loop" and c.instances and c.size_with]
-    if opened:
-        base += (f", the capacity to size with: for {', '.join(opened)} instance(s) what open arrivals hold (the "
-                 "open-loop confirmation held the SLO only below the closed-loop capacity; intervals are the closed "
-                 "loop's, scaled)")
+            f"fitted to the closed-loop capacity at the SLO of {', '.join(map(str, f.counts))} instances" + floors)
     if not f.kappa_free:
         base += ("; with two instance counts only \u03c3 is fitted and \u03ba is taken as 0, so the curve cannot "
                  "show a peak: measure a third count before trusting it far out")
-    lb = [p.instances for p in s.points if p.lower_bound]
-    if lb:
-        base += (f"; the capacities at {', '.join(map(str, lb))} instance(s) are lower bounds (the SLO was never "
-                 "crossed, or steps above them within the SLO were not counted), so those are floors and the fit "
-                 "understates scaling")
+    if f.peak_n is not None and scalability.measured_fall(s.points) is None:
+        base += ("; its peak is an extrapolation: no measured capacity falls as instances are added")
     bad = scalability.misfits(s.points, f)
     if bad:
         base += ("; the fitted curve is more than 3 standard errors from " +
@@ -241,7 +249,23 @@ def usl_note(s: Scenario) -> str:
                  ": the law does not describe these points (better-than-linear scaling, or a run measured "
                  "while the target or the tester was not in steady state; see Warnings), so treat the fit and "
                  "the recommendation with suspicion and re-measure those counts")
-    return base + ". Intervals: 95 %, from refitting every bootstrap replicate."
+    return base + ". Intervals: 95 %, from refitting every bootstrap replicate." + _open_note(s)
+
+
+def _open_note(s: Scenario) -> str:
+    """The second series: the counts sized with what open arrivals hold, and their own fit when there is one."""
+    if not s.open_points:
+        return ""
+    pts = sorted(s.open_points, key=lambda p: p.instances)
+    text = (" Open arrivals held the SLO only below the closed-loop capacity at " +
+            ", ".join(f"{p.instances} instance(s) ({p.capacity:,.0f} req/s)" for p in pts) +
+            ": size those counts with these figures, drawn as a second series and never fitted with the "
+            "closed-loop capacities (their intervals are the closed loop's, scaled)")
+    g = s.open_fit
+    if g is None:
+        return text + "; one count of that kind is too few for a fit of its own."
+    return text + (f"; their own fit: \u03bb {g.lam:,.0f} req/s, \u03c3 {g.sigma:.3f}, \u03ba {g.kappa:.2g}"
+                   + ("" if g.kappa_free else " (two counts: \u03ba fixed at 0)") + ".")
 
 
 # ---------------------------------------------------------------- capacity.json
@@ -293,7 +317,17 @@ def to_json(study: Study, opts: Options) -> dict:
                    "peak_instances": None if pk is None else {"value": _num(pk), "interval": _ci(f.peak_n_ci)},
                    "peak_rps": None if pk is None else _num(f.x(pk)),
                    "ceiling_rps": _num(f.asymptote),
-                   "misfit_instances": [n for n, _, _ in scalability.misfits(s.points, f)]}
+                   "misfit_instances": [n for n, _, _ in scalability.misfits(s.points, f)],
+                   "series": "closed loop",
+                   "lower_bounds_not_fitted": [p.instances for p in s.points if p.lower_bound],
+                   "measured_fall": list(scalability.measured_fall(s.points) or []) or None}
+        usl_open = None
+        if s.open_fit is not None:
+            g = s.open_fit
+            usl_open = {"instance_counts": g.counts, "kappa_fitted": g.kappa_free,
+                        "lambda": {"value": _num(g.lam), "interval": _ci(g.lam_ci)},
+                        "sigma": {"value": _num(g.sigma), "interval": _ci(g.sigma_ci)},
+                        "kappa": {"value": _num(g.kappa), "interval": _ci(g.kappa_ci) if g.kappa_free else None}}
         rec = None
         if s.advice is not None:
             a = s.advice
@@ -305,7 +339,8 @@ def to_json(study: Study, opts: Options) -> dict:
             c = s.ceiling
             ceil = {"resource": c.resource, "ceiling_rps": _num(c.rps), "busiest_cpu": _num(c.cpu),
                     "at_rps": _num(c.at_rps), "instances": c.instances}
-        out["scenarios"][scen] = {"capacity": caps, "usl": usl, "recommendation": rec, "shared_ceiling": ceil,
+        out["scenarios"][scen] = {"capacity": caps, "usl": usl, "usl_open_loop": usl_open, "recommendation": rec,
+                                  "shared_ceiling": ceil,
                                   "slo_latency_by_request_s": (None if s.request_bounds is None else
                                                                {k: _num(v) for k, v in s.request_bounds.items()})}
     out["workload"] = study.workload
