@@ -15,17 +15,22 @@ all: build
 
 # Go tools: hey and credhub-perf from the shipped (vendored) module,
 # credhub-sim from its own module so its SQLite driver never ships.
+# -trimpath: without it Go's build cache keys each package by its directory,
+# so a fresh clone (or scripts/readme-test's copy) compiled every vendored
+# package again; with it another checkout's build serves this one.
 build:
 	@mkdir -p $(BIN)
-	cd src/credhub-perf && $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
-	cd src/credhub-sim && $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
+	cd src/credhub-perf && $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
+	cd src/credhub-sim && $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
 
 # The plotter in a local virtualenv. The pip that venv bundles (Python >= 3.10)
 # installs an editable pyproject package; upgrading it first cost a download.
+# --no-compile: byte-compiling all of numpy and matplotlib took half of the
+# install's CPU; Python compiles the modules it imports when it first does.
 venv: $(VENV)/.installed
 $(VENV)/.installed: plotting/pyproject.toml
 	python3 -m venv $(VENV)
-	$(VENV)/bin/pip install -q -e './plotting[test]'
+	$(VENV)/bin/pip install -q --no-compile -e './plotting[test]'
 	@touch $@
 
 # The Go build (CPU) and the virtualenv (mostly waiting on downloads) side by

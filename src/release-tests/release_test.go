@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	yaml "gopkg.in/yaml.v3"
@@ -89,12 +90,25 @@ var (
 	releaseDir  string
 )
 
-// devRelease builds the dev release tarball once per test binary, the way
-// an operator does on a fresh clone: scripts/add-blobs, then
-// scripts/create-release (bosh create-release --force --tarball).
+// sharedReleaseEnv names a directory (scripts/test-all makes one per run)
+// where the release suites' test binaries share one dev release: the
+// errand rehearsal and the other release tests run as two processes side
+// by side, and building the release (blobs, then bosh create-release)
+// twice at once cost each of them the other's CPU.
+const sharedReleaseEnv = "RELEASE_TESTS_SHARED_DIR"
+
+// devRelease builds the dev release tarball the way an operator does on a
+// fresh clone: scripts/add-blobs, then scripts/create-release (bosh
+// create-release --force --tarball). Once per test binary, or once per
+// $RELEASE_TESTS_SHARED_DIR: the first process there builds it, the others
+// wait for it and use the same copy.
 func devRelease(t *testing.T) builtRelease {
 	t.Helper()
 	releaseOnce.Do(func() {
+		if shared := os.Getenv(sharedReleaseEnv); shared != "" {
+			release, releaseErr = sharedRelease(t, shared)
+			return
+		}
 		var err error
 		releaseDir, err = os.MkdirTemp("", "credhub-perf-release-")
 		if err != nil {
@@ -107,6 +121,43 @@ func devRelease(t *testing.T) builtRelease {
 		t.Fatal(releaseErr)
 	}
 	return release
+}
+
+// sharedRelease builds the dev release in dir/repo under an exclusive lock
+// on dir/lock, unless an earlier process there did: then its release, or
+// its failure (dir/failed, so a broken tree fails both suites once, not
+// twice at full cost). Nothing may change dir/repo: tests that do copy it.
+func sharedRelease(t *testing.T, dir string) (builtRelease, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return builtRelease{}, fmt.Errorf("%s: %w", sharedReleaseEnv, err)
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return builtRelease{}, fmt.Errorf("%s: %w", sharedReleaseEnv, err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return builtRelease{}, fmt.Errorf("locking %s: %w", lock.Name(), err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	repo := filepath.Join(dir, "repo")
+	built := builtRelease{dir: repo, tarball: filepath.Join(repo, "dev_releases", "credhub-perf-dev.tgz")}
+	if b, err := os.ReadFile(filepath.Join(dir, "failed")); err == nil {
+		return builtRelease{}, fmt.Errorf("the dev release, built by another release suite of this run, failed: %s", b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "done")); err == nil {
+		t.Logf("dev release from %s (built by another release suite of this run)", repo)
+		return built, nil
+	}
+	if err := os.RemoveAll(repo); err != nil {
+		return builtRelease{}, err
+	}
+	built, err = buildRelease(t, repo)
+	if err != nil {
+		_ = os.WriteFile(filepath.Join(dir, "failed"), []byte(err.Error()), 0o644)
+		return builtRelease{}, err
+	}
+	return built, os.WriteFile(filepath.Join(dir, "done"), nil, 0o644)
 }
 
 func buildRelease(t *testing.T, dir string) (builtRelease, error) {
@@ -426,5 +477,25 @@ func TestCreateReleaseFinalScript(t *testing.T) {
 	}
 	if m, _ := os.ReadFile(filepath.Join(dir, "releases", "credhub-perf", "credhub-perf-1.0.0.yml")); !strings.Contains(string(m), "uncommitted_changes: false") {
 		t.Errorf("the final release records uncommitted changes:\n%s", m)
+	}
+}
+
+// TestSharedReleaseReused: a release suite finds the dev release another
+// one of the same run built (or its failure) instead of building again.
+func TestSharedReleaseReused(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "done"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := sharedRelease(t, dir)
+	if want := filepath.Join(dir, "repo", "dev_releases", "credhub-perf-dev.tgz"); err != nil || got.tarball != want || got.dir != filepath.Join(dir, "repo") {
+		t.Errorf("sharedRelease after a build: %+v, %v; want the tarball %s", got, err, want)
+	}
+	failed := t.TempDir()
+	if err := os.WriteFile(filepath.Join(failed, "failed"), []byte("scripts/add-blobs: exit 1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sharedRelease(t, failed); err == nil || !strings.Contains(err.Error(), "another release suite") || !strings.Contains(err.Error(), "scripts/add-blobs: exit 1") {
+		t.Errorf("sharedRelease after a failed build: %v; want the other suite's failure", err)
 	}
 }

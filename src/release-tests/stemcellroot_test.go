@@ -65,17 +65,16 @@ func cacheBase(t *testing.T) string {
 
 // stemcellRootKey names a build of the root: the script that builds it
 // and the Debian release it is built from (this machine's).
-func stemcellRootKey(t *testing.T, script string) string {
-	t.Helper()
+func stemcellRootKey(script string) (string, error) {
 	h := sha256.New()
 	for _, f := range []string{script, "/etc/os-release"} {
 		b, err := os.ReadFile(f)
 		if err != nil {
-			t.Fatalf("stemcell-like root key: %v", err)
+			return "", fmt.Errorf("stemcell-like root key: %w", err)
 		}
 		h.Write(b)
 	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
 // stemcellRoot unpacks the stemcell-like root into a directory of its own
@@ -84,45 +83,100 @@ func stemcellRootKey(t *testing.T, script string) string {
 // debootstrap, no mirror reachable), "" and why.
 func stemcellRoot(t *testing.T) (dir, key, why string) {
 	t.Helper()
+	return unpackStemcellRoot(t, prepareStemcellRoot(context.Background(), stemcellRootSpec(t)))
+}
+
+// rootSpec is where a build of the stemcell-like root goes.
+type rootSpec struct {
+	script, key, cacheDir string
+}
+
+func stemcellRootSpec(t *testing.T) rootSpec {
+	t.Helper()
 	script := fixture(t, "stemcell-root.sh")
-	key = stemcellRootKey(t, script)
+	key, err := stemcellRootKey(script)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cacheDir := t.TempDir()
 	if base := cacheBase(t); base != "" {
 		cacheDir = filepath.Join(base, "stemcell-root")
 	}
-	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
-		t.Fatal(err)
+	return rootSpec{script: script, key: key, cacheDir: cacheDir}
+}
+
+// rootTarball is the outcome of prepareStemcellRoot.
+type rootTarball struct {
+	spec    rootSpec
+	tarball string // the packed root ("": why says why not, or err)
+	why     string // why it cannot be built on this machine
+	log     string // what building it said ("": it was cached)
+	took    time.Duration
+	err     error
+}
+
+// prepareStemcellRoot builds the root's tarball unless the cache holds it.
+// It touches no testing.T, so the errand rehearsal runs it in a goroutine
+// while the dev release is built: the root is mostly downloads and
+// unpacking, the release CPU.
+func prepareStemcellRoot(ctx context.Context, spec rootSpec) rootTarball {
+	res := rootTarball{spec: spec}
+	if err := os.MkdirAll(spec.cacheDir, 0o755); err != nil {
+		res.err = err
+		return res
 	}
-	tarball := filepath.Join(cacheDir, key+".tar.gz")
+	tarball := filepath.Join(spec.cacheDir, spec.key+".tar.gz")
 	if os.Geteuid() != 0 {
 		// debootstrap, and unpacking the root with its owners and device
 		// nodes, need the real root.
-		return "", "", fmt.Sprintf("building and unpacking it need root; running as uid %d", os.Geteuid())
+		res.why = fmt.Sprintf("building and unpacking it need root; running as uid %d", os.Geteuid())
+		return res
 	}
 	if _, err := os.Stat(tarball); err != nil {
 		began := time.Now()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
 		defer cancel()
 		// A private mount namespace: the root's /proc mount goes with it.
-		cmd := exec.CommandContext(ctx, "unshare", "--mount", "--propagation", "private", "bash", script, tarball)
+		cmd := exec.CommandContext(ctx, "unshare", "--mount", "--propagation", "private", "bash", spec.script, tarball)
 		out, err := cmd.CombinedOutput()
+		res.log, res.took = string(out), time.Since(began)
 		var exit *exec.ExitError
 		if errors.As(err, &exit) && exit.ExitCode() == 3 {
 			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-			t.Logf("stemcell-root.sh:\n%s", indent(string(out), "  "))
-			return "", "", lines[len(lines)-1]
+			res.why = lines[len(lines)-1]
+			return res
 		}
 		if err != nil {
-			t.Fatalf("building the stemcell-like root: %v\n%s", err, out)
+			res.err = fmt.Errorf("building the stemcell-like root: %w\n%s", err, out)
+			return res
 		}
-		t.Logf("built the stemcell-like root in %s:\n%s", time.Since(began).Round(time.Second), indent(string(out), "  "))
-		pruneCache(t, cacheDir, 2)
+	}
+	res.tarball = tarball
+	return res
+}
+
+// unpackStemcellRoot reports a prepared root and unpacks it into a
+// directory of its own: its dir and key, or "" and why it was not built.
+func unpackStemcellRoot(t *testing.T, res rootTarball) (dir, key, why string) {
+	t.Helper()
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	if res.why != "" {
+		if res.log != "" {
+			t.Logf("stemcell-root.sh:\n%s", indent(res.log, "  "))
+		}
+		return "", "", res.why
+	}
+	if res.log != "" {
+		t.Logf("built the stemcell-like root in %s:\n%s", res.took.Round(time.Second), indent(res.log, "  "))
+		pruneCache(t, res.spec.cacheDir, 2)
 	}
 	dir = t.TempDir()
-	if out, err := exec.Command("tar", "-xzf", tarball, "-C", dir).CombinedOutput(); err != nil {
-		t.Fatalf("unpacking the stemcell-like root %s: %v\n%s", tarball, err, out)
+	if out, err := exec.Command("tar", "-xzf", res.tarball, "-C", dir).CombinedOutput(); err != nil {
+		t.Fatalf("unpacking the stemcell-like root %s: %v\n%s", res.tarball, err, out)
 	}
-	return dir, key, ""
+	return dir, res.spec.key, ""
 }
 
 // pruneCache keeps the newest keep files in dir (branches in CI differ).

@@ -21,6 +21,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -333,6 +334,19 @@ func TestZErrandRehearsal(t *testing.T) {
 		t.Fatalf("unshare (util-linux) is needed for the errand rehearsal: %v", err)
 	}
 	_, varVcapBefore := os.Stat("/var/vcap")
+	// The stemcell-like root (downloads and unpacking, when the cache
+	// lacks it) is built while the dev release is (CPU, or a wait for the
+	// other release suite's build).
+	rootc := make(chan rootTarball, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	spec := stemcellRootSpec(t)
+	var building sync.WaitGroup
+	building.Add(1)
+	go func() {
+		defer building.Done()
+		rootc <- prepareStemcellRoot(ctx, spec)
+	}()
+	t.Cleanup(func() { cancel(); building.Wait() })
 	rel := devRelease(t)
 	r := &rehearsal{work: t.TempDir(), creds: map[string]string{}}
 	var err error
@@ -367,7 +381,7 @@ func TestZErrandRehearsal(t *testing.T) {
 	// Everything below (package compiles, errands, CLIs) runs chrooted into
 	// a stemcell-like root when one can be built.
 	var why string
-	if r.root, r.rootKey, why = stemcellRoot(t); why != "" {
+	if r.root, r.rootKey, why = unpackStemcellRoot(t, <-rootc); why != "" {
 		if stemcellRootRequired() {
 			t.Fatalf("the stemcell-like root cannot be built: %s (CI=true or TEST_QUIET=require: the rehearsal must run in it)", why)
 		}
