@@ -15,6 +15,7 @@ import (
 	"github.com/credhub-perf/credhub-perf/load/loadtest"
 	"github.com/credhub-perf/credhub-perf/replay"
 	"github.com/credhub-perf/credhub-perf/results"
+	"github.com/credhub-perf/credhub-perf/results/resultstest"
 )
 
 // A production log's mix: 55 % get by name, 15 % interpolate, 5 % set,
@@ -143,7 +144,7 @@ func checkPopularity(t *testing.T, gets map[string]int) {
 
 func checkWorkloadRecords(t *testing.T, dir, log string) {
 	t.Helper()
-	sum, meta := readRun(t, dir)
+	sum, meta := resultstest.Run(t, dir)
 	for _, w := range []*results.Workload{meta.Workload, sum.Workload} {
 		if w == nil || len(w.SHA256) != 64 || !strings.HasSuffix(w.File, "workload.json") || w.Requests != 10000 ||
 			w.Weights != (results.MetaMix{Get: 733333, Set: 66667, Interpolate: 200000}) || w.ZipfS != 1 || w.SetBytes != 2000 ||
