@@ -45,8 +45,12 @@ type OpenLoop struct {
 	// (openinterval.go); null when there is no such capacity.
 	ClosedLoopInterval *Interval `json:"closed_loop_interval"`
 	CapacityInterval   *Interval `json:"capacity_interval"`
-	// Agree: the two intervals overlap (or the open-loop one is above):
-	// the data cannot tell the capacities apart, so they are one figure.
+	// Held is the highest offered rate (req/s) at which open arrivals held
+	// the SLO in a step that counts: the figure to size with when the
+	// closed loop's is not confirmed; null when none held.
+	Held *float64 `json:"held"`
+	// Agree: open arrivals held the SLO at the closed-loop figure, so it
+	// is confirmed and sized with (sizewith.go has the rule).
 	Agree bool `json:"agree"`
 	// Note says what the confirmation could not say (no step met the
 	// SLO, none counts).
@@ -87,7 +91,11 @@ func (s *Summary) RampSteps() int { return s.rampSteps() }
 // OpenLoop from them (nil without a confirmation) and SizeWith.
 func (s *Summary) finishOpenLoop() {
 	s.OpenLoop = nil
-	s.SizeWith = s.MaxThroughputAtSLO
+	s.SizeWith, s.SizeWithKind = s.MaxThroughputAtSLO, s.rampKind()
+	s.ClosedLoopCapacity = nil
+	if s.SizeWithKind == KindClosedLoop {
+		s.ClosedLoopCapacity = s.MaxThroughputAtSLO
+	}
 	n := s.rampSteps()
 	if n == len(s.Steps) {
 		return
@@ -121,22 +129,37 @@ func (s *Summary) finishOpenLoop() {
 		o.Capacity, o.CapacityIsLowerBound, o.LowerBoundReason = nil, false, ""
 		o.ClosedLoopInterval, o.CapacityInterval = nil, nil
 	case o.Capacity != nil:
-		o.Agree = agrees(openB, closedB)
 	case sub.NoCapacityReason() != "":
 		o.Note = strings.Replace(sub.NoCapacityReason(), "unknown: ", "", 1)
+	case o.ClosedLoop != nil && s.floorReached(*o.ClosedLoop):
+		o.Note = fmt.Sprintf("no open-loop step met the SLO down to %g %% of the closed loop's capacity; the lowest, %s, missed it", 100*ConfirmFloor, conf[0].label())
 	default:
 		o.Note = fmt.Sprintf("no open-loop step met the SLO; the lowest, %s, missed it", conf[0].label())
 	}
 	s.OpenLoop = o
-	switch {
-	case o.Agree || o.ClosedLoop == nil:
-		s.SizeWith = o.ClosedLoop
-	case o.Capacity != nil:
-		s.SizeWith = o.Capacity
-	case o.Note != "" && strings.HasPrefix(o.Note, "no open-loop step met"):
-		// Nothing to size with that the data supports.
-		s.SizeWith = nil
+	if s.Incomplete || o.ClosedLoop == nil {
+		s.SizeWith, s.SizeWithKind = o.ClosedLoop, s.rampKind()
+		return
 	}
+	v := sizeWith(o.ClosedLoop, closedB, openB)
+	o.Agree = v.confirmed
+	if o.Capacity != nil {
+		o.Held = ptr(openB.met)
+	}
+	s.SizeWith, s.SizeWithKind = v.figure, v.kind
+}
+
+// rampKind is the kind of the ramp's own capacity: open loop when its
+// steps had a rate (steps.rates), else closed loop; "" without one.
+func (s *Summary) rampKind() string {
+	n := s.rampSteps()
+	switch {
+	case s.MaxThroughputAtSLO == nil || n == 0:
+		return ""
+	case s.Steps[0].Rate > 0:
+		return KindOpenLoop
+	}
+	return KindClosedLoop
 }
 
 // bestWithin is the index of the counted step within the SLO of the most
@@ -176,23 +199,22 @@ func (s *Summary) headline() string {
 	} else {
 		closed += " closed loop"
 	}
-	switch {
-	case o.Capacity == nil && s.SizeWith == nil:
-		return fmt.Sprintf("%s%s; under open arrivals %s — size below %s req/s", head, closed, o.Note, thousands(s.Steps[o.Steps[0]-1].Throughput))
-	case o.Capacity == nil:
-		return fmt.Sprintf("%s%s; open arrivals unconfirmed: %s", head, closed, o.Note)
-	case o.Agree && o.CapacityInterval != nil && o.CapacityInterval.High != nil:
-		// Agreement within the brackets: say where open arrivals missed,
-		// so a figure well below the closed loop's reads as a bracket.
-		return fmt.Sprintf("%s%s; open arrivals confirm it (the SLO holds to %s req/s and missed at %s)", head, closed, thousands(*o.Capacity), thousands(*o.CapacityInterval.High))
-	case o.Agree:
-		return fmt.Sprintf("%s%s; open arrivals confirm it (the SLO holds to %s req/s)", head, closed, thousands(*o.Capacity))
+	if o.Held == nil {
+		if strings.HasPrefix(o.Note, "no open-loop step met") {
+			return fmt.Sprintf("%s%s; under open arrivals %s — size below %s req/s", head, closed, o.Note, thousands(s.Steps[o.Steps[0]-1].Rate))
+		}
+		return fmt.Sprintf("%s%s; open arrivals unconfirmed: %s — no figure to size with", head, closed, o.Note)
 	}
-	held := "holds to"
-	if o.CapacityIsLowerBound {
-		held = "holds to at least"
+	held := "holds to " + thousands(*o.Held) + " req/s"
+	if i := o.CapacityInterval; i != nil && i.High != nil {
+		held += " and missed at " + thousands(*i.High)
+	} else if o.CapacityIsLowerBound {
+		held = "holds to at least " + thousands(*o.Held) + " req/s"
 	}
-	return fmt.Sprintf("%s%s; under open arrivals the SLO %s %s req/s — size with %s", head, closed, held, thousands(*o.Capacity), thousands(*o.Capacity))
+	if o.Agree {
+		return fmt.Sprintf("%s%s; open arrivals confirm it (the SLO %s)", head, closed, held)
+	}
+	return fmt.Sprintf("%s%s; under open arrivals the SLO %s — size with %s", head, closed, held, thousands(*o.Held))
 }
 
 // thousands writes a throughput for the headline: a whole number with
