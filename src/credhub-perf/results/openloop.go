@@ -21,8 +21,10 @@ import (
 // open-loop ones (rate > 0) is such a run: the closed-loop steps are the
 // ramp, whose figures (knee, max_throughput_at_slo) are computed from them
 // alone, and the open-loop steps are the confirmation, summarised in
-// `open_loop`. A run of one kind only has no confirmation. The rule needs
-// nothing but the CSV, so `credhub-perf summary` recomputes it anywhere.
+// `open_loop`. A run of one kind only has no confirmation. Which figure to
+// size with is sizewith.go's rule: a rate open arrivals held, never one
+// they missed. It needs nothing but the CSV, so `credhub-perf summary`
+// recomputes it anywhere.
 
 // OpenLoop is summary.json's `open_loop`: the open-loop confirmation of
 // the closed-loop capacity and the verdict on which to size with.
@@ -36,8 +38,10 @@ type OpenLoop struct {
 	ClosedLoopConcurrency *int     `json:"closed_loop_concurrency"`
 	// Capacity is the highest throughput of a counted confirmation step
 	// within the SLO, interpolated towards the next one over it, as
-	// max_throughput_at_slo is for the ramp; null when no confirmation
-	// step met the SLO (or none that did counts: Note says which).
+	// max_throughput_at_slo is for the ramp: the estimate a fit of
+	// open-loop figures takes, never sized with (no step ran at it); null
+	// when no confirmation step met the SLO (or none that did counts: Note
+	// says which).
 	Capacity             *float64 `json:"capacity"`
 	CapacityIsLowerBound bool     `json:"capacity_is_lower_bound"`
 	LowerBoundReason     string   `json:"lower_bound_reason,omitempty"`
