@@ -2,6 +2,8 @@ package results
 
 import (
 	"encoding/json"
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -318,5 +320,42 @@ func TestBisectionNeverRepeatsARate(t *testing.T) {
 	}
 	if o := s.OpenLoop; jsonOf(o.CapacityInterval) != `{"low":350,"high":500}` {
 		t.Fatalf("open loop %+v %s", o, jsonOf(o.CapacityInterval))
+	}
+}
+
+// Whatever the steps, the figure to size with is never at or above a rate
+// open arrivals missed, and a closed-loop figure is sized with only when
+// open arrivals held at a rate within its bracket or above: random
+// confirmations of a latency that rises with the rate, crossing the SLO
+// anywhere.
+func TestSizeWithNeverAMiss(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 2000 {
+		cross := 50 + 600*rng.Float64()
+		var open []SummaryStep
+		seen := map[float64]bool{}
+		for range 1 + rng.IntN(6) {
+			r := math.Round(10+590*rng.Float64()) + 0.5
+			if seen[r] {
+				continue
+			}
+			seen[r] = true
+			open = append(open, openStep(r, 0.1*r/cross))
+		}
+		s := rampWithConfirmation(open...)
+		if s.SizeWith == nil {
+			continue
+		}
+		for _, st := range open {
+			if !st.MeetsSLO && *s.SizeWith >= st.Rate {
+				t.Fatalf("case %d: size with %v (%s), but rate %g missed: %q", i, *s.SizeWith, s.SizeWithKind, st.Rate, s.Headline)
+			}
+		}
+		if s.SizeWithKind == KindClosedLoop && (!s.OpenLoop.Agree || *s.OpenLoop.Held < s.OpenLoop.ClosedLoopInterval.Low) {
+			t.Fatalf("case %d: closed loop sized with, open loop %+v", i, s.OpenLoop)
+		}
+		if s.SizeWithKind == KindOpenLoop && (s.OpenLoop.Held == nil || *s.SizeWith != *s.OpenLoop.Held || strings.Contains(s.Headline, "confirm")) {
+			t.Fatalf("case %d: size with %v, open loop %+v, headline %q", i, *s.SizeWith, s.OpenLoop, s.Headline)
+		}
 	}
 }
