@@ -285,6 +285,7 @@ func (s *scenarioState) runStep(ctx context.Context, i, total int, st load.Step)
 	if snap.Requests > 0 {
 		s.sum.Steps = append(s.sum.Steps, step)
 		s.meta.Steps = append(s.meta.Steps, ms)
+		s.orderConfirmMeta()
 	}
 	s.sum.Finish()
 	s.flush()

@@ -75,22 +75,26 @@ func ptr(x float64) *float64 { return &x }
 const ConfirmFloor = 0.1
 
 // nextRateDown is the confirmation's next step when no rate tried held
-// the SLO: geometrically midway between the lowest rate tried and the
-// floor (ConfirmFloor of the closed-loop capacity c), the floor itself
-// when that midpoint is within RefineWithin of c of it; false once the
-// floor was tried.
+// the SLO and the lowest missed it: geometrically midway between that
+// rate and the floor (ConfirmFloor of the closed-loop capacity c), the
+// floor itself when that midpoint is within RefineWithin of c of it;
+// false once the floor was tried, or when the lowest rate met the SLO
+// but did not count (unjudged, tester-bound): a lower one would not
+// count either.
 func (s *Summary) nextRateDown(c float64) (float64, bool) {
-	lowest := math.Inf(1)
-	for _, st := range s.Steps[s.rampSteps():] {
-		if st.Rate > 0 {
-			lowest = min(lowest, st.Rate)
+	lowest := -1
+	conf := s.Steps[s.rampSteps():]
+	for i, st := range conf {
+		if st.Rate > 0 && (lowest < 0 || st.Rate < conf[lowest].Rate) {
+			lowest = i
 		}
 	}
 	floor := round3(ConfirmFloor * c)
-	if math.IsInf(lowest, 1) || lowest <= floor+sameRate {
+	if lowest < 0 || conf[lowest].MeetsSLO || !s.missed(conf[lowest]) || conf[lowest].Rate <= floor+sameRate {
 		return 0, false
 	}
-	r := round3(math.Sqrt(floor * lowest))
+	low := conf[lowest].Rate
+	r := round3(math.Sqrt(floor * low))
 	if r-floor <= RefineWithin*c {
 		r = floor
 	}
