@@ -580,10 +580,10 @@ var Keys = []Key{
 	},
 	{
 		Name: "confirm.refine", Type: "int", Default: "2",
-		Help:  "After the fractions, at most this many more open-loop steps, each midway between the highest rate that held the SLO and the lowest that missed it, while those two are more than 5 % of the closed-loop capacity apart: the open-loop figure to size with is then known to 5 %, and agrees with the closed loop's only when their brackets overlap. 0 = none.",
+		Help:  "After the fractions, at most this many more open-loop steps, each midway between the highest rate that held the SLO and the lowest that missed it, while those two are more than 5 % of the closed-loop capacity apart: the open-loop figure to size with is then known to 5 %. When even the lowest fraction missed, they go down instead, towards 10 % of the closed-loop capacity. 0 = none.",
 		Rules: []Rule{between(0, 10, "must be between 0 and 10, got {v}")},
 		BOSH: &Property{Name: "confirm.refine", Default: 2,
-			Description: "At most this many extra open-loop confirmation steps, bisecting between the highest rate that held the SLO and the lowest that missed it until they are within 5 % of the closed-loop capacity. 0 = none."},
+			Description: "At most this many extra open-loop confirmation steps, bisecting between the highest rate that held the SLO and the lowest that missed it until they are within 5 % of the closed-loop capacity, or, when even the lowest fraction missed, going down towards 10 % of it. 0 = none."},
 		field: func(c *Config) any { return &c.Confirm.Refine },
 	},
 	{

@@ -3,6 +3,7 @@ package ramp
 import (
 	"context"
 	"math"
+	"sort"
 	"time"
 
 	"github.com/credhub-perf/credhub-perf/load"
@@ -122,4 +123,24 @@ func (s *scenarioState) confirm(ctx context.Context) error {
 func confirmWorkers(rate float64, maxConcurrency int) int {
 	n := int(math.Ceil(rate * confirmWorkersPerRate))
 	return min(max(n, maxConcurrency, 1), confirmMaxWorkers)
+}
+
+// orderConfirmMeta keeps meta.json's steps in the summary's order during
+// the confirmation (the ramp's, then the confirmation's by rate): a
+// summary recomputed from the CSV pairs one tester's meta.json steps with
+// its steps by position, and the bisections run below rates already run.
+func (s *scenarioState) orderConfirmMeta() {
+	if !s.confirming {
+		return
+	}
+	sort.SliceStable(s.meta.Steps, func(i, j int) bool {
+		a, b := s.meta.Steps[i], s.meta.Steps[j]
+		if (a.Rate > 0) != (b.Rate > 0) {
+			return b.Rate > 0
+		}
+		if a.Rate == 0 {
+			return false // the ramp's own order
+		}
+		return a.Concurrency < b.Concurrency || a.Concurrency == b.Concurrency && a.Rate < b.Rate
+	})
 }

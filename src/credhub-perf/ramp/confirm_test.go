@@ -3,6 +3,7 @@ package ramp
 import (
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,22 +61,23 @@ func TestConfirmationAgreesOnConstantTarget(t *testing.T) {
 	// must follow it either way. That the figures agree on a target that
 	// does not pause is TestConfirmationAgreesWithoutPauses's, in real time
 	// on a quiet machine.
-	if sum.SizeWith == nil || o.ClosedLoopConcurrency == nil || *o.ClosedLoop != *sum.MaxThroughputAtSLO {
+	if (sum.SizeWith == nil) != (o.Held == nil && !o.Agree) || o.ClosedLoopConcurrency == nil || *o.ClosedLoop != *sum.MaxThroughputAtSLO {
 		t.Fatalf("open loop %+v, size with %v\n%s", o, sum.SizeWith, log)
 	}
 	if !strings.Contains(sum.Headline, "closed loop (") {
 		t.Errorf("headline %q", sum.Headline)
 	}
 	// A busy machine can also leave every open-loop step unsteady: then
-	// nothing counts either way, the closed loop's figure stands, and the
-	// headline says the open-loop figure is unconfirmed, with why.
+	// nothing counts either way, no rate is known to hold, and the headline
+	// says the open-loop figure is unconfirmed, with why, and that there is
+	// no figure to size with.
 	switch {
 	case o.Agree:
 		if *sum.SizeWith != *sum.MaxThroughputAtSLO || !strings.Contains(sum.Headline, "open arrivals confirm it") {
 			t.Errorf("the figures agree, but size with %v and headline %q", *sum.SizeWith, sum.Headline)
 		}
 	case o.Capacity == nil:
-		if *sum.SizeWith != *sum.MaxThroughputAtSLO || o.Note == "" || !strings.Contains(sum.Headline, "open arrivals unconfirmed: "+o.Note) {
+		if sum.SizeWith != nil || o.Note == "" || !strings.Contains(sum.Headline, "open arrivals unconfirmed: "+o.Note+" — no figure to size with") {
 			t.Errorf("no open-loop step counts, but size with %v, note %q and headline %q", *sum.SizeWith, o.Note, sum.Headline)
 		}
 	case *sum.SizeWith >= *sum.MaxThroughputAtSLO || !strings.Contains(sum.Headline, "size with"):
@@ -114,5 +116,24 @@ func TestConfirmationOff(t *testing.T) {
 	sum, meta := resultstest.Run(t, dir)
 	if len(sum.Steps) != 2 || sum.OpenLoop != nil || meta.Confirmation == nil || meta.Confirmation.Enabled || !strings.Contains(meta.Confirmation.Note, "off") {
 		t.Fatalf("steps %d, open loop %+v, meta %+v", len(sum.Steps), sum.OpenLoop, meta.Confirmation)
+	}
+}
+
+// The confirmation's bisections run below rates already run (and down
+// towards the floor when every fraction missed), while a summary
+// recomputed from the CSV pairs one tester's meta.json steps with its
+// steps by position, in the summary's order: meta.json keeps that order.
+func TestConfirmationMetaInSummaryOrder(t *testing.T) {
+	s := &scenarioState{confirming: true, meta: &results.Meta{}}
+	for _, st := range []results.MetaStep{{Concurrency: 1}, {Concurrency: 2}, {Concurrency: 63, Rate: 250}, {Concurrency: 125, Rate: 500}, {Concurrency: 28, Rate: 111.8}, {Concurrency: 94, Rate: 375}} {
+		s.meta.Steps = append(s.meta.Steps, st)
+		s.orderConfirmMeta()
+	}
+	var got []float64
+	for _, st := range s.meta.Steps {
+		got = append(got, float64(st.Concurrency)+st.Rate)
+	}
+	if want := []float64{1, 2, 139.8, 313, 469, 625}; !slices.Equal(got, want) {
+		t.Fatalf("meta.json steps %v, want %v", got, want)
 	}
 }

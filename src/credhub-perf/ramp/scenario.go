@@ -270,7 +270,11 @@ func (s *scenarioState) runStep(ctx context.Context, i, total int, st load.Step)
 	}
 	snap := stats.Snapshot()
 	step := results.NewSummaryStep(len(s.sum.Steps), st.Concurrency, st.Rate, snap, s.sum.SLO)
-	step.Judge(steady.Verdict())
+	if st.Rate > 0 {
+		step.Judge(steady.OpenLoopVerdict(tail))
+	} else {
+		step.Judge(steady.Verdict())
+	}
 	step.Tail = tail.Figures()
 	if types != nil {
 		step.SetByRequest(types.Figures(step.DurationS, s.sum.SLO))
@@ -281,6 +285,7 @@ func (s *scenarioState) runStep(ctx context.Context, i, total int, st load.Step)
 	if snap.Requests > 0 {
 		s.sum.Steps = append(s.sum.Steps, step)
 		s.meta.Steps = append(s.meta.Steps, ms)
+		s.orderConfirmMeta()
 	}
 	s.sum.Finish()
 	s.flush()

@@ -157,7 +157,16 @@ func summarizeFiles(files []string, slo SLO, ends map[int]string) (*Summary, err
 	}
 	for i, m := range merged {
 		step := NewSummaryStep(i, m.concurrency, m.rate, m.stats.Snapshot(), slo)
-		step.Judge(m.steady.Verdict())
+		if m.rate > 0 {
+			// The stalls are one tester's: a merge of several has none.
+			var tail *TailCause
+			if len(files) == 1 {
+				tail = m.tail
+			}
+			step.Judge(m.steady.OpenLoopVerdict(tail))
+		} else {
+			step.Judge(m.steady.Verdict())
+		}
 		step.SetByRequest(m.byType.Figures(step.DurationS, slo))
 		if m.tail != nil && len(files) == 1 {
 			step.Tail = m.tail.Figures()

@@ -9,11 +9,13 @@ import "math"
 // Latency rises with load, so the true crossing lies between the two, and
 // the steps' grid, far more than a percentile's sampling error over the
 // thousands of requests of a step, is what the figure does not know. So
-// each capacity carries that bracket (Interval), the two agree when their
-// brackets overlap (the data cannot tell them apart), and the
-// confirmation narrows its own bracket by bisection (confirm.refine)
-// until it is as narrow as RefineWithin of the closed-loop capacity, so a
-// coarse grid of fractions cannot pass a real gap off as agreement.
+// each capacity carries that bracket (Interval), the closed-loop figure is
+// confirmed only when open arrivals held the SLO at it (sizewith.go), and
+// the confirmation narrows its own bracket by bisection (confirm.refine)
+// until it is as narrow as RefineWithin of the closed-loop capacity, so
+// the figure to size with is known to that, not to a coarse grid's step.
+// When no rate tried held, the bisection goes down instead, towards
+// ConfirmFloor of the closed-loop capacity.
 
 // RefineWithin is how narrow the confirmation's bracket must be before
 // it stops bisecting: 5 % of the closed-loop capacity, the spread of a
@@ -96,41 +98,34 @@ func (s *Summary) missed(st SummaryStep) bool {
 	return st.Rate > 0 && st.Requests > 0 && !st.TesterBound && !st.Incomplete
 }
 
-// agrees: the open-loop bracket reaches the closed loop's (or is above
-// it), so the data cannot tell the two capacities apart. An open-loop
-// bracket without a top agrees only when every step above its floor held:
-// one left out above it leaves the question open.
-func agrees(open, closed bracketed) bool {
-	if open.Interval == nil || closed.Interval == nil {
-		return false
-	}
-	if open.High == nil {
-		return !open.unknownAbove
-	}
-	return *open.High >= closed.Low
-}
-
 // NextConfirmRate is the offered rate (req/s) of the confirmation's next
 // bisection step: midway between the highest rate that held the SLO and
 // the lowest above it that did not (missed, or did not count either way),
 // while those two are more than RefineWithin of the closed-loop capacity
-// apart; false when the bracket is narrow enough, open (every rate held,
-// or none did), or the midpoint is a rate already run (a step's rows are
-// keyed by their concurrency and rate, which must not repeat).
+// apart; when none held, below the lowest tried (nextRateDown). False
+// when the bracket is narrow enough, open (every rate held), the floor
+// was tried, or the rate is one already run (a step's rows are keyed by
+// their concurrency and rate, which must not repeat).
 func (s *Summary) NextConfirmRate() (float64, bool) {
 	o := s.OpenLoop
 	if o == nil || o.ClosedLoop == nil || s.Incomplete {
 		return 0, false
 	}
 	b := s.bracket(s.Steps[s.rampSteps():])
+	var mid float64
 	if b.Interval == nil {
-		return 0, false
+		r, ok := s.nextRateDown(*o.ClosedLoop)
+		if !ok {
+			return 0, false
+		}
+		mid = r
+	} else {
+		top := b.next
+		if b.met <= 0 || top <= b.met || top-b.met <= RefineWithin**o.ClosedLoop {
+			return 0, false
+		}
+		mid = round3((b.met + top) / 2)
 	}
-	top := b.next
-	if b.met <= 0 || top <= b.met || top-b.met <= RefineWithin**o.ClosedLoop {
-		return 0, false
-	}
-	mid := round3((b.met + top) / 2)
 	for _, st := range s.Steps[s.rampSteps():] {
 		if st.Rate == mid {
 			return 0, false

@@ -21,23 +21,22 @@ import (
 // open-loop ones (rate > 0) is such a run: the closed-loop steps are the
 // ramp, whose figures (knee, max_throughput_at_slo) are computed from them
 // alone, and the open-loop steps are the confirmation, summarised in
-// `open_loop`. A run of one kind only has no confirmation. The rule needs
-// nothing but the CSV, so `credhub-perf summary` recomputes it anywhere.
+// `open_loop`. A run of one kind only has no confirmation. Which figure to
+// size with is sizewith.go's rule: a rate open arrivals held, never one
+// they missed. It needs nothing but the CSV, so `credhub-perf summary`
+// recomputes it anywhere.
 //
 // Measured against CredHub 2.15 (p95 <= 5 ms): 1,278-1,332 req/s closed
 // loop, but under open arrivals the SLO held to about 650 req/s. The
 // headline gives both and names the one to size with ("capacity at p95 <=
 // 5 ms: 1,290 req/s closed loop (3 connections); under open arrivals the
-// SLO holds to 700 req/s - size with 700"); headroom-plot's scalability
-// fit and recommendation use that figure, and say so.
+// SLO holds to 700 req/s and missed at 740 - size with 700").
 //
-// Whether the two are one figure is a question of intervals
-// (openinterval.go). An open-loop step over the SLO is a miss whether or
-// not it was steady (complete and not tester-bound): the backlog behind a
-// pause, or of arrivals faster than service, is what makes it unsteady.
-// One within the SLO but unsteady is not a hold, so the rule leans to the
-// lower figure both ways, and an open-loop bracket without a top agrees
-// only when no step above it was left out.
+// An open-loop step over the SLO is a miss whether or not it was steady
+// (complete and not tester-bound): the backlog behind a pause, or of
+// arrivals faster than service, is what makes it unsteady. One within the
+// SLO but unsteady is not a hold; its steadiness is judged beside the
+// target's pauses (pauses.go).
 //
 // Queueing sets what to expect. Where the ramp's figure leaves the target
 // headroom (an SLO well above the service time, reached before the
@@ -60,8 +59,10 @@ type OpenLoop struct {
 	ClosedLoopConcurrency *int     `json:"closed_loop_concurrency"`
 	// Capacity is the highest throughput of a counted confirmation step
 	// within the SLO, interpolated towards the next one over it, as
-	// max_throughput_at_slo is for the ramp; null when no confirmation
-	// step met the SLO (or none that did counts: Note says which).
+	// max_throughput_at_slo is for the ramp: the estimate a fit of
+	// open-loop figures takes, never sized with (no step ran at it); null
+	// when no confirmation step met the SLO (or none that did counts: Note
+	// says which).
 	Capacity             *float64 `json:"capacity"`
 	CapacityIsLowerBound bool     `json:"capacity_is_lower_bound"`
 	LowerBoundReason     string   `json:"lower_bound_reason,omitempty"`
@@ -69,8 +70,12 @@ type OpenLoop struct {
 	// (openinterval.go); null when there is no such capacity.
 	ClosedLoopInterval *Interval `json:"closed_loop_interval"`
 	CapacityInterval   *Interval `json:"capacity_interval"`
-	// Agree: the two intervals overlap (or the open-loop one is above):
-	// the data cannot tell the capacities apart, so they are one figure.
+	// Held is the highest offered rate (req/s) at which open arrivals held
+	// the SLO in a step that counts: the figure to size with when the
+	// closed loop's is not confirmed; null when none held.
+	Held *float64 `json:"held"`
+	// Agree: open arrivals held the SLO at the closed-loop figure, so it
+	// is confirmed and sized with (sizewith.go has the rule).
 	Agree bool `json:"agree"`
 	// Note says what the confirmation could not say (no step met the
 	// SLO, none counts).
@@ -111,7 +116,11 @@ func (s *Summary) RampSteps() int { return s.rampSteps() }
 // OpenLoop from them (nil without a confirmation) and SizeWith.
 func (s *Summary) finishOpenLoop() {
 	s.OpenLoop = nil
-	s.SizeWith = s.MaxThroughputAtSLO
+	s.SizeWith, s.SizeWithKind = s.MaxThroughputAtSLO, s.rampKind()
+	s.ClosedLoopCapacity = nil
+	if s.SizeWithKind == KindClosedLoop {
+		s.ClosedLoopCapacity = s.MaxThroughputAtSLO
+	}
 	n := s.rampSteps()
 	if n == len(s.Steps) {
 		return
@@ -145,22 +154,37 @@ func (s *Summary) finishOpenLoop() {
 		o.Capacity, o.CapacityIsLowerBound, o.LowerBoundReason = nil, false, ""
 		o.ClosedLoopInterval, o.CapacityInterval = nil, nil
 	case o.Capacity != nil:
-		o.Agree = agrees(openB, closedB)
 	case sub.NoCapacityReason() != "":
 		o.Note = strings.Replace(sub.NoCapacityReason(), "unknown: ", "", 1)
+	case o.ClosedLoop != nil && s.floorReached(*o.ClosedLoop):
+		o.Note = fmt.Sprintf("no open-loop step met the SLO down to %g %% of the closed loop's capacity; the lowest, %s, missed it", 100*ConfirmFloor, conf[0].label())
 	default:
 		o.Note = fmt.Sprintf("no open-loop step met the SLO; the lowest, %s, missed it", conf[0].label())
 	}
 	s.OpenLoop = o
-	switch {
-	case o.Agree || o.ClosedLoop == nil:
-		s.SizeWith = o.ClosedLoop
-	case o.Capacity != nil:
-		s.SizeWith = o.Capacity
-	case o.Note != "" && strings.HasPrefix(o.Note, "no open-loop step met"):
-		// Nothing to size with that the data supports.
-		s.SizeWith = nil
+	if s.Incomplete || o.ClosedLoop == nil {
+		s.SizeWith, s.SizeWithKind = o.ClosedLoop, s.rampKind()
+		return
 	}
+	v := sizeWith(o.ClosedLoop, closedB, openB)
+	o.Agree = v.confirmed
+	if o.Capacity != nil {
+		o.Held = ptr(openB.met)
+	}
+	s.SizeWith, s.SizeWithKind = v.figure, v.kind
+}
+
+// rampKind is the kind of the ramp's own capacity: open loop when its
+// steps had a rate (steps.rates), else closed loop; "" without one.
+func (s *Summary) rampKind() string {
+	n := s.rampSteps()
+	switch {
+	case s.MaxThroughputAtSLO == nil || n == 0:
+		return ""
+	case s.Steps[0].Rate > 0:
+		return KindOpenLoop
+	}
+	return KindClosedLoop
 }
 
 // bestWithin is the index of the counted step within the SLO of the most
@@ -200,23 +224,22 @@ func (s *Summary) headline() string {
 	} else {
 		closed += " closed loop"
 	}
-	switch {
-	case o.Capacity == nil && s.SizeWith == nil:
-		return fmt.Sprintf("%s%s; under open arrivals %s — size below %s req/s", head, closed, o.Note, thousands(s.Steps[o.Steps[0]-1].Throughput))
-	case o.Capacity == nil:
-		return fmt.Sprintf("%s%s; open arrivals unconfirmed: %s", head, closed, o.Note)
-	case o.Agree && o.CapacityInterval != nil && o.CapacityInterval.High != nil:
-		// Agreement within the brackets: say where open arrivals missed,
-		// so a figure well below the closed loop's reads as a bracket.
-		return fmt.Sprintf("%s%s; open arrivals confirm it (the SLO holds to %s req/s and missed at %s)", head, closed, thousands(*o.Capacity), thousands(*o.CapacityInterval.High))
-	case o.Agree:
-		return fmt.Sprintf("%s%s; open arrivals confirm it (the SLO holds to %s req/s)", head, closed, thousands(*o.Capacity))
+	if o.Held == nil {
+		if strings.HasPrefix(o.Note, "no open-loop step met") {
+			return fmt.Sprintf("%s%s; under open arrivals %s — size below %s req/s", head, closed, o.Note, thousands(s.Steps[o.Steps[0]-1].Rate))
+		}
+		return fmt.Sprintf("%s%s; open arrivals unconfirmed: %s — no figure to size with", head, closed, o.Note)
 	}
-	held := "holds to"
-	if o.CapacityIsLowerBound {
-		held = "holds to at least"
+	held := "holds to " + thousands(*o.Held) + " req/s"
+	if i := o.CapacityInterval; i != nil && i.High != nil {
+		held += " and missed at " + thousands(*i.High)
+	} else if o.CapacityIsLowerBound {
+		held = "holds to at least " + thousands(*o.Held) + " req/s"
 	}
-	return fmt.Sprintf("%s%s; under open arrivals the SLO %s %s req/s — size with %s", head, closed, held, thousands(*o.Capacity), thousands(*o.Capacity))
+	if o.Agree {
+		return fmt.Sprintf("%s%s; open arrivals confirm it (the SLO %s)", head, closed, held)
+	}
+	return fmt.Sprintf("%s%s; under open arrivals the SLO %s — size with %s", head, closed, held, thousands(*o.Held))
 }
 
 // thousands writes a throughput for the headline: a whole number with

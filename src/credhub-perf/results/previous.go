@@ -108,8 +108,10 @@ func FindPrevious(outDir, dir string, m *Meta) (string, *Meta, *Summary) {
 // and summary.json) and adds its warning to Warnings.
 func (s *Summary) ComparePrevious(dir string, pm *Meta, ps *Summary) {
 	p := &PreviousRun{Dir: filepath.Base(dir), StartedAt: pm.StartedAt, SizeWith: ps.SizeWith}
-	if p.SizeWith == nil {
-		p.SizeWith = ps.MaxThroughputAtSLO // a summary written before size_with
+	if p.SizeWith == nil && ps.OpenLoop == nil {
+		// A summary written before size_with; one with a confirmation
+		// whose open arrivals held at no rate has none to compare.
+		p.SizeWith = ps.MaxThroughputAtSLO
 	}
 	if s.SizeWith != nil && p.SizeWith != nil && *p.SizeWith > 0 {
 		c := round3(*s.SizeWith / *p.SizeWith - 1)

@@ -52,6 +52,9 @@ type Stationarity struct {
 	// StartSpanS: how long the step's requests kept starting (seconds),
 	// the span a step must reach to be judged.
 	StartSpanS float64 `json:"start_span_s"`
+	// PauseHeld: of the requests sampled, how many the target's pauses
+	// held (an open-loop step's; pauses.go), left out of the medians.
+	PauseHeld int `json:"pause_held,omitempty"`
 }
 
 // Not-judged reasons (Stationarity.NotJudged).
@@ -98,7 +101,24 @@ func (s *Steadiness) add(offset, latency time.Duration) {
 }
 
 // Verdict compares the step's two halves.
-func (s *Steadiness) Verdict() Stationarity {
+func (s *Steadiness) Verdict() Stationarity { return s.verdict(nil, false) }
+
+// OpenLoopVerdict is an open-loop step's verdict (pauses.go): the medians
+// are compared over the requests no pause of the target held (t's stalls;
+// nil: none), and against the spread of the median between stretches of
+// the step as well as between requests.
+func (s *Steadiness) OpenLoopVerdict(t *TailCause) Stationarity {
+	var stalls []stall
+	if t != nil {
+		stalls = t.all
+	}
+	return s.verdict(stalls, true)
+}
+
+// verdict compares the step's two halves, the medians over the requests
+// no stall held (heldByStalls; all of them without stalls), their spread
+// between stretches too when batches is set (batchSE).
+func (s *Steadiness) verdict(stalls []stall, batches bool) Stationarity {
 	var v Stationarity
 	if len(s.samples) == 0 {
 		v.NotJudged = NotJudgedFewRequests
@@ -119,53 +139,124 @@ func (s *Steadiness) Verdict() Stationarity {
 		return v
 	}
 	mid := lo + float32(half)
-	var a, b, all []float64
-	for _, p := range s.samples {
-		all = append(all, float64(p.latency))
+	held := heldByStalls(s.samples, stalls)
+	var na, nb float64
+	var a, b []startLatency
+	for i, p := range s.samples {
 		if p.start < mid {
-			a = append(a, float64(p.latency))
+			na++
 		} else {
-			b = append(b, float64(p.latency))
+			nb++
+		}
+		if held[i] {
+			continue
+		}
+		if p.start < mid {
+			a = append(a, p)
+		} else {
+			b = append(b, p)
 		}
 	}
-	if len(a) < SteadyMinHalf || len(b) < SteadyMinHalf {
+	if na < SteadyMinHalf || nb < SteadyMinHalf || len(a) < SteadyMinHalf || len(b) < SteadyMinHalf {
 		v.NotJudged = NotJudgedFewRequests
 		return v
 	}
 	v.Judged = true
+	v.PauseHeld = len(s.samples) - len(a) - len(b)
 	perSample := float64(s.n) / float64(len(s.samples))
-	v.FirstThroughput = round3(float64(len(a)) * perSample / half)
-	v.SecondThroughput = round3(float64(len(b)) * perSample / half)
-	ma, mb, m := median(a), median(b), median(all)
-	v.FirstP50S, v.SecondP50S = roundUS(ma), roundUS(mb)
+	v.FirstThroughput = round3(na * perSample / half)
+	v.SecondThroughput = round3(nb * perSample / half)
 
 	// Throughput: counts of two equal spans; under a steady load their
 	// difference has a standard error of at most sqrt(na+nb) (Poisson;
 	// a closed loop is steadier than that, so the test is conservative).
-	na, nb := float64(len(a)), float64(len(b))
 	v.ThroughputChange = round4((nb - na) / na)
 	rel := math.Abs(nb-na) / ((na + nb) / 2)
 	v.ThroughputDrift = rel > SteadyBound && math.Abs(nb-na) > SteadySigma*math.Sqrt(na+nb)
-
-	// Median latency: the share of the second half above the first half's
-	// median is 1/2 under a steady load, with a standard error of about
-	// sqrt(1/na + 1/nb) / 2 (a two-sample median test).
-	if m > 0 {
-		v.P50Change = round4((mb - ma) / m)
-		above := 0.0
-		for _, x := range b {
-			switch {
-			case x > ma:
-				above++
-			case x == ma:
-				above += 0.5
-			}
-		}
-		share := above / nb
-		se := 0.5 * math.Sqrt(1/na+1/nb)
-		v.P50Drift = math.Abs(v.P50Change) > SteadyBound && math.Abs(share-0.5) > SteadySigma*se
-	}
+	v.medianDrift(a, b, lo, mid, hi, batches)
 	return v
+}
+
+// medianDrift compares the halves' medians: the share of the second half
+// above the first half's median is 1/2 under a steady load, with a
+// standard error of about sqrt(1/na + 1/nb) / 2 (a two-sample median
+// test) when requests are independent. Under open arrivals near a
+// target's capacity they are not: the queue wanders with the arrivals'
+// chance bunching over tenths of a second, and a 10 s step's halves at
+// 85 % of one server differed by 20 % in median with no drift at all. So
+// with batches the error is at least the one seen between stretches of
+// the step (batchSE).
+func (v *Stationarity) medianDrift(a, b []startLatency, lo, mid, hi float32, batches bool) {
+	la, lb := latencies(a), latencies(b)
+	ma, mb, m := median(la), median(lb), median(append(slices.Clone(la), lb...))
+	v.FirstP50S, v.SecondP50S = roundUS(ma), roundUS(mb)
+	if m <= 0 {
+		return
+	}
+	na, nb := float64(len(a)), float64(len(b))
+	v.P50Change = round4((mb - ma) / m)
+	share := shareAbove(lb, ma)
+	se := 0.5 * math.Sqrt(1/na+1/nb)
+	if batches {
+		se = max(se, math.Hypot(batchSE(a, lo, mid, ma), batchSE(b, mid, hi, ma)))
+	}
+	v.P50Drift = math.Abs(v.P50Change) > SteadyBound && math.Abs(share-0.5) > SteadySigma*se
+}
+
+// steadyBatches: how many stretches of each half batchSE compares.
+const steadyBatches = 10
+
+// batchSE is the standard error of a half's share of requests above m,
+// from the spread of that share between steadyBatches equal stretches of
+// the half [from, to) (batch means); 0 with too few requests to tell.
+func batchSE(half []startLatency, from, to float32, m float64) float64 {
+	var above, n [steadyBatches]float64
+	w := (to - from) / steadyBatches
+	if w <= 0 {
+		return 0
+	}
+	for _, p := range half {
+		k := min(int((p.start-from)/w), steadyBatches-1)
+		n[k]++
+		if float64(p.latency) > m {
+			above[k]++
+		}
+	}
+	var sum, sq, k float64
+	for i := range n {
+		if n[i] < SteadyMinHalf/2 {
+			continue
+		}
+		f := above[i] / n[i]
+		sum, sq, k = sum+f, sq+f*f, k+1
+	}
+	if k < 3 {
+		return 0
+	}
+	mean := sum / k
+	return math.Sqrt(max(0, sq/k-mean*mean) / (k - 1))
+}
+
+func latencies(x []startLatency) []float64 {
+	out := make([]float64, len(x))
+	for i, p := range x {
+		out[i] = float64(p.latency)
+	}
+	return out
+}
+
+// shareAbove: the share of x above m, ties counted half.
+func shareAbove(x []float64, m float64) float64 {
+	above := 0.0
+	for _, v := range x {
+		switch {
+		case v > m:
+			above++
+		case v == m:
+			above += 0.5
+		}
+	}
+	return above / float64(len(x))
 }
 
 func median(x []float64) float64 {

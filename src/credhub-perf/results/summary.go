@@ -333,13 +333,17 @@ type Summary struct {
 	Capacity *Capacity `json:"capacity,omitempty"`
 	// OpenLoop: the open-loop confirmation of the ramp's capacity (see
 	// openloop.go); absent when the run had none. SizeWith is the
-	// capacity (req/s) the operator should size with: the open-loop
-	// figure when open arrivals hold the SLO only below the ramp's, else
-	// max_throughput_at_slo; null without either. Headline says it in one
+	// capacity (req/s) the operator should size with (sizewith.go has the
+	// rule), SizeWithKind its kind (KindClosedLoop, KindOpenLoop; "" when
+	// null), and ClosedLoopCapacity the closed-loop ramp's capacity
+	// (max_throughput_at_slo; null after an open-loop ramp), so a reader
+	// can fit or compare one kind of figure. Headline says it in one
 	// sentence ("" without a capacity).
-	OpenLoop *OpenLoop `json:"open_loop,omitempty"`
-	SizeWith *float64  `json:"size_with"`
-	Headline string    `json:"headline,omitempty"`
+	OpenLoop           *OpenLoop `json:"open_loop,omitempty"`
+	SizeWith           *float64  `json:"size_with"`
+	SizeWithKind       string    `json:"size_with_kind,omitempty"`
+	ClosedLoopCapacity *float64  `json:"closed_loop_capacity"`
+	Headline           string    `json:"headline,omitempty"`
 	// CapacityLabel: with the run warm-up off, why the capacity may be a
 	// cold target's (coldlabel.go); also in Warnings. Absent when the
 	// warm-up ran or the steps show the target warm.
@@ -422,7 +426,7 @@ func (s *Summary) Finish() {
 		// Every step is flagged already; this holds even for a step a
 		// hand-edited summary.json lists as complete.
 		s.Knee, s.KneeConcurrency, s.KneeRate, s.KneeStep, s.MaxThroughputAtSLO = nil, nil, nil, nil, nil
-		s.SizeWith = nil
+		s.SizeWith, s.SizeWithKind, s.ClosedLoopCapacity = nil, "", nil
 	}
 	s.NoCapacity = s.NoCapacityReason()
 	s.setColdLabel()

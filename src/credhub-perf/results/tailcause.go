@@ -56,8 +56,9 @@ type TailCause struct {
 	n           int64
 	first, last time.Duration // completion offsets
 	recent      []stall
-	pending     *stall // a gap, until the next completion shows it held more than one request
-	pendingOver int64  // the request that ended the pending gap was over the SLO
+	all         []stall // for the steadiness verdict (pauses.go)
+	pending     *stall  // a gap, until the next completion shows it held more than one request
+	pendingOver int64   // the request that ended the pending gap was over the SLO
 	stalls      int
 	stallTotal  time.Duration
 	longest     time.Duration
@@ -87,6 +88,7 @@ func (t *TailCause) Record(r *load.Result) {
 			t.stallTotal += p.to - p.from
 			t.longest = max(t.longest, p.to-p.from)
 			t.recent = append(t.recent, *p)
+			t.keep(*p)
 			if len(t.recent) > recentStalls {
 				t.recent = t.recent[1:]
 			}
