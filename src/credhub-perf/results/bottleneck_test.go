@@ -33,7 +33,7 @@ func targetRunDir(t *testing.T, samples string) string {
 var slo = SLO{Percentile: 95, LatencyS: 0.1, MaxErrorRate: 0.01}
 
 func TestSummarizeDirAttributesTargetSamples(t *testing.T) {
-	dir := targetRunDir(t, targetload.Header+"\n"+
+	dir := targetRunDir(t, targetload.OldHeader+"\n"+
 		"proc,credhub,pid 1,0,3,0.4000,1048576\n"+
 		"proc,database,postgres,0,3,0.2000,\n"+
 		"proc,credhub,pid 1,3,6,0.9000,1048576\n"+

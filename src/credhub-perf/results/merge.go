@@ -530,6 +530,9 @@ func SummarizeDirAt(dir string, slo SLO, force bool) (*Summary, error) {
 		if m.Tester == 0 && m.Warmup != nil {
 			sum.Warmup = m.Warmup
 		}
+		if m.Tester == 0 && m.TargetLoad != nil {
+			sum.TargetProblems = m.TargetLoad.ProblemList()
+		}
 	}
 	if sum.Warmup == nil && old != nil {
 		sum.Warmup = old.Warmup

@@ -50,7 +50,7 @@ func TestSamplesFileHostile(t *testing.T) {
 			t.Errorf("%s: read without an error", name)
 		}
 	}
-	bad := Header + "\n" +
+	bad := OldHeader + "\n" +
 		"proc,credhub,x,1,2,0.5,\n" + // good
 		"proc,credhub,x,2,1,0.5,\n" + // end before start
 		"proc,credhub,x,1,2,NaN,\n" + // NaN share
