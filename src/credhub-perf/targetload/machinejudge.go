@@ -152,13 +152,17 @@ func findingOf(m MachineLoad, rs []ResourceLoad) *finding {
 		fmt.Fprintf(&b, ": the %s they share is the limit; give them separate %s", m.noun(), m.separate())
 	case other:
 		f.kind = "other work"
-		fmt.Fprintf(&b, ": other work on its %s is the limit; move it off or give %s %s of its own", m.noun(), shortLabel(m.Resources[0]), m.noun())
+		own := "a " + m.noun()
+		if m.noun() == "cores" {
+			own = "cores"
+		}
+		fmt.Fprintf(&b, ": other work on its %s is the limit; move it off or give %s %s of its own", m.noun(), shortLabel(m.Resources[0]), own)
 	default:
 		f.kind = "steal"
 		fmt.Fprintf(&b, ": the hypervisor gives the target's %s to other guests; use a VM with dedicated CPUs", m.noun())
 	}
 	if steal && f.kind != "steal" {
-		b.WriteString(", on a VM with dedicated CPUs")
+		b.WriteString("; and a VM with dedicated CPUs, for the part the hypervisor took")
 	}
 	if strings.HasPrefix(m.Machine, "vm ") {
 		b.WriteString(" (BOSH vitals are the whole VM's: they include every job on it)")

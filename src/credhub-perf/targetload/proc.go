@@ -57,6 +57,9 @@ type ProcSource struct {
 	// made-up trees.
 	Root, CgroupRoot string
 	Every            time.Duration
+	// Now stamps readings; nil is time.Now (tests read a fixture on a
+	// clock of their own).
+	Now func() time.Time
 
 	// seen: a target's process -> its CPU ticks at the last read. Keyed
 	// by target, not PID alone: one PID named for two resources counts
@@ -106,6 +109,9 @@ func (p *ProcSource) Read(ctx context.Context) ([]Reading, []string) {
 		p.seen, p.busy = map[seenKey]uint64{}, map[int]time.Duration{}
 	}
 	now := time.Now()
+	if p.Now != nil {
+		now = p.Now()
+	}
 	stat, statErr := readProcStat(filepath.Join(p.root(), "stat"))
 	var warnings []string
 	reads := make([]*targetRead, len(p.Targets))
