@@ -105,6 +105,9 @@ func TargetLine(t *targetload.StepLoad) string {
 		}
 		parts = append(parts, p)
 	}
+	for _, m := range t.Machines {
+		parts = append(parts, targetload.MachineText(m))
+	}
 	return strings.Join(parts, "; ")
 }
 

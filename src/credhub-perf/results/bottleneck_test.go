@@ -81,3 +81,41 @@ func TestSummarizeDirHostileTargetSamples(t *testing.T) {
 		t.Errorf("%+v\n%s", sum.Bottleneck, b.String())
 	}
 }
+
+// Samples with the machine columns: the shared core is the verdict and
+// summary.txt shows the machine; a run whose director never answered says
+// so beside "no target sample".
+func TestSummarizeDirSharedCoreAndSilentDirector(t *testing.T) {
+	dir := targetRunDir(t, targetload.Header+"\n"+
+		"proc,credhub,pid 1,0,3,0.4000,,1,cpus 1,0.6000,0.0000,0.0000,0.0100\n"+
+		"proc,database,pid 2,0,3,0.2000,,1,cpus 1,0.6000,0.0000,0.0000,0.0100\n"+
+		"proc,credhub,pid 1,3,6,0.7300,,1,cpus 1,0.9700,0.0000,0.0000,0.0000\n"+
+		"proc,database,pid 2,3,6,0.2400,,1,cpus 1,0.9700,0.0000,0.0000,0.0000\n")
+	sum, err := SummarizeDirAt(dir, slo, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Bottleneck == nil || sum.Bottleneck.Resource != "shared" || sum.Bottleneck.Step != 2 ||
+		sum.Bottleneck.Verdict != "CPU 1, shared by CredHub (73 %) and the database (24 %), is 97 % busy: the core they share is the limit; give them separate cores or VMs" {
+		t.Errorf("bottleneck %+v", sum.Bottleneck)
+	}
+	if m := sum.Steps[1].Target.Machines; len(m) != 1 || m[0].Machine != "cpus 1" || *m[0].Busy != 0.97 || strings.Join(m[0].Resources, ",") != "credhub,database" {
+		t.Errorf("machines %+v", m)
+	}
+	var b strings.Builder
+	sum.WriteTable(&b)
+	if !strings.Contains(b.String(), "database 24 % CPU; CPU 1 97 % busy (0 % other work, 0 % stolen)") {
+		t.Errorf("summary.txt:\n%s", b.String())
+	}
+
+	dir = targetRunDir(t, targetload.Header+"\n")
+	meta := `{"tester":0,"testers":1,"target_load":{"sources":["bosh"],"resources":["credhub"],"problems":{"bosh":["bosh vms --vitals for deployment cf: the director did not answer within 1m0s; its samples are missing"]}}}`
+	os.WriteFile(filepath.Join(dir, "meta.json"), []byte(meta), 0o644)
+	sum, err = SummarizeDirAt(dir, slo, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Bottleneck == nil || sum.Bottleneck.Verdict != "not measured: no target sample fell within any step; bosh: bosh vms --vitals for deployment cf: the director did not answer within 1m0s; its samples are missing" {
+		t.Errorf("bottleneck %+v", sum.Bottleneck)
+	}
+}

@@ -250,3 +250,30 @@ func stepFinding(l *StepLoad) *finding {
 	}
 	return best
 }
+
+// MachineText is a machine's figures in a few words, for the live output
+// and summary.txt: "CPU 1 97 % busy (41 % other work, 2 % stolen)".
+func MachineText(m MachineLoad) string {
+	t := m.what()
+	if m.Busy == nil {
+		return t + " busy share unknown"
+	}
+	t += " " + pct(*m.Busy) + " busy"
+	var more []string
+	if m.Other != nil {
+		more = append(more, pct(*m.Other)+" other work")
+	}
+	if m.Steal != nil {
+		more = append(more, pct(*m.Steal)+" stolen")
+	}
+	if m.Iowait != nil && *m.Iowait >= 0.005 {
+		more = append(more, pct(*m.Iowait)+" iowait")
+	}
+	if len(more) > 0 {
+		t += " (" + strings.Join(more, ", ") + ")"
+	}
+	if strings.HasPrefix(m.Machine, "vm ") {
+		t += ", every job on the VM"
+	}
+	return t
+}
