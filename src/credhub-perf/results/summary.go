@@ -357,7 +357,7 @@ type Summary struct {
 	// ("bosh: the director did not answer ..."), from meta.json's
 	// target_load; they say why a run has no target figures.
 	TargetProblems []string `json:"target_problems,omitempty"`
-	Warnings      []string            `json:"warnings,omitempty"`
+	Warnings       []string `json:"warnings,omitempty"`
 	// StepWarnings flag steps whose figures describe the tester more than
 	// the target (an open-loop schedule the tester could not keep).
 	StepWarnings []string `json:"step_warnings,omitempty"`
