@@ -141,9 +141,18 @@ func Judge(samples []Sample, start, end time.Duration) *StepLoad {
 	}
 	sort.Slice(out.Resources, func(i, j int) bool { return order(out.Resources[i].Resource) < order(out.Resources[j].Resource) })
 	out.Machines = machineLoads(samples, start, end)
+	out.judge()
+	return out
+}
+
+// judge names the busiest resource and the step's verdict: a machine's
+// finding first (machinejudge.go), else the busiest resource.
+func (out *StepLoad) judge() {
 	best := busiest(out.Resources)
-	f := stepFinding(out)
-	switch {
+	if best != nil {
+		out.Busiest = best.Resource
+	}
+	switch f := stepFinding(out); {
 	case f != nil:
 		out.Verdict = f.text
 	case best == nil:
@@ -154,10 +163,6 @@ func Judge(samples []Sample, start, end time.Duration) *StepLoad {
 			out.Verdict += " (the busiest)"
 		}
 	}
-	if best != nil {
-		out.Busiest = best.Resource
-	}
-	return out
 }
 
 // order puts CredHub first, the database second, others by name.

@@ -254,3 +254,15 @@ func TestSamplesFileOfOneHugeLine(t *testing.T) {
 		}
 	}
 }
+
+// A bosh that never answers is named as such in the settings (and so in
+// meta.json and the verdict) while its call is still under way.
+func TestBoshThatNeverAnswersIsAProblem(t *testing.T) {
+	b := &BoshSource{Command: standIn(t, "sleep 60"), Deployment: "cf", Groups: groups, Timeout: time.Minute}
+	s := NewSampler([]Source{b}, time.Now(), time.Now, nil, nil)
+	s.began[0].Store(time.Now().Add(-12 * time.Second).UnixNano()) // as a call started 12 s ago
+	got := s.Settings().ProblemList()
+	if len(got) != 1 || got[0] != "bosh: bosh vms --vitals for deployment cf: the director did not answer (a call under way for 12s)" {
+		t.Errorf("problems %q", got)
+	}
+}

@@ -31,6 +31,10 @@ type Sampler struct {
 	// slow: the source's last read took over slowRead; a step's end does
 	// not wait for it until one is quick again (the ticker keeps reading).
 	slow []atomic.Bool
+	// began: when the read of a source under way began (UnixNano), 0
+	// when none is: a read that never ends leaves no warning of its own
+	// until its timeout, which a short run may not reach.
+	began []atomic.Int64
 }
 
 // slowRead is the read time past which a step end stops waiting for a
@@ -47,7 +51,7 @@ type reading struct {
 // warning line.
 func NewSampler(sources []Source, origin time.Time, now func() time.Time, out *Writer, warn func(string)) *Sampler {
 	return &Sampler{sources: sources, origin: origin, now: now, out: out, warn: warn,
-		prev: map[string]reading{}, warned: map[string]bool{}, readMu: make([]sync.Mutex, len(sources)), slow: make([]atomic.Bool, len(sources))}
+		prev: map[string]reading{}, warned: map[string]bool{}, readMu: make([]sync.Mutex, len(sources)), slow: make([]atomic.Bool, len(sources)), began: make([]atomic.Int64, len(sources))}
 }
 
 // Sources names the sources.
@@ -152,7 +156,9 @@ func (s *Sampler) readLocked(ctx context.Context, i int) {
 	defer s.readMu[i].Unlock()
 	src := s.sources[i]
 	began := time.Now()
+	s.began[i].Store(began.UnixNano())
 	rs, warnings := src.Read(ctx)
+	s.began[i].Store(0)
 	s.slow[i].Store(time.Since(began) > slowRead)
 	off := s.now().Sub(s.origin)
 	s.mu.Lock()

@@ -1,7 +1,9 @@
 package targetload
 
 import (
+	"fmt"
 	"sort"
+	"time"
 )
 
 // Settings is what a run sampled of the target, for meta.json's
@@ -19,6 +21,19 @@ type Settings struct {
 
 // maxProblems bounds the problems kept per source.
 const maxProblems = 3
+
+// stuckRead: a read under way this long is a problem worth naming, even
+// before its own timeout says so.
+const stuckRead = 5 * time.Second
+
+// stuckText says a source's read has not answered.
+func stuckText(src Source, d time.Duration) string {
+	d = d.Truncate(time.Second)
+	if b, ok := src.(*BoshSource); ok {
+		return fmt.Sprintf("bosh vms --vitals for deployment %s: the director did not answer (a call under way for %s)", b.Deployment, d)
+	}
+	return fmt.Sprintf("a read under way for %s has not answered", d)
+}
 
 // Settings says what was sampled so far.
 func (s *Sampler) Settings() *Settings {
@@ -50,11 +65,22 @@ func (s *Sampler) Settings() *Settings {
 	sort.Slice(out.Resources, func(i, j int) bool { return order(out.Resources[i]) < order(out.Resources[j]) })
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for src, ps := range s.problems {
+	add := func(src string, ps ...string) {
 		if out.Problems == nil {
 			out.Problems = map[string][]string{}
 		}
-		out.Problems[src] = append([]string(nil), ps...)
+		out.Problems[src] = append(out.Problems[src], ps...)
+	}
+	for src, ps := range s.problems {
+		add(src, ps...)
+	}
+	// Not kept: its text changes with every look.
+	for i, src := range s.sources {
+		if b := s.began[i].Load(); b != 0 {
+			if d := time.Since(time.Unix(0, b)); d > stuckRead {
+				add(src.Name(), stuckText(src, d))
+			}
+		}
 	}
 	return out
 }
