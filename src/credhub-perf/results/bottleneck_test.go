@@ -119,3 +119,34 @@ func TestSummarizeDirSharedCoreAndSilentDirector(t *testing.T) {
 		t.Errorf("bottleneck %+v", sum.Bottleneck)
 	}
 }
+
+// A 2 GB samples file of one line (sparse) costs the summary a bounded
+// read and one warning, not its memory.
+func TestSummarizeDirHugeSamplesLine(t *testing.T) {
+	dir := targetRunDir(t, "")
+	f, err := os.Create(filepath.Join(dir, targetload.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(targetload.Header + "\n")
+	if err := f.Truncate(2 << 30); err != nil {
+		t.Skipf("no sparse file here: %v", err)
+	}
+	f.Close()
+	sum, err := SummarizeDirAt(dir, slo, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, w := range sum.Warnings {
+		if strings.Contains(w, "a line over 64 KiB") {
+			n++
+			if len(w) > 300 || strings.Contains(w, "\n") {
+				t.Errorf("warning %.300q", w)
+			}
+		}
+	}
+	if n != 1 || sum.Steps[0].Target != nil {
+		t.Errorf("warnings %q, step 1 target %+v", sum.Warnings, sum.Steps[0].Target)
+	}
+}

@@ -68,3 +68,27 @@ func TestSamplesFileHostile(t *testing.T) {
 		t.Errorf("warnings %q", warnings)
 	}
 }
+
+// FuzzReadSamples: any file reads without a panic, every sample it keeps
+// is a usable one, and every warning is one line.
+func FuzzReadSamples(f *testing.F) {
+	f.Add(Header + "\nproc,credhub,pid 1,0,1,0.5,,1,cpus 1,0.9,0,0,0.1\n")
+	f.Add(OldHeader + "\nbosh,database,db/0,0,10,0.2,100\n")
+	f.Add(Header + "\nproc,credhub,x,0,1,,,,vm a,1.2,,,\n\"\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		got, ws, err := read(strings.NewReader(text), "f")
+		if err != nil {
+			return
+		}
+		for _, s := range got {
+			if s.End < s.Start || s.Source == "" || (math.IsNaN(s.CPU) && s.RSSBytes < 0 && math.IsNaN(s.MachineBusy)) || s.CPU > maxShare || s.MachineBusy > maxShare {
+				t.Errorf("kept %+v", s)
+			}
+		}
+		for _, w := range ws {
+			if strings.Contains(w, "\n") {
+				t.Errorf("warning of several lines %q", w)
+			}
+		}
+	})
+}
