@@ -190,6 +190,9 @@ func busiest(rs []ResourceLoad) *ResourceLoad {
 // means for sizing.
 func cpuText(r ResourceLoad) string {
 	t := fmt.Sprintf("%s at %s CPU", r.Label, pct(*r.CPU))
+	if strings.Contains(r.Source, "bosh") {
+		t += " (BOSH vitals: its whole VM, other jobs on it included)"
+	}
 	if r.Resource == Database && *r.CPU >= Busy {
 		t += ": more CredHub instances will not raise capacity"
 	}

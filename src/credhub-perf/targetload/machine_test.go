@@ -266,3 +266,14 @@ func TestBoshThatNeverAnswersIsAProblem(t *testing.T) {
 		t.Errorf("problems %q", got)
 	}
 }
+
+// A resource judged from BOSH vitals alone is said to be its whole VM's.
+func TestBoshResourceVerdictSaysVMWide(t *testing.T) {
+	rs, _, _ := ParseVitals([]byte(vitalsJSON), map[string][]string{"database": {Database}}, time.Unix(100, 0))
+	s := NewSampler(nil, time.Unix(90, 0), nil, nil, nil)
+	x, _ := s.toSample("bosh", rs[0], sec(10))
+	l := Judge([]Sample{asWritten(x)}, 0, sec(10))
+	if l.Verdict != "database at 95 % CPU (BOSH vitals: its whole VM, other jobs on it included): more CredHub instances will not raise capacity" {
+		t.Errorf("verdict %q", l.Verdict)
+	}
+}
