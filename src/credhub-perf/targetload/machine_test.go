@@ -277,3 +277,18 @@ func TestBoshResourceVerdictSaysVMWide(t *testing.T) {
 		t.Errorf("verdict %q", l.Verdict)
 	}
 }
+
+// Resources whose CPUs overlap are one machine, the CPUs they may use in
+// all: CredHub on CPU 1 and a database allowed 0-1 share CPU 1.
+func TestProcOverlappingCPUsAreOneMachine(t *testing.T) {
+	fp := newFakeProc(t)
+	fp.set(10, "java", 100, "Cpus_allowed_list:\t1\n")
+	fp.set(11, "postgres", 100, "Cpus_allowed_list:\t0-1\n")
+	fp.set(12, "other", 100, "Cpus_allowed_list:\t2\n")
+	fp.stat("cpu0 1 0 0 1 0 0 0 0 0 0", "cpu1 1 0 0 1 0 0 0 0 0 0", "cpu2 1 0 0 1 0 0 0 0 0 0")
+	src := &ProcSource{Root: fp.root, Targets: []ProcTarget{{Resource: CredHub, PID: 10}, {Resource: Database, PID: 11}, {Resource: "cache", PID: 12}}}
+	rs, w := src.Read(context.Background())
+	if len(w) > 0 || len(rs) != 3 || rs[0].Machine != "cpus 0-1" || rs[1].Machine != "cpus 0-1" || rs[2].Machine != "cpus 2" || rs[0].CPUs != "1" {
+		t.Errorf("readings %+v %q", rs, w)
+	}
+}

@@ -70,6 +70,9 @@ func machineLoads(samples []Sample, start, end time.Duration) []MachineLoad {
 	var out []MachineLoad
 	for name, a := range per {
 		m := MachineLoad{Machine: name, CPUs: a.cpus, Source: a.source}
+		if set, ok := strings.CutPrefix(name, "cpus "); ok {
+			m.CPUs = set // the machine's, which may be more than one instance's
+		}
 		for i, dst := range []**float64{&m.Busy, &m.Steal, &m.Iowait, &m.Other} {
 			if a.w[i] > 0 {
 				*dst = ptr(round4(a.v[i] / a.w[i]))

@@ -129,7 +129,8 @@ func (p *ProcSource) Read(ctx context.Context) ([]Reading, []string) {
 	p.remember(resolved, cpusOf)
 	warnings = append(warnings, p.sharedPIDs(reads)...)
 	p.countBusy(reads)
-	machines, mw := p.mach.update(reads, stat, statErr)
+	sets := machineSets(reads)
+	machines, mw := p.mach.update(reads, sets, stat, statErr)
 	warnings = append(warnings, mw...)
 	var out []Reading
 	for i, tr := range reads {
@@ -138,8 +139,8 @@ func (p *ProcSource) Read(ctx context.Context) ([]Reading, []string) {
 		}
 		t := p.Targets[i]
 		r := Reading{Resource: t.Resource, Instance: t.describe(), At: now, Busy: p.busy[i], Cores: tr.cores, Share: math.NaN(), RSSBytes: tr.rss, CPUs: tr.cpus.String()}
-		if m, ok := machines[tr.cpus.String()]; ok {
-			r.Machine, r.Counters = "cpus "+tr.cpus.String(), &m
+		if m, ok := machines[sets[i].String()]; ok {
+			r.Machine, r.Counters = "cpus "+sets[i].String(), &m
 		}
 		out = append(out, r)
 	}

@@ -64,11 +64,35 @@ type machineState struct {
 	sampled  map[string]float64 // CPU list -> sampled processes' seconds
 }
 
-// update gives, per CPU list among the targets read, the machine's
-// cumulative counters. The sampled time on a machine is the ticks of the
-// distinct processes whose CPUs lie within it (a process allowed beyond
-// it may have run elsewhere, so it is not counted as its work).
-func (m *machineState) update(reads []*targetRead, stat map[int]cpuTimes, statErr error) (map[string]MachineCounters, []string) {
+// machineSets joins the targets' CPU sets that overlap, until none do:
+// resources that may run on one CPU share it, so they are one machine.
+// It gives each target's machine (nil for a target not read).
+func machineSets(reads []*targetRead) []CPUSet {
+	out := make([]CPUSet, len(reads))
+	for i, tr := range reads {
+		if tr != nil {
+			out[i] = tr.cpus
+		}
+	}
+	for merged := true; merged; {
+		merged = false
+		for i := range out {
+			for j := range out {
+				if i != j && out[i] != nil && out[j] != nil && out[i].String() != out[j].String() && len(out[i].Intersect(out[j])) > 0 {
+					u := out[i].Union(out[j])
+					out[i], out[j], merged = u, u, true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// update gives, per machine (machineSets, by CPU list), its cumulative
+// counters. The sampled time on a machine is the ticks of the distinct
+// processes whose CPUs lie within it (a process allowed beyond it may
+// have run elsewhere, so it is not counted as its work).
+func (m *machineState) update(reads []*targetRead, machines []CPUSet, stat map[int]cpuTimes, statErr error) (map[string]MachineCounters, []string) {
 	if m.pidTicks == nil {
 		m.pidTicks, m.sampled = map[int]uint64{}, map[string]float64{}
 	}
@@ -76,11 +100,11 @@ func (m *machineState) update(reads []*targetRead, stat map[int]cpuTimes, statEr
 	cpusOf := map[int]CPUSet{}
 	sets := map[string]CPUSet{}
 	next := map[int]uint64{}
-	for _, tr := range reads {
+	for i, tr := range reads {
 		if tr == nil {
 			continue
 		}
-		sets[tr.cpus.String()] = tr.cpus
+		sets[machines[i].String()] = machines[i]
 		for pid, ticks := range tr.ticks {
 			cpusOf[pid] = cpusOf[pid].Union(tr.cpus)
 			if prev, ok := m.pidTicks[pid]; ok && ticks >= prev {

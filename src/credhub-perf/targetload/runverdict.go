@@ -165,7 +165,11 @@ func targetShowed(steps []StepInput) string {
 	if pct(lo) != pct(hi) {
 		span = fmt.Sprintf("%.0f-%s", 100*lo, pct(hi))
 	}
-	return fmt.Sprintf("; on the target, %s was %s busy from step %d", what, span, first)
+	verb := "was"
+	if strings.HasPrefix(what, "CPUs ") {
+		verb = "were"
+	}
+	return fmt.Sprintf("; on the target, %s %s %s busy from step %d", what, verb, span, first)
 }
 
 // resourceShowed: the first step a resource was busy past Busy.
