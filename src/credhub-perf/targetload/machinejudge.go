@@ -150,6 +150,11 @@ func findingOf(m MachineLoad, rs []ResourceLoad) *finding {
 		fmt.Fprintf(&b, ", %s of it stolen by the hypervisor", pct(*m.Steal))
 	}
 	switch {
+	case shared && other && *m.Other >= *m.Busy/2:
+		// Most of the busy time was not theirs: separating them would
+		// not free the core.
+		f.kind = "other work"
+		fmt.Fprintf(&b, ": other work on the %s they share is the limit; move it off or give them %s of their own", m.noun(), m.plural())
 	case shared:
 		f.kind = "shared"
 		fmt.Fprintf(&b, ": the %s they share is the limit; give them separate %s", m.noun(), m.separate())
@@ -196,6 +201,14 @@ func (m MachineLoad) noun() string {
 	}
 	if set, err := ParseCPUList(m.CPUs); err == nil && len(set) == 1 {
 		return "core"
+	}
+	return "cores"
+}
+
+// plural is what to give resources of their own: "cores", "VMs".
+func (m MachineLoad) plural() string {
+	if m.noun() == "VM" {
+		return "VMs"
 	}
 	return "cores"
 }

@@ -167,7 +167,7 @@ func realProcesses(t *testing.T, quiet bool) {
 	neighbour := burner(t, 0)
 	both := []ProcTarget{{Resource: CredHub, PID: ch}, {Resource: Database, PID: db}}
 	sets := []setUp{
-		{"one shared core", both, map[int]int{ch: 1, db: 1}, []int{neighbour}, "shared", "", func(t *testing.T, l *StepLoad) {
+		{"one shared core", both, map[int]int{ch: 1, db: 1}, []int{neighbour}, "shared", "other work", func(t *testing.T, l *StepLoad) {
 			for _, r := range l.Resources {
 				if *r.CPU < 0.35 || *r.CPU > 0.65 {
 					t.Errorf("%s at %.2f of the shared core, want about half", r.Resource, *r.CPU)
@@ -236,6 +236,15 @@ func checkSetUp(t *testing.T, su setUp) {
 	}
 	if su.quiet != nil {
 		su.quiet(t, l)
+	}
+	// Whatever else runs: resources on one core are one machine, on two
+	// cores two.
+	machines := map[int]bool{}
+	for _, tg := range su.targets {
+		machines[su.cpuOf[tg.PID]] = true
+	}
+	if len(l.Machines) != len(machines) || len(l.Machines[0].Resources) != len(su.targets)/len(machines) {
+		t.Errorf("machines %+v, want %d", l.Machines, len(machines))
 	}
 	sampled := map[int]float64{}
 	for _, x := range samples {

@@ -39,6 +39,8 @@ func TestJudgeRunSharedCapacity(t *testing.T) {
 			"tester steal", "the tester's hypervisor: no step counts as capacity, the first tester-bound was step 1 (CPU steal 12 % on the tester's core(s)); it gave the tester's CPUs to other guests: use a VM with dedicated CPUs, not more testers"},
 		{"tester beside a busy target", []StepInput{{Step: 1, Load: machineLoad(0.5, 0.1, cpu1(1, 0, 0.45, CredHub)), TesterBound: true, TesterReason: "host CPU 100 % busy on the tester's core(s), and the tester's threads waited"}},
 			"tester host", "other work on the tester's machine: no step counts as capacity, the first tester-bound was step 1 (host CPU 100 % busy on the tester's core(s), and the tester's threads waited); run the tester on a quiet machine (a target on the same machine counts too), not more testers; on the target, CPU 1 was 100 % busy from step 1"},
+		{"a neighbour on a shared core", []StepInput{{Step: 1, Load: machineLoad(0.27, 0.02, cpu1(1, 0, 0.71, CredHub, Database)), Counts: true}},
+			"other work", "CPU 1, shared by CredHub (27 %) and the database (2 %), is 100 % busy, 71 % of it other processes: other work on the core they share is the limit; move it off or give them cores of their own"},
 		{"nothing counts", []StepInput{{Step: 1, Load: machineLoad(0.6, 0.3, cpu1(0.92, 0, 0, CredHub, Database))}, {Step: 2, Load: machineLoad(0.7, 0.3, cpu1(1, 0, 0, CredHub, Database))}},
 			"", "not judged: no sampled step counts as capacity (see why in the summary); on the target, CPU 1 was 92-100 % busy from step 1"},
 	}
