@@ -9,6 +9,7 @@ import (
 // so the document cannot drift from the code (a test compares).
 func ReferenceTable() string {
 	var b strings.Builder
+	b.WriteString(ListFlagRule + "\n\n")
 	b.WriteString("| key | type | default | flag | description |\n")
 	b.WriteString("|---|---|---|---|---|\n")
 	for _, k := range Keys {

@@ -50,9 +50,12 @@ func BindFlags(fs *flag.FlagSet) *Overrides {
 		// the value's placeholder, so the help's own quotes go and the
 		// type is quoted instead (-label string, not -label 2 instances).
 		help := strings.ReplaceAll(k.Help, "`", "")
-		if k.Type == "bool" {
+		switch {
+		case k.Type == "bool":
 			help = fmt.Sprintf("%s (default %s)", help, k.Default)
-		} else {
+		case strings.HasPrefix(k.Type, "list"):
+			help = fmt.Sprintf("%s (`%s`, default %s; repeated flags add to the list)", help, placeholder(k.Type), k.Default)
+		default:
 			help = fmt.Sprintf("%s (`%s`, default %s)", help, placeholder(k.Type), k.Default)
 		}
 		fs.Var(v, k.Name, help)
@@ -67,15 +70,24 @@ func BindFlags(fs *flag.FlagSet) *Overrides {
 	return o
 }
 
+// ListFlagRule is how every list key's flag behaves given more than once,
+// for -h and docs/configuration.md.
+const ListFlagRule = "A list flag given several times accumulates: `--scenarios get --scenarios set` is `--scenarios get,set`; the flags' items replace the config file's list."
+
 // Apply sets the flagged values on c, returning one error per bad value.
+// A list key's flags accumulate (ListFlagRule): the first clears the
+// file's list, each adds its items, so no repeated flag is dropped.
 func (o *Overrides) Apply(c *Config) []error {
 	var errs []error
-	// "scenarios" given twice means the last wins, like every other flag;
-	// custom.headers accumulates on purpose.
 	cleared := map[string]bool{}
 	for _, call := range o.calls {
-		if call.key.Name == "custom.headers" && !cleared[call.key.Name] {
-			c.Custom.Headers = nil
+		if strings.HasPrefix(call.key.Type, "list") && !cleared[call.key.Name] {
+			switch p := call.key.field(c).(type) {
+			case *[]string:
+				*p = nil
+			case *[]float64:
+				*p = nil
+			}
 			cleared[call.key.Name] = true
 		}
 		if err := call.key.set(c, call.value); err != nil {

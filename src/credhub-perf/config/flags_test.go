@@ -2,6 +2,7 @@ package config
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"regexp"
 	"strings"
@@ -69,5 +70,37 @@ func TestHelpPlaceholders(t *testing.T) {
 	}
 	if n < len(Keys) || strings.Contains(out, "-label 2 instances") || strings.Contains(out, "`") {
 		t.Fatalf("%d flags in\n%s", n, out)
+	}
+}
+
+// Every list flag given twice accumulates (ListFlagRule): none is dropped,
+// and the flags' items replace the file's (here the defaults').
+func TestListFlagsAccumulate(t *testing.T) {
+	c, _, err := parseTest(t, "--target_load.processes", "a=1", "--target_load.processes", "b=x",
+		"--scenarios", "get", "--scenario", "set", "--steps.rates", "10,20", "--steps.rates", "30",
+		"--confirm.fractions", "0.5", "--confirm.fractions", "0.9",
+		"--target_load.bosh_groups", "credhub=credhub", "--target_load.bosh_groups", "credhub=database",
+		"--custom.headers", "A: 1, 2", "--custom.headers", "B: 3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{
+		"processes": strings.Join(c.TargetLoad.Processes, " "), "scenarios": strings.Join(c.Scenarios, " "),
+		"rates": fmt.Sprint(c.Steps.Rates), "fractions": fmt.Sprint(c.Confirm.Fractions),
+		"groups": strings.Join(c.TargetLoad.BoshGroups, " "), "headers": strings.Join(c.Custom.Headers, "|"),
+	}
+	want := map[string]string{
+		"processes": "a=1 b=x", "scenarios": "get set", "rates": "[10 20 30]", "fractions": "[0.5 0.9]",
+		"groups": "credhub=credhub credhub=database", "headers": "A: 1, 2|B: 3",
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s = %q, want %q", k, got[k], w)
+		}
+	}
+	for _, k := range Keys {
+		if strings.HasPrefix(k.Type, "list") && k.set(&c, "x") == nil && !strings.Contains(fmt.Sprint(k.field(&c)), "x") {
+			t.Errorf("%s: a flag did not add its item", k.Name)
+		}
 	}
 }

@@ -715,7 +715,7 @@ var Keys = []Key{
 	},
 	{
 		Name: "target_load.processes", Type: "list of string", Default: "[]",
-		Help:  "Sample these processes on this machine while the run loads the target (CPU user+system as a share of the cores they may use, and RSS, from /proc), each `RESOURCE=PID` or `RESOURCE=NAME` (every process of that name, e.g. `database=postgres`); `credhub` and `database` are the resources the verdict knows. Samples go to `target-samples.csv`, per-step figures and the bottleneck verdict to summary.json. Flag form: repeat the flag.",
+		Help:  "Sample these processes on this machine while the run loads the target (CPU user+system as a share of the cores they may use, and RSS, from /proc), each `RESOURCE=PID` or `RESOURCE=NAME` (every process of that name, e.g. `database=postgres`); `credhub` and `database` are the resources the verdict knows. Samples go to `target-samples.csv` (with the CPUs each may use and how busy, stolen and shared those CPUs were), per-step figures and the bottleneck verdict to summary.json. Flag form: repeat the flag, or one flag with a comma-separated list.",
 		Rules: []Rule{{Check: "pattern", Items: true, Pattern: `\A[a-z0-9_-]+=[^/=\x00-\x1f]+\z`, Msg: "{v} is not RESOURCE=PID or RESOURCE=NAME, e.g. credhub=java or database=postgres"}},
 		field: func(c *Config) any { return &c.TargetLoad.Processes },
 	},
@@ -739,10 +739,10 @@ var Keys = []Key{
 	},
 	{
 		Name: "target_load.bosh_groups", Type: "list of string", Default: "[credhub=credhub, database=database]",
-		Help:  "Instance groups to sample, each `GROUP=RESOURCE` (`credhub` or `database`, or a name of your own).",
+		Help:  "Instance groups to sample, each `GROUP=RESOURCE` (`credhub` or `database`, or a name of your own). A group whose VMs run CredHub and its database together (colocated) is named twice, `credhub=credhub` and `credhub=database`, and judged as one machine; vitals are VM-wide, so they include every job on the VM.",
 		Rules: []Rule{{Check: "pattern", Items: true, Pattern: `\A[A-Za-z0-9_.-]+=[a-z0-9_-]+\z`, Msg: "{v} is not GROUP=RESOURCE, e.g. database=database"}},
 		BOSH: &Property{Name: "target_load.bosh_groups", Default: []any{"credhub=credhub", "database=database"},
-			Description: "Instance groups to sample, each GROUP=RESOURCE (credhub or database)."},
+			Description: "Instance groups to sample, each GROUP=RESOURCE (credhub or database). A group running CredHub and its database colocated is named twice (credhub=credhub, credhub=database) and judged as one VM; vitals are VM-wide, every job on it."},
 		field: func(c *Config) any { return &c.TargetLoad.BoshGroups },
 	},
 	{
@@ -857,14 +857,14 @@ func (k *Key) set(c *Config, v string) error {
 		}
 		*p = Duration(d)
 	case *[]string:
+		// Items add to the list (Overrides.Apply clears it first).
 		if k.Name == "custom.headers" {
-			// Repeated, one header a flag (a header may hold a comma).
+			// One header a flag: a header may hold a comma.
 			*p = append(*p, v)
 			return nil
 		}
-		*p = splitList(v)
+		*p = append(*p, splitList(v)...)
 	case *[]float64:
-		*p = nil
 		for _, s := range splitList(v) {
 			f, err := strconv.ParseFloat(s, 64)
 			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {

@@ -35,17 +35,16 @@ func (r *runner) targetSources() ([]targetload.Source, error) {
 			return nil, fmt.Errorf("target_load.credhub_sim: %w", err)
 		}
 		src := &targetload.SimSource{URL: r.c.Target.URL, Every: c.Interval.D(),
-			Client: &http.Client{Transport: &http.Transport{TLSClientConfig: tc.TLS}, Timeout: 10 * time.Second}}
+			Client: &http.Client{Transport: &http.Transport{TLSClientConfig: tc.TLS}, Timeout: targetload.SimTimeout}}
 		if r.token != nil {
 			src.Authorize = r.token.Authorize
 		}
 		out = append(out, src)
 	}
 	if c.BoshDeployment != "" {
-		groups := map[string]string{}
-		for _, g := range c.BoshGroups {
-			k, v, _ := strings.Cut(g, "=")
-			groups[k] = v
+		groups, err := targetload.ParseGroups(c.BoshGroups)
+		if err != nil {
+			return nil, fmt.Errorf("target_load.bosh_groups: %w", err)
 		}
 		var env []string
 		for k, v := range map[string]string{"BOSH_ENVIRONMENT": c.BoshEnvironment, "BOSH_CLIENT": c.BoshClient, "BOSH_CLIENT_SECRET": c.BoshClientSecret, "BOSH_CA_CERT": c.BoshCACert} {
@@ -95,7 +94,12 @@ func (s *scenarioState) startTargetLoad(ctx context.Context) func() {
 // (offsets, from its first request's start to its last response's end),
 // as a recomputation from the run directory does, and prints them.
 func (s *scenarioState) judgeTarget(ctx context.Context, step *results.SummaryStep, i, total int, from, to time.Duration) {
-	if s.target == nil || step.Requests == 0 {
+	if s.target == nil {
+		return
+	}
+	settings := s.target.Settings()
+	s.meta.TargetLoad, s.sum.TargetProblems = settings, settings.ProblemList()
+	if step.Requests == 0 {
 		return
 	}
 	s.target.SampleNow(ctx)

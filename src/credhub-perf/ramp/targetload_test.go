@@ -52,6 +52,18 @@ func TestTargetLoadSampledWithBrokenSources(t *testing.T) {
 			t.Fatalf("step %d target %+v: want this process's figures alone (no zero for the missing database)", st.Step, st.Target)
 		}
 	}
+	// meta.json says what was sampled: the sources, the resources, the PID
+	// and CPUs the process source found, and the problems.
+	var meta results.Meta
+	if b, err := os.ReadFile(filepath.Join(dir, "meta.json")); err != nil || json.Unmarshal(b, &meta) != nil || meta.TargetLoad == nil {
+		t.Fatalf("meta.json target_load: %v", err)
+	}
+	tl := meta.TargetLoad
+	if strings.Join(tl.Sources, ",") != "proc,credhub-sim" || strings.Join(tl.Resources, ",") != "credhub,database" ||
+		len(tl.PIDs[targetload.CredHub]) != 1 || tl.PIDs[targetload.CredHub][0] != os.Getpid() || tl.CPUs[targetload.CredHub] == "" ||
+		!strings.Contains(strings.Join(tl.ProblemList(), "|"), "pid 1073741823: no such process") {
+		t.Errorf("meta.json target_load %+v", tl)
+	}
 	if !strings.Contains(log, "step 1/4 target: CredHub instances ") || !strings.Contains(out, "bottleneck: ") {
 		t.Errorf("live output or summary table lacks the target figures:\n%s\n%s", log, out)
 	}

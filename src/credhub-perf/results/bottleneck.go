@@ -70,7 +70,8 @@ func (s *Summary) judgeBottleneck() {
 	any := false
 	for _, st := range s.Steps {
 		any = any || st.Target != nil
-		in = append(in, targetload.StepInput{Step: st.Step, Load: st.Target, Counts: st.Requests > 0 && st.MeetsSLO && s.CountsStep(st), TesterBound: st.TesterBound})
+		in = append(in, targetload.StepInput{Step: st.Step, Load: st.Target, Counts: st.Requests > 0 && st.MeetsSLO && s.CountsStep(st), TesterBound: st.TesterBound,
+			TesterReason: st.TesterBoundReason, TesterSteal: st.HostSteal})
 	}
 	if !any && len(s.TargetSources) == 0 {
 		// Said once, in summary.txt; summary.json has no bottleneck.
@@ -78,6 +79,11 @@ func (s *Summary) judgeBottleneck() {
 		return
 	}
 	s.Bottleneck = targetload.JudgeRun(in)
+	if s.Bottleneck.Resource == "" && !any && len(s.TargetProblems) > 0 {
+		// Without a sample the verdict alone cannot say why; the sources'
+		// own words can (a director that did not answer).
+		s.Bottleneck.Verdict += "; " + strings.Join(s.TargetProblems[:min(2, len(s.TargetProblems))], "; ")
+	}
 }
 
 // TargetLine is a step's target figures in one line, for the live output
@@ -98,6 +104,9 @@ func TargetLine(t *targetload.StepLoad) string {
 			p += fmt.Sprintf(", %.0f MiB", float64(*r.RSSBytes)/(1<<20))
 		}
 		parts = append(parts, p)
+	}
+	for _, m := range t.Machines {
+		parts = append(parts, targetload.MachineText(m))
 	}
 	return strings.Join(parts, "; ")
 }

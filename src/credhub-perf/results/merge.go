@@ -542,6 +542,9 @@ func SummarizeDirAt(dir string, slo SLO, force bool) (*Summary, error) {
 		if m.Tester == 0 && m.Workload != nil {
 			sum.Workload = m.Workload
 		}
+		if m.Tester == 0 && m.TargetLoad != nil {
+			sum.TargetProblems = m.TargetLoad.ProblemList()
+		}
 	}
 	if sum.Warmup == nil && old != nil {
 		sum.Warmup = old.Warmup

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/credhub-perf/credhub-perf/cpuload"
+	"github.com/credhub-perf/credhub-perf/targetload"
 	"os"
 	"path/filepath"
 )
@@ -194,6 +195,10 @@ type Meta struct {
 	// Confirmation: the open-loop confirmation (confirm.*) as configured,
 	// the rates it ran, or why it did not run; absent in runs before it.
 	Confirmation *Confirmation `json:"confirmation,omitempty"`
+	// TargetLoad: what sampled the target (sources, resources, the PIDs
+	// and CPUs they resolved to) and the problems the sources reported;
+	// tester 0's only, absent when nothing sampled it.
+	TargetLoad *targetload.Settings `json:"target_load,omitempty"`
 }
 
 // Confirmation is meta.json's `confirmation`.

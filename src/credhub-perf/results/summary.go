@@ -357,7 +357,11 @@ type Summary struct {
 	// steps (targetload.JudgeRun), or that nothing was sampled.
 	TargetSources []string            `json:"target_sources,omitempty"`
 	Bottleneck    *targetload.Verdict `json:"bottleneck,omitempty"`
-	Warnings      []string            `json:"warnings,omitempty"`
+	// TargetProblems: the first problems each target source reported
+	// ("bosh: the director did not answer ..."), from meta.json's
+	// target_load; they say why a run has no target figures.
+	TargetProblems []string `json:"target_problems,omitempty"`
+	Warnings       []string `json:"warnings,omitempty"`
 	// StepWarnings flag steps whose figures describe the tester more than
 	// the target (an open-loop schedule the tester could not keep).
 	StepWarnings []string `json:"step_warnings,omitempty"`

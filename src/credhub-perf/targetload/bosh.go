@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 	"os/exec"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -26,9 +28,10 @@ const VitalsWindow = 10 * time.Second
 type BoshSource struct {
 	Command    string // the bosh CLI; "" = bosh on PATH
 	Deployment string
-	// Groups maps an instance group to the resource it is (credhub,
-	// database); groups not listed are not sampled.
-	Groups  map[string]string
+	// Groups maps an instance group to the resources it runs (credhub,
+	// database; both when they are colocated on its VMs); groups not
+	// listed are not sampled.
+	Groups  map[string][]string
 	Env     []string
 	Timeout time.Duration // one call; 0 = 60 s
 	Every   time.Duration // between calls; at least VitalsWindow
@@ -61,7 +64,7 @@ func (b *BoshSource) Read(ctx context.Context) ([]Reading, []string) {
 	err := cmd.Run()
 	now := time.Now()
 	if cctx.Err() == context.DeadlineExceeded {
-		return nil, []string{fmt.Sprintf("bosh vms --vitals for deployment %s did not answer within %s; its samples are missing", b.Deployment, timeout)}
+		return nil, []string{fmt.Sprintf("bosh vms --vitals for deployment %s: the director did not answer within %s; its samples are missing", b.Deployment, timeout)}
 	}
 	if ctx.Err() != nil {
 		return nil, nil
@@ -121,8 +124,12 @@ type vitalsOutput struct {
 
 // ParseVitals reads the vitals JSON: per instance of a listed group, CPU
 // user+sys as a share of the VM (the agent's percentages are of all its
-// cores) and the memory in use.
-func ParseVitals(data []byte, groups map[string]string, at time.Time) ([]Reading, []string, error) {
+// cores) and the memory in use. Each instance is a machine, "vm
+// GROUP/ID": the vitals are the whole VM's, every job on it. A group of
+// one resource gives that resource the VM's figures; a group of several
+// (colocated) gives each the VM's busy share only, as the vitals cannot
+// tell their jobs apart.
+func ParseVitals(data []byte, groups map[string][]string, at time.Time) ([]Reading, []string, error) {
 	var out vitalsOutput
 	if err := json.Unmarshal(data, &out); err != nil {
 		return nil, nil, fmt.Errorf("output is not bosh's JSON: %v", err)
@@ -141,21 +148,19 @@ func ParseVitals(data []byte, groups map[string]string, at time.Time) ([]Reading
 			continue
 		}
 		seen[group] = true
-		user, err1 := percent(row["cpu_user"])
-		sys, err2 := percent(row["cpu_sys"])
-		if err1 != nil || err2 != nil {
-			why := err1
-			if why == nil {
-				why = err2
+		share, err := vitalsShare(row)
+		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("bosh vitals of %s: %v; instance not sampled", clip(inst, 80), err))
+			continue
+		}
+		machine := "vm " + clip(inst, 80)
+		if len(res) > 1 {
+			for _, r := range res {
+				rs = append(rs, Reading{Resource: r, Instance: clip(inst, 80), At: at, Share: math.NaN(), Window: VitalsWindow, Cores: 1, RSSBytes: -1, Machine: machine, MachineShare: share})
 			}
-			warnings = append(warnings, fmt.Sprintf("bosh vitals of %s: CPU user %v, sys %v not usable (%v); instance not sampled", inst, row["cpu_user"], row["cpu_sys"], why))
 			continue
 		}
-		r := Reading{Resource: res, Instance: inst, At: at, Share: (user + sys) / 100, Window: VitalsWindow, Cores: 1, RSSBytes: -1}
-		if r.Share > maxShare {
-			warnings = append(warnings, fmt.Sprintf("bosh vitals of %s: CPU user %g %% + sys %g %% is over 100 %%; instance not sampled", inst, user, sys))
-			continue
-		}
+		r := Reading{Resource: res[0], Instance: clip(inst, 80), At: at, Share: share, Window: VitalsWindow, Cores: 1, RSSBytes: -1, Machine: machine, MachineShare: share}
 		if mem, ok := memoryBytes(row["memory_usage"]); ok {
 			r.RSSBytes = mem
 		}
@@ -163,10 +168,45 @@ func ParseVitals(data []byte, groups map[string]string, at time.Time) ([]Reading
 	}
 	for g := range groups {
 		if !seen[g] {
-			warnings = append(warnings, fmt.Sprintf("bosh vitals: no instance of group %q in the deployment", g))
+			warnings = append(warnings, fmt.Sprintf("bosh vitals: no instance of group %q in the deployment", clip(g, 80)))
 		}
 	}
+	sort.Strings(warnings)
 	return rs, warnings, nil
+}
+
+// vitalsShare is a row's CPU user+sys as a share of the VM.
+func vitalsShare(row map[string]any) (float64, error) {
+	user, err1 := percent(row["cpu_user"])
+	sys, err2 := percent(row["cpu_sys"])
+	if err1 != nil || err2 != nil {
+		why := err1
+		if why == nil {
+			why = err2
+		}
+		return 0, fmt.Errorf("CPU user %v, sys %v not usable (%v)", row["cpu_user"], row["cpu_sys"], why)
+	}
+	if share := (user + sys) / 100; share <= maxShare {
+		return share, nil
+	}
+	return 0, fmt.Errorf("CPU user %g %% + sys %g %% is over 100 %%", user, sys)
+}
+
+// ParseGroups reads GROUP=RESOURCE items; a group named twice runs each
+// resource named (colocated).
+func ParseGroups(items []string) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, g := range items {
+		k, v, ok := strings.Cut(g, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok || k == "" || v == "" || strings.ContainsAny(g, ", \n/") {
+			return nil, fmt.Errorf("%q: want GROUP=RESOURCE, e.g. database=database (a group of colocated jobs twice: credhub=credhub and credhub=database)", clip(g, 64))
+		}
+		if !slices.Contains(out[k], v) {
+			out[k] = append(out[k], v)
+		}
+	}
+	return out, nil
 }
 
 // percent reads "12.3%" (or a number).

@@ -24,7 +24,7 @@ func standIn(t *testing.T, script string) string {
 	return p
 }
 
-var groups = map[string]string{"credhub": CredHub, "database": Database}
+var groups = map[string][]string{"credhub": {CredHub}, "database": {Database}}
 
 func TestBoshSourceReadsVitals(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "vitals.json")

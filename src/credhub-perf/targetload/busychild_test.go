@@ -17,6 +17,10 @@ import (
 // TestMain lets the test binary be the busy child: it spins on one core
 // for the fractions of each second the environment says.
 func TestMain(m *testing.M) {
+	if os.Getenv("TARGETLOAD_BURN") != "" {
+		burn()
+		return
+	}
 	if duty := os.Getenv("TARGETLOAD_BUSY_CHILD"); duty != "" {
 		spin(duty)
 		return

@@ -31,12 +31,17 @@ type ResourceLoad struct {
 	// its samples); null when unknown.
 	RSSBytes *int64 `json:"rss_bytes"`
 	Samples  int    `json:"samples"`
+	// Machine: the machine its instances ran on (MachineLoad.Machine);
+	// absent when unknown. With several, the last sampled.
+	Machine string `json:"machine,omitempty"`
 }
 
 // StepLoad is a step's target-side figures: every sampled resource, the
-// busiest, and the step's verdict.
+// machines they ran on (machinejudge.go), the busiest resource, and the
+// step's verdict.
 type StepLoad struct {
 	Resources []ResourceLoad `json:"resources"`
+	Machines  []MachineLoad  `json:"machines,omitempty"`
 	Busiest   string         `json:"busiest,omitempty"`
 	Verdict   string         `json:"verdict"`
 }
@@ -68,14 +73,14 @@ func Judge(samples []Sample, start, end time.Duration) *StepLoad {
 	type key struct{ resource, instance string }
 	per := map[key]*acc{}
 	sources := map[string]map[string]bool{}
+	machine := map[string]string{}
 	for _, s := range samples {
-		lo, hi := max(s.Start, start), min(s.End, end)
-		w := (hi - lo).Seconds()
-		if s.End == s.Start && s.Start >= start && s.Start < end {
-			w = 1e-3 // an instant reading within the step
-		}
+		w := overlap(s, start, end)
 		if w <= 0 {
 			continue
+		}
+		if s.Machine != "" {
+			machine[s.Resource] = s.Machine
 		}
 		k := key{s.Resource, s.Instance}
 		a := per[k]
@@ -106,7 +111,7 @@ func Judge(samples []Sample, start, end time.Duration) *StepLoad {
 	for k, a := range per {
 		r := byRes[k.resource]
 		if r == nil {
-			r = &ResourceLoad{Resource: k.resource, Label: Label(k.resource), Source: joinKeys(sources[k.resource])}
+			r = &ResourceLoad{Resource: k.resource, Label: Label(k.resource), Source: joinKeys(sources[k.resource]), Machine: machine[k.resource]}
 			byRes[k.resource] = r
 		}
 		r.Instances++
@@ -135,17 +140,29 @@ func Judge(samples []Sample, start, end time.Duration) *StepLoad {
 		out.Resources = append(out.Resources, *r)
 	}
 	sort.Slice(out.Resources, func(i, j int) bool { return order(out.Resources[i].Resource) < order(out.Resources[j].Resource) })
-	best := busiest(out.Resources)
-	if best == nil {
-		out.Verdict = "no CPU figure was sampled within the step"
-		return out
-	}
-	out.Busiest = best.Resource
-	out.Verdict = cpuText(*best)
-	if *best.CPU < Busy {
-		out.Verdict += " (the busiest)"
-	}
+	out.Machines = machineLoads(samples, start, end)
+	out.judge()
 	return out
+}
+
+// judge names the busiest resource and the step's verdict: a machine's
+// finding first (machinejudge.go), else the busiest resource.
+func (out *StepLoad) judge() {
+	best := busiest(out.Resources)
+	if best != nil {
+		out.Busiest = best.Resource
+	}
+	switch f := stepFinding(out); {
+	case f != nil:
+		out.Verdict = f.text
+	case best == nil:
+		out.Verdict = "no CPU figure was sampled within the step"
+	default:
+		out.Verdict = cpuText(*best)
+		if *best.CPU < Busy {
+			out.Verdict += " (the busiest)"
+		}
+	}
 }
 
 // order puts CredHub first, the database second, others by name.
@@ -173,90 +190,13 @@ func busiest(rs []ResourceLoad) *ResourceLoad {
 // means for sizing.
 func cpuText(r ResourceLoad) string {
 	t := fmt.Sprintf("%s at %s CPU", r.Label, pct(*r.CPU))
+	if strings.Contains(r.Source, "bosh") {
+		t += " (BOSH vitals: its whole VM, other jobs on it included)"
+	}
 	if r.Resource == Database && *r.CPU >= Busy {
 		t += ": more CredHub instances will not raise capacity"
 	}
 	return t
-}
-
-// StepInput is what JudgeRun needs of a step.
-type StepInput struct {
-	Step        int
-	Load        *StepLoad
-	Counts      bool // counts as capacity (Summary.CountsStep) and met the SLO
-	TesterBound bool
-}
-
-// Verdict is the run's answer to "what ended capacity".
-type Verdict struct {
-	// Resource: credhub, database, another sampled resource, "elsewhere"
-	// (nothing sampled was busy), "tester", or "" when not judged.
-	Resource string `json:"resource"`
-	// CPU and Step: the named resource's share at the counted step where
-	// it was busiest.
-	CPU           *float64 `json:"cpu,omitempty"`
-	Step          int      `json:"step,omitempty"`
-	Verdict       string   `json:"verdict"`
-	BusyThreshold float64  `json:"busy_threshold"`
-}
-
-// NotConfigured is the verdict of a run without a target source.
-func NotConfigured() *Verdict {
-	return &Verdict{BusyThreshold: Busy, Verdict: "not measured: no target source configured (target_load.processes, target_load.credhub_sim or target_load.bosh_deployment)"}
-}
-
-// JudgeRun names the run's bottleneck from the steps that count as
-// capacity: each resource's highest share over them; the busiest at or
-// past Busy is named. When none reaches it the limit is outside what was
-// sampled, unless a step was tester-bound, which names the tester.
-func JudgeRun(steps []StepInput) *Verdict {
-	v := &Verdict{BusyThreshold: Busy}
-	sampled, counted := false, 0
-	var best *ResourceLoad
-	bestStep := 0
-	for _, st := range steps {
-		if st.Load == nil {
-			continue
-		}
-		sampled = true
-		if !st.Counts {
-			continue
-		}
-		counted++
-		for i := range st.Load.Resources {
-			r := st.Load.Resources[i]
-			if r.CPU != nil && (best == nil || *r.CPU > *best.CPU) {
-				best, bestStep = &r, st.Step
-			}
-		}
-	}
-	bound := 0
-	for _, st := range steps {
-		if st.TesterBound && bound == 0 {
-			bound = st.Step
-		}
-	}
-	switch {
-	case !sampled:
-		v.Verdict = "not measured: no target sample fell within any step"
-	case best != nil && *best.CPU >= Busy:
-		v.Resource, v.CPU, v.Step = best.Resource, best.CPU, bestStep
-		v.Verdict = cpuText(*best)
-	case bound > 0 && best == nil:
-		v.Resource, v.Step = "tester", bound
-		v.Verdict = fmt.Sprintf("the tester: no step counts as capacity, the first tester-bound was step %d; add testers", bound)
-	case bound > 0:
-		v.Resource, v.Step = "tester", bound
-		v.Verdict = fmt.Sprintf("the tester: step %d was tester-bound and no measured target resource reached %s CPU in the counted steps; add testers", bound, pct(Busy))
-	case counted == 0:
-		v.Verdict = "not judged: no sampled step counts as capacity (see why in the summary)"
-	case best == nil:
-		v.Verdict = "not judged: no step that counts as capacity has a CPU figure"
-	default:
-		v.Resource, v.CPU, v.Step = "elsewhere", best.CPU, bestStep
-		v.Verdict = fmt.Sprintf("no measured resource above %s: the limit is elsewhere (connection pool, locks, network); busiest %s", pct(Busy), cpuText(*best))
-	}
-	return v
 }
 
 func joinKeys(m map[string]bool) string {

@@ -57,16 +57,16 @@ func TestJudgeRunNamesTheBusiestOverCountedSteps(t *testing.T) {
 		res   string
 		text  string
 	}{
-		{"credhub", []StepInput{{1, load(0.3, 0.1), true, false}, {2, load(0.92, 0.4), true, false}, {3, load(0.99, 0.99), false, false}},
+		{"credhub", []StepInput{{Step: 1, Load: load(0.3, 0.1), Counts: true, TesterBound: false}, {Step: 2, Load: load(0.92, 0.4), Counts: true, TesterBound: false}, {Step: 3, Load: load(0.99, 0.99), Counts: false, TesterBound: false}},
 			CredHub, "CredHub instances at 92 % CPU"},
-		{"database", []StepInput{{1, load(0.5, 0.6), true, false}, {2, load(0.8, 0.95), true, false}},
+		{"database", []StepInput{{Step: 1, Load: load(0.5, 0.6), Counts: true, TesterBound: false}, {Step: 2, Load: load(0.8, 0.95), Counts: true, TesterBound: false}},
 			Database, "database at 95 % CPU: more CredHub instances will not raise capacity"},
-		{"elsewhere", []StepInput{{1, load(0.3, 0.2), true, false}, {2, load(0.55, 0.4), true, false}},
+		{"elsewhere", []StepInput{{Step: 1, Load: load(0.3, 0.2), Counts: true, TesterBound: false}, {Step: 2, Load: load(0.55, 0.4), Counts: true, TesterBound: false}},
 			"elsewhere", "no measured resource above 70 %: the limit is elsewhere (connection pool, locks, network); busiest CredHub instances at 55 % CPU"},
-		{"tester", []StepInput{{1, load(0.3, 0.2), true, false}, {2, load(0.35, 0.2), false, true}},
+		{"tester", []StepInput{{Step: 1, Load: load(0.3, 0.2), Counts: true, TesterBound: false}, {Step: 2, Load: load(0.35, 0.2), Counts: false, TesterBound: true}},
 			"tester", "the tester: step 2 was tester-bound"},
-		{"nothing counted", []StepInput{{1, load(0.9, 0.2), false, false}}, "", "not judged"},
-		{"no samples", []StepInput{{1, nil, true, false}}, "", "not measured"},
+		{"nothing counted", []StepInput{{Step: 1, Load: load(0.9, 0.2), Counts: false, TesterBound: false}}, "", "not judged"},
+		{"no samples", []StepInput{{Step: 1, Load: nil, Counts: true, TesterBound: false}}, "", "not measured"},
 	}
 	for _, c := range cases {
 		v := JudgeRun(c.steps)

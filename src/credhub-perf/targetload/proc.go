@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -31,34 +32,48 @@ func ParseProcTarget(s string) (ProcTarget, error) {
 	res, what, ok := strings.Cut(s, "=")
 	res, what = strings.TrimSpace(res), strings.TrimSpace(what)
 	if !ok || res == "" || what == "" {
-		return ProcTarget{}, fmt.Errorf("%q: want RESOURCE=PID or RESOURCE=NAME, e.g. credhub=java or database=postgres", s)
+		return ProcTarget{}, fmt.Errorf("%q: want RESOURCE=PID or RESOURCE=NAME, e.g. credhub=java or database=postgres", clip(s, 64))
 	}
 	if strings.Trim(res, "abcdefghijklmnopqrstuvwxyz0123456789_-") != "" {
-		return ProcTarget{}, fmt.Errorf("%q: the resource name %q may hold only a-z, 0-9, _ and -", s, res)
+		return ProcTarget{}, fmt.Errorf("%q: the resource name may hold only a-z, 0-9, _ and -", clip(s, 64))
 	}
 	if n, err := strconv.Atoi(what); err == nil {
 		if n <= 0 {
-			return ProcTarget{}, fmt.Errorf("%q: PID %d is not a process id", s, n)
+			return ProcTarget{}, fmt.Errorf("%q: PID %d is not a process id", clip(s, 64), n)
 		}
 		return ProcTarget{Resource: res, PID: n}, nil
 	}
 	if strings.ContainsAny(what, "/\x00") {
-		return ProcTarget{}, fmt.Errorf("%q: a process name has no '/'", s)
+		return ProcTarget{}, fmt.Errorf("%q: a process name has no '/'", clip(s, 64))
 	}
 	return ProcTarget{Resource: res, Name: what}, nil
 }
 
-// ProcSource samples processes on this machine from /proc.
+// ProcSource samples processes on this machine from /proc, and the CPUs
+// they may use from /proc/stat (procmachine.go).
 type ProcSource struct {
 	Targets []ProcTarget
 	// Root is /proc and CgroupRoot /sys/fs/cgroup; tests point them at
 	// made-up trees.
 	Root, CgroupRoot string
 	Every            time.Duration
+	// Now stamps readings; nil is time.Now (tests read a fixture on a
+	// clock of their own).
+	Now func() time.Time
 
-	seen map[int]uint64        // PID -> its CPU ticks at the last read
+	// seen: a target's process -> its CPU ticks at the last read. Keyed
+	// by target, not PID alone: one PID named for two resources counts
+	// for each.
+	seen map[seenKey]uint64
 	busy map[int]time.Duration // target index -> cumulative busy time
+	// mach: per machine, cumulative figures (procmachine.go).
+	mach     machineState
+	mu       sync.Mutex        // the last read's findings, for meta.json
+	resolved map[string][]int  // resource -> PIDs at the last read
+	cpusOf   map[string]string // resource -> CPUs at the last read
 }
+
+type seenKey struct{ target, pid int }
 
 func (p *ProcSource) Name() string { return "proc" }
 
@@ -76,63 +91,159 @@ func (p *ProcSource) root() string {
 	return p.Root
 }
 
+// targetRead is what one read found of a target.
+type targetRead struct {
+	pids  []int
+	rss   int64
+	cores float64
+	cpus  CPUSet
+	ticks map[int]uint64 // PID -> CPU ticks now
+}
+
 // Read reports each target's cumulative CPU time: the ticks its processes
 // used since they were first seen (a process's earlier CPU cannot be
 // placed in time), so a name's count grows as processes come and go.
+// Each reading carries its CPUs' machine figures (procmachine.go).
 func (p *ProcSource) Read(ctx context.Context) ([]Reading, []string) {
 	if p.seen == nil {
-		p.seen, p.busy = map[int]uint64{}, map[int]time.Duration{}
+		p.seen, p.busy = map[seenKey]uint64{}, map[int]time.Duration{}
 	}
 	now := time.Now()
-	var out []Reading
-	var warnings []string
-	live := map[int]bool{}
-	for i, t := range p.Targets {
-		pids, err := p.resolve(t)
-		if err != nil {
-			warnings = append(warnings, err.Error())
-			continue
-		}
-		rss := int64(-1)
-		cores := 0.0
-		read := 0
-		var lastErr error
-		for _, pid := range pids {
-			ticks, r, c, err := p.readPID(pid)
-			if err != nil {
-				lastErr = err
-				continue
-			}
-			read++
-			live[pid] = true
-			if prev, ok := p.seen[pid]; ok && ticks >= prev {
-				p.busy[i] += time.Duration(ticks-prev) * time.Second / userHZ
-			}
-			p.seen[pid] = ticks
-			if r >= 0 {
-				rss = max(rss, 0) + r
-			}
-			cores = math.Max(cores, c)
-		}
-		if read == 0 {
-			warnings = append(warnings, fmt.Sprintf("%s: %v", t.describe(), lastErr))
-			continue
-		}
-		out = append(out, Reading{Resource: t.Resource, Instance: t.describe(), At: now, Busy: p.busy[i], Cores: cores, Share: math.NaN(), RSSBytes: rss})
+	if p.Now != nil {
+		now = p.Now()
 	}
-	for pid := range p.seen {
-		if !live[pid] {
-			delete(p.seen, pid)
+	stat, statErr := readProcStat(filepath.Join(p.root(), "stat"))
+	var warnings []string
+	reads := make([]*targetRead, len(p.Targets))
+	resolved, cpusOf := map[string][]int{}, map[string]CPUSet{}
+	for i, t := range p.Targets {
+		tr, w := p.readTarget(t)
+		if w != "" {
+			warnings = append(warnings, w)
+			continue
 		}
+		reads[i] = tr
+		resolved[t.Resource] = append(resolved[t.Resource], tr.pids...)
+		cpusOf[t.Resource] = cpusOf[t.Resource].Union(tr.cpus)
+	}
+	p.remember(resolved, cpusOf)
+	warnings = append(warnings, p.sharedPIDs(reads)...)
+	p.countBusy(reads)
+	sets := machineSets(reads)
+	machines, mw := p.mach.update(reads, sets, stat, statErr)
+	warnings = append(warnings, mw...)
+	var out []Reading
+	for i, tr := range reads {
+		if tr == nil {
+			continue
+		}
+		t := p.Targets[i]
+		r := Reading{Resource: t.Resource, Instance: t.describe(), At: now, Busy: p.busy[i], Cores: tr.cores, Share: math.NaN(), RSSBytes: tr.rss, CPUs: tr.cpus.String()}
+		if m, ok := machines[sets[i].String()]; ok {
+			r.Machine, r.Counters = "cpus "+sets[i].String(), &m
+		}
+		out = append(out, r)
 	}
 	return out, warnings
 }
 
+// readTarget resolves a target and reads its processes; a warning
+// instead when none could be read.
+func (p *ProcSource) readTarget(t ProcTarget) (*targetRead, string) {
+	pids, err := p.resolve(t)
+	if err != nil {
+		return nil, err.Error()
+	}
+	tr := &targetRead{rss: -1, ticks: map[int]uint64{}}
+	var lastErr error
+	for _, pid := range pids {
+		ticks, r, c, cpus, err := p.readPID(pid)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		tr.pids = append(tr.pids, pid)
+		tr.ticks[pid] = ticks
+		if r >= 0 {
+			tr.rss = max(tr.rss, 0) + r
+		}
+		tr.cores = math.Max(tr.cores, c)
+		tr.cpus = tr.cpus.Union(cpus)
+	}
+	if len(tr.pids) == 0 {
+		return nil, fmt.Sprintf("%s: %v", t.describe(), lastErr)
+	}
+	return tr, ""
+}
+
+// countBusy adds each target's processes' ticks since their last read,
+// per target, and forgets the processes gone.
+func (p *ProcSource) countBusy(reads []*targetRead) {
+	live := map[seenKey]bool{}
+	for i, tr := range reads {
+		if tr == nil {
+			continue
+		}
+		for pid, ticks := range tr.ticks {
+			k := seenKey{i, pid}
+			live[k] = true
+			if prev, ok := p.seen[k]; ok && ticks >= prev {
+				p.busy[i] += time.Duration(ticks-prev) * time.Second / userHZ
+			}
+			p.seen[k] = ticks
+		}
+	}
+	for k := range p.seen {
+		if !live[k] {
+			delete(p.seen, k)
+		}
+	}
+}
+
+// sharedPIDs warns, once per PID, of a process named for several
+// resources: each is given all of its CPU, so their sum overstates it.
+func (p *ProcSource) sharedPIDs(reads []*targetRead) []string {
+	by := map[int][]string{}
+	for i, tr := range reads {
+		if tr != nil {
+			for _, pid := range tr.pids {
+				by[pid] = append(by[pid], p.Targets[i].Resource)
+			}
+		}
+	}
+	var out []string
+	for pid, res := range by {
+		if len(res) > 1 {
+			out = append(out, fmt.Sprintf("pid %d is sampled for %s: each is given all its CPU, so their sum counts it %d times", pid, strings.Join(res, " and "), len(res)))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (p *ProcSource) remember(resolved map[string][]int, cpus map[string]CPUSet) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.resolved, p.cpusOf = resolved, map[string]string{}
+	for r, c := range cpus {
+		p.cpusOf[r] = c.String()
+	}
+}
+
+// Resolved is, per resource, the PIDs and the CPUs the last read found.
+func (p *ProcSource) Resolved() (map[string][]int, map[string]string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.resolved, p.cpusOf
+}
+
+// describe names the target in samples and messages; a name (from the
+// operator, up to any length) is cut short.
 func (t ProcTarget) describe() string {
 	if t.PID > 0 {
 		return fmt.Sprintf("pid %d", t.PID)
 	}
-	return t.Name
+	return clip(t.Name, 64)
 }
 
 func (p *ProcSource) resolve(t ProcTarget) ([]int, error) {
@@ -141,7 +252,7 @@ func (p *ProcSource) resolve(t ProcTarget) ([]int, error) {
 	}
 	entries, err := os.ReadDir(p.root())
 	if err != nil {
-		return nil, fmt.Errorf("%s: listing processes: %w", t.Name, err)
+		return nil, fmt.Errorf("%s: listing processes: %w", t.describe(), err)
 	}
 	var pids []int
 	for _, e := range entries {
@@ -154,7 +265,7 @@ func (p *ProcSource) resolve(t ProcTarget) ([]int, error) {
 		}
 	}
 	if len(pids) == 0 {
-		return nil, fmt.Errorf("no process named %q (%s=%s): is it running on this machine?", t.Name, t.Resource, t.Name)
+		return nil, fmt.Errorf("no process named %q for %s: is it running on this machine?", t.describe(), t.Resource)
 	}
 	sort.Ints(pids)
 	return pids, nil
@@ -179,29 +290,37 @@ func (p *ProcSource) named(pid int, name string) bool {
 
 var errNoProcess = errors.New("no such process (exited?)")
 
-// readPID returns a process's CPU ticks (utime+stime), its RSS in bytes
-// and the cores it may use.
-func (p *ProcSource) readPID(pid int) (uint64, int64, float64, error) {
+// readPID returns a process's CPU ticks (utime+stime), its RSS in bytes,
+// the cores it may use (its CPUs, capped by a cgroup cpu.max quota) and
+// its CPUs (its affinity within its cgroup's cpuset).
+func (p *ProcSource) readPID(pid int) (uint64, int64, float64, CPUSet, error) {
 	dir := filepath.Join(p.root(), strconv.Itoa(pid))
 	b, err := os.ReadFile(filepath.Join(dir, "stat"))
 	if errors.Is(err, os.ErrNotExist) {
-		return 0, 0, 0, errNoProcess
+		return 0, 0, 0, nil, errNoProcess
 	}
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("reading its stat: %w", err)
+		return 0, 0, 0, nil, fmt.Errorf("reading its stat: %w", err)
 	}
 	ticks, err := parseStatTicks(string(b))
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, nil, err
 	}
 	rss, cpus, err := readStatus(filepath.Join(dir, "status"))
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, nil, err
 	}
-	if q := p.quota(dir); q > 0 && q < cpus {
-		cpus = q
+	quota, cpuset := p.cgroupLimits(dir)
+	if cpuset != nil {
+		if in := cpus.Intersect(cpuset); len(in) > 0 {
+			cpus = in
+		}
 	}
-	return ticks, rss, cpus, nil
+	cores := float64(len(cpus))
+	if quota > 0 && quota < cores {
+		cores = quota
+	}
+	return ticks, rss, cores, cpus, nil
 }
 
 // parseStatTicks reads fields 14 and 15 (utime, stime) of a stat line; the
@@ -227,17 +346,17 @@ func parseStatTicks(line string) (uint64, error) {
 	return u + s, nil
 }
 
-func readStatus(path string) (int64, float64, error) {
+func readStatus(path string) (int64, CPUSet, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return 0, 0, errNoProcess
+		return 0, nil, errNoProcess
 	}
 	if err != nil {
-		return 0, 0, fmt.Errorf("reading its status: %w", err)
+		return 0, nil, fmt.Errorf("reading its status: %w", err)
 	}
 	defer f.Close()
 	rss := int64(-1)
-	cpus := 0.0
+	var cpus CPUSet
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
@@ -250,45 +369,26 @@ func readStatus(path string) (int64, float64, error) {
 			}
 		}
 		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
-			n, err := countCPUList(strings.TrimSpace(v))
+			set, err := ParseCPUList(v)
 			if err != nil {
-				return 0, 0, fmt.Errorf("status Cpus_allowed_list: %w", err)
+				return 0, nil, fmt.Errorf("status Cpus_allowed_list: %w", err)
 			}
-			cpus = float64(n)
+			cpus = set
 		}
 	}
-	if cpus == 0 {
-		return 0, 0, errors.New("status has no Cpus_allowed_list")
+	if len(cpus) == 0 {
+		return 0, nil, errors.New("status has no Cpus_allowed_list")
 	}
 	// Kernel threads and zombies have no VmRSS: -1, no memory figure.
 	return rss, cpus, nil
 }
 
-// countCPUList counts a list such as 0-3,8,10-11.
-func countCPUList(s string) (int, error) {
-	n := 0
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, rng := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil || a < 0 {
-			return 0, fmt.Errorf("%q is not a CPU list", s)
-		}
-		b := a
-		if rng {
-			if b, err = strconv.Atoi(hi); err != nil || b < a || b-a > 1<<16 {
-				return 0, fmt.Errorf("%q is not a CPU list", s)
-			}
-		}
-		n += b - a + 1
-	}
-	return n, nil
-}
-
-// quota is the process's cgroup v2 cpu.max limit in cores, 0 for none.
-func (p *ProcSource) quota(dir string) float64 {
+// cgroupLimits is the process's cgroup v2 cpu.max limit in cores (0 for
+// none) and its cpuset.cpus.effective (nil when unknown).
+func (p *ProcSource) cgroupLimits(dir string) (float64, CPUSet) {
 	b, err := os.ReadFile(filepath.Join(dir, "cgroup"))
 	if err != nil {
-		return 0
+		return 0, nil
 	}
 	root := p.CgroupRoot
 	if root == "" {
@@ -299,20 +399,30 @@ func (p *ProcSource) quota(dir string) float64 {
 		if !ok {
 			continue
 		}
-		m, err := os.ReadFile(filepath.Join(root, filepath.Clean("/"+path), "cpu.max"))
-		if err != nil {
-			return 0
+		cg := filepath.Join(root, filepath.Clean("/"+path))
+		var set CPUSet
+		if c, err := os.ReadFile(filepath.Join(cg, "cpuset.cpus.effective")); err == nil && strings.TrimSpace(string(c)) != "" {
+			set, _ = ParseCPUList(string(c))
 		}
-		f := strings.Fields(string(m))
-		if len(f) != 2 || f[0] == "max" {
-			return 0
-		}
-		q, err1 := strconv.ParseFloat(f[0], 64)
-		per, err2 := strconv.ParseFloat(f[1], 64)
-		if err1 != nil || err2 != nil || q <= 0 || per <= 0 {
-			return 0
-		}
-		return q / per
+		return cpuMax(filepath.Join(cg, "cpu.max")), set
 	}
-	return 0
+	return 0, nil
+}
+
+// cpuMax reads a cpu.max file ("QUOTA PERIOD" or "max PERIOD") in cores.
+func cpuMax(path string) float64 {
+	m, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(m))
+	if len(f) != 2 || f[0] == "max" {
+		return 0
+	}
+	q, err1 := strconv.ParseFloat(f[0], 64)
+	per, err2 := strconv.ParseFloat(f[1], 64)
+	if err1 != nil || err2 != nil || q <= 0 || per <= 0 {
+		return 0
+	}
+	return q / per
 }

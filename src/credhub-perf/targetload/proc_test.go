@@ -17,7 +17,20 @@ type fakeProc struct {
 	root string
 }
 
-func newFakeProc(t *testing.T) *fakeProc { return &fakeProc{t: t, root: t.TempDir()} }
+func newFakeProc(t *testing.T) *fakeProc {
+	f := &fakeProc{t: t, root: t.TempDir()}
+	f.stat("cpu0 100 0 50 1000 5 0 0 0 0 0", "cpu1 100 0 50 1000 5 0 0 0 0 0")
+	return f
+}
+
+// stat writes /proc/stat's per-CPU lines (user nice system idle iowait
+// irq softirq steal guest guest_nice).
+func (f *fakeProc) stat(cpus ...string) {
+	text := "cpu  0 0 0 0 0 0 0 0 0 0\n" + strings.Join(cpus, "\n") + "\nintr 1 2 3\nctxt 5\n"
+	if err := os.WriteFile(filepath.Join(f.root, "stat"), []byte(text), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+}
 
 func (f *fakeProc) set(pid int, comm string, ticks uint64, status string) {
 	dir := filepath.Join(f.root, fmt.Sprint(pid))

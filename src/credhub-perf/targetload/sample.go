@@ -2,7 +2,6 @@ package targetload
 
 import (
 	"bufio"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -16,8 +15,12 @@ import (
 // FileName is the samples file of a run directory.
 const FileName = "target-samples.csv"
 
-// Header is the samples file's header line.
-const Header = "source,resource,instance,start,end,cpu,rss_bytes"
+// Header is the samples file's header line; OldHeader, without the
+// machine's columns, is still read.
+const (
+	Header    = OldHeader + ",cpus,machine,machine_busy,machine_steal,machine_iowait,machine_other"
+	OldHeader = "source,resource,instance,start,end,cpu,rss_bytes"
+)
 
 // Resources the verdict knows by name; a process source may name others.
 const (
@@ -38,6 +41,16 @@ type Sample struct {
 	CPU float64
 	// RSSBytes is resident memory; -1 when unknown.
 	RSSBytes int64
+	// CPUs the instance may use ("1", "0-3"); "" unknown.
+	CPUs string
+	// Machine names the CPUs the instance runs on: instances of one
+	// machine share them (machine.go). "" when unknown; the Machine*
+	// shares mean nothing then.
+	Machine string
+	// Shares (0..1) of the machine's CPUs over the interval: busy (every
+	// process), stolen by the hypervisor, in iowait, and busy with work
+	// other than the sampled resources'. NaN when unknown.
+	MachineBusy, MachineSteal, MachineIowait, MachineOther float64
 }
 
 // Writer appends samples to a file, one line each, flushed per batch so a
@@ -68,8 +81,8 @@ func (w *Writer) Write(samples []Sample) error {
 		if s.RSSBytes >= 0 {
 			rss = strconv.FormatInt(s.RSSBytes, 10)
 		}
-		fmt.Fprintf(w.w, "%s,%s,%s,%.3f,%.3f,%s,%s\n", field(s.Source), field(s.Resource), field(s.Instance),
-			s.Start.Seconds(), s.End.Seconds(), cpu, rss)
+		fmt.Fprintf(w.w, "%s,%s,%s,%.3f,%.3f,%s,%s,%s\n", field(s.Source), field(s.Resource), field(s.Instance),
+			s.Start.Seconds(), s.End.Seconds(), cpu, rss, machineFields(s))
 	}
 	return w.w.Flush()
 }
@@ -125,30 +138,48 @@ func Read(path string) ([]Sample, []string, error) {
 }
 
 func read(r io.Reader, name string) ([]Sample, []string, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = true
-	head, err := cr.Read()
+	lines := newLineReader(r)
+	headLine, err := lines.next()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, nil, fmt.Errorf("%s: empty, want the header %q", name, Header)
 		}
-		return nil, nil, fmt.Errorf("%s: %w", name, err)
+		return nil, nil, fmt.Errorf("%s:1: %w", name, err)
 	}
-	if strings.Join(head, ",") != Header {
-		return nil, nil, fmt.Errorf("%s:1: header %q is not %q", name, strings.Join(head, ","), Header)
+	head, err := csvLine(headLine)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s:1: %w", name, err)
+	}
+	fields := 0
+	switch strings.Join(head, ",") {
+	case Header:
+		fields = 13
+	case OldHeader:
+		fields = 7
+	default:
+		return nil, nil, fmt.Errorf("%s:1: header %q is not %q", name, clip(strings.Join(head, ","), 200), Header)
 	}
 	var out []Sample
 	var warnings []string
 	bad := 0
 	for line := 2; ; line++ {
-		rec, err := cr.Read()
+		text, err := lines.next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
+		if err != nil {
+			// A line past the bound is not a samples line, and reading on
+			// through gigabytes of one would cost the run its memory.
+			warnings = append(warnings, fmt.Sprintf("%s:%d: %v; the rest of the file is not read", name, line, err))
+			break
+		}
+		if text == "" {
+			continue
+		}
 		var s Sample
+		rec, err := csvLine(text)
 		if err == nil {
-			s, err = parseRecord(rec)
+			s, err = parseRecord(rec, fields)
 		}
 		if err != nil {
 			bad++
@@ -165,38 +196,54 @@ func read(r io.Reader, name string) ([]Sample, []string, error) {
 	return out, warnings, nil
 }
 
-func parseRecord(rec []string) (Sample, error) {
-	if len(rec) != 7 {
-		return Sample{}, fmt.Errorf("%d fields, want 7", len(rec))
+func parseRecord(rec []string, fields int) (Sample, error) {
+	if len(rec) != fields {
+		return Sample{}, fmt.Errorf("%d fields, want %d", len(rec), fields)
 	}
 	s := Sample{Source: rec[0], Resource: rec[1], Instance: rec[2], CPU: math.NaN(), RSSBytes: -1}
+	s.MachineBusy, s.MachineSteal, s.MachineIowait, s.MachineOther = math.NaN(), math.NaN(), math.NaN(), math.NaN()
 	if s.Source == "" || s.Resource == "" {
 		return Sample{}, errors.New("no source or resource")
 	}
 	start, err1 := strconv.ParseFloat(rec[3], 64)
 	end, err2 := strconv.ParseFloat(rec[4], 64)
 	if err1 != nil || err2 != nil || !finite(start) || !finite(end) || end < start || math.Abs(start) > 1e10 || math.Abs(end) > 1e10 {
-		return Sample{}, fmt.Errorf("start %q and end %q are not an interval in seconds", rec[3], rec[4])
+		return Sample{}, fmt.Errorf("start %q and end %q are not an interval in seconds", clip(rec[3], 40), clip(rec[4], 40))
 	}
 	s.Start, s.End = seconds(start), seconds(end)
-	if rec[5] != "" {
-		cpu, err := strconv.ParseFloat(rec[5], 64)
-		if err != nil || !finite(cpu) || cpu < 0 || cpu > maxShare {
-			return Sample{}, fmt.Errorf("cpu %q is not a share from 0 to 1", rec[5])
-		}
-		s.CPU = cpu
+	var err error
+	if s.CPU, err = parseShare("cpu", rec[5]); err != nil {
+		return Sample{}, err
 	}
 	if rec[6] != "" {
 		rss, err := strconv.ParseInt(rec[6], 10, 64)
 		if err != nil || rss < 0 {
-			return Sample{}, fmt.Errorf("rss_bytes %q is not a byte count", rec[6])
+			return Sample{}, fmt.Errorf("rss_bytes %q is not a byte count", clip(rec[6], 40))
 		}
 		s.RSSBytes = rss
 	}
-	if math.IsNaN(s.CPU) && s.RSSBytes < 0 {
-		return Sample{}, errors.New("neither cpu nor rss_bytes")
+	if fields > 7 {
+		if err := parseMachine(&s, rec[7:]); err != nil {
+			return Sample{}, err
+		}
+	}
+	if math.IsNaN(s.CPU) && s.RSSBytes < 0 && math.IsNaN(s.MachineBusy) {
+		return Sample{}, errors.New("neither cpu, rss_bytes nor machine_busy")
 	}
 	return s, nil
+}
+
+// parseShare reads a share from 0 to 1 (a little over is timer jitter);
+// "" is NaN, unknown.
+func parseShare(name, v string) (float64, error) {
+	if v == "" {
+		return math.NaN(), nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || !finite(f) || f < 0 || f > maxShare {
+		return 0, fmt.Errorf("%s %q is not a share from 0 to 1", name, clip(v, 40))
+	}
+	return f, nil
 }
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }

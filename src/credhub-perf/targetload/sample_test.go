@@ -50,7 +50,7 @@ func TestSamplesFileHostile(t *testing.T) {
 			t.Errorf("%s: read without an error", name)
 		}
 	}
-	bad := Header + "\n" +
+	bad := OldHeader + "\n" +
 		"proc,credhub,x,1,2,0.5,\n" + // good
 		"proc,credhub,x,2,1,0.5,\n" + // end before start
 		"proc,credhub,x,1,2,NaN,\n" + // NaN share
@@ -67,4 +67,28 @@ func TestSamplesFileHostile(t *testing.T) {
 	if len(warnings) != 4 || !strings.Contains(warnings[0], "bad:3:") || !strings.Contains(warnings[3], "8 lines skipped") {
 		t.Errorf("warnings %q", warnings)
 	}
+}
+
+// FuzzReadSamples: any file reads without a panic, every sample it keeps
+// is a usable one, and every warning is one line.
+func FuzzReadSamples(f *testing.F) {
+	f.Add(Header + "\nproc,credhub,pid 1,0,1,0.5,,1,cpus 1,0.9,0,0,0.1\n")
+	f.Add(OldHeader + "\nbosh,database,db/0,0,10,0.2,100\n")
+	f.Add(Header + "\nproc,credhub,x,0,1,,,,vm a,1.2,,,\n\"\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		got, ws, err := read(strings.NewReader(text), "f")
+		if err != nil {
+			return
+		}
+		for _, s := range got {
+			if s.End < s.Start || s.Source == "" || (math.IsNaN(s.CPU) && s.RSSBytes < 0 && math.IsNaN(s.MachineBusy)) || s.CPU > maxShare || s.MachineBusy > maxShare {
+				t.Errorf("kept %+v", s)
+			}
+		}
+		for _, w := range ws {
+			if strings.Contains(w, "\n") {
+				t.Errorf("warning of several lines %q", w)
+			}
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,14 +20,26 @@ type Sampler struct {
 	out     *Writer
 	warn    func(string)
 
-	mu      sync.Mutex
-	samples []Sample
-	prev    map[string]reading
-	warned  map[string]bool
-	cancel  context.CancelFunc
-	done    sync.WaitGroup
-	readMu  []sync.Mutex // one read of a source at a time
+	mu       sync.Mutex
+	samples  []Sample
+	prev     map[string]reading
+	warned   map[string]bool
+	problems map[string][]string // source -> its first few warnings
+	cancel   context.CancelFunc
+	done     sync.WaitGroup
+	readMu   []sync.Mutex // one read of a source at a time
+	// slow: the source's last read took over slowRead; a step's end does
+	// not wait for it until one is quick again (the ticker keeps reading).
+	slow []atomic.Bool
+	// began: when the read of a source under way began (UnixNano), 0
+	// when none is: a read that never ends leaves no warning of its own
+	// until its timeout, which a short run may not reach.
+	began []atomic.Int64
 }
+
+// slowRead is the read time past which a step end stops waiting for a
+// source.
+const slowRead = 500 * time.Millisecond
 
 type reading struct {
 	r   Reading
@@ -38,7 +51,7 @@ type reading struct {
 // warning line.
 func NewSampler(sources []Source, origin time.Time, now func() time.Time, out *Writer, warn func(string)) *Sampler {
 	return &Sampler{sources: sources, origin: origin, now: now, out: out, warn: warn,
-		prev: map[string]reading{}, warned: map[string]bool{}, readMu: make([]sync.Mutex, len(sources))}
+		prev: map[string]reading{}, warned: map[string]bool{}, readMu: make([]sync.Mutex, len(sources)), slow: make([]atomic.Bool, len(sources)), began: make([]atomic.Int64, len(sources))}
 }
 
 // Sources names the sources.
@@ -81,10 +94,21 @@ func (s *Sampler) Start(ctx context.Context) {
 // SampleNow reads the sources that answer at once (all but BOSH, whose
 // figures move only every VitalsWindow), so a step's last moments are
 // sampled before it is judged.
+//
+// Only a process source's read is waited for: it takes milliseconds. A
+// read of another source already under way (a sim that hangs, up to its
+// timeout) is not waited for; that read gives the step its figures.
 func (s *Sampler) SampleNow(ctx context.Context) {
 	for i, src := range s.sources {
-		if _, slow := src.(*BoshSource); !slow {
-			s.readSource(ctx, i)
+		switch src.(type) {
+		case *BoshSource:
+		case *ProcSource:
+			s.readMu[i].Lock()
+			s.readLocked(ctx, i)
+		default:
+			if !s.slow[i].Load() && s.readMu[i].TryLock() {
+				s.readLocked(ctx, i)
+			}
 		}
 	}
 }
@@ -123,14 +147,25 @@ func (s *Sampler) Between(start, end time.Duration) []Sample {
 
 func (s *Sampler) readSource(ctx context.Context, i int) {
 	s.readMu[i].Lock()
+	s.readLocked(ctx, i)
+}
+
+// readLocked reads source i, whose read lock the caller holds, and
+// releases it.
+func (s *Sampler) readLocked(ctx context.Context, i int) {
 	defer s.readMu[i].Unlock()
 	src := s.sources[i]
+	began := time.Now()
+	s.began[i].Store(began.UnixNano())
 	rs, warnings := src.Read(ctx)
+	s.began[i].Store(0)
+	s.slow[i].Store(time.Since(began) > slowRead)
 	off := s.now().Sub(s.origin)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, w := range warnings {
 		s.warnOnce(w)
+		s.noteProblem(src.Name(), w)
 	}
 	var batch []Sample
 	for _, r := range rs {
@@ -152,10 +187,14 @@ func (s *Sampler) readSource(ctx context.Context, i int) {
 // figures make no sense (warned).
 func (s *Sampler) toSample(source string, r Reading, off time.Duration) (Sample, bool) {
 	key := source + "\x00" + r.Resource + "\x00" + r.Instance
-	x := Sample{Source: source, Resource: r.Resource, Instance: r.Instance, End: off, CPU: math.NaN(), RSSBytes: r.RSSBytes}
-	if !math.IsNaN(r.Share) {
+	x := Sample{Source: source, Resource: r.Resource, Instance: r.Instance, End: off, CPU: math.NaN(), RSSBytes: r.RSSBytes,
+		CPUs: r.CPUs, MachineBusy: math.NaN(), MachineSteal: math.NaN(), MachineIowait: math.NaN(), MachineOther: math.NaN()}
+	if !math.IsNaN(r.Share) || r.Window > 0 {
 		x.Start = off - r.Window
-		x.CPU = math.Min(r.Share, 1)
+		x.CPU = math.Min(r.Share, 1) // NaN stays NaN: a colocated job's
+		if r.Machine != "" && finite(r.MachineShare) {
+			x.Machine, x.MachineBusy = r.Machine, math.Min(r.MachineShare, 1)
+		}
 		return x, true
 	}
 	p, ok := s.prev[key]
@@ -169,6 +208,9 @@ func (s *Sampler) toSample(source string, r Reading, off time.Duration) (Sample,
 		return Sample{}, false
 	}
 	x.Start = p.off
+	if r.Machine != "" && r.Machine == p.r.Machine && machineShares(&x, p.r.Counters, r.Counters) {
+		x.Machine = r.Machine
+	}
 	cores := r.Cores
 	if cores <= 0 {
 		s.warnOnce(fmt.Sprintf("%s %s: %v cores: its CPU share is unknown", source, r.Instance, cores))
@@ -202,8 +244,10 @@ func (s *Sampler) warnOnce(w string) {
 // give the step a share of, and the run, judging before it existed, not).
 func asWritten(x Sample) Sample {
 	x.Start, x.End = ceilMS(x.Start), ceilMS(x.End)
-	if !math.IsNaN(x.CPU) {
-		x.CPU = math.Round(x.CPU*1e4) / 1e4
+	for _, f := range []*float64{&x.CPU, &x.MachineBusy, &x.MachineSteal, &x.MachineIowait, &x.MachineOther} {
+		if !math.IsNaN(*f) {
+			*f = math.Round(*f*1e4) / 1e4
+		}
 	}
 	return x
 }
@@ -215,4 +259,31 @@ func ceilMS(d time.Duration) time.Duration {
 		t += time.Millisecond
 	}
 	return t
+}
+
+// machineShares sets x's machine figures from two readings of its
+// machine's counters; none when either is missing or time went back.
+func machineShares(x *Sample, a, b *MachineCounters) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	total := b.Total - a.Total
+	busy := b.Busy - a.Busy
+	if !(total > 0) || busy < 0 {
+		return false
+	}
+	share := func(d float64) float64 { return math.Min(math.Max(d/total, 0), 1) }
+	x.MachineBusy = share(busy)
+	if a.Steal >= 0 && b.Steal >= 0 {
+		x.MachineSteal = share(b.Steal - a.Steal)
+	}
+	// iowait can step back on Linux (it is counted per CPU as idle time
+	// a task waiting on I/O last ran on): clamped at 0.
+	if a.Iowait >= 0 && b.Iowait >= 0 {
+		x.MachineIowait = share(b.Iowait - a.Iowait)
+	}
+	if a.Sampled >= 0 && b.Sampled >= 0 {
+		x.MachineOther = share(busy - (b.Sampled - a.Sampled))
+	}
+	return true
 }

@@ -24,7 +24,14 @@ type SimSource struct {
 	// client certificate alone is not how the run authenticates.
 	Authorize func(*http.Request) error
 	Every     time.Duration
+	// Timeout bounds one read (0: SimTimeout): a sim that hangs must not
+	// hold up the step ends that read it.
+	Timeout time.Duration
 }
+
+// SimTimeout is a read's default bound: the sim answers from memory in
+// milliseconds, so a read this slow will not give a timely figure.
+const SimTimeout = 2 * time.Second
 
 func (s *SimSource) Name() string { return "credhub-sim" }
 
@@ -40,18 +47,37 @@ type SimReport struct {
 	NowS      float64       `json:"now_s"`
 	Instances []SimResource `json:"instances"`
 	Database  *SimResource  `json:"database,omitempty"`
+	// Machines: present when the sim models resources on shared cores.
+	Machines []SimMachine `json:"machines,omitempty"`
 }
 
 // SimResource is one modelled resource: its cores and the core-seconds
-// it was busy since the sim started.
+// it was busy since the sim started; Machine names the SimMachine whose
+// cores it runs on, when the sim models shared cores.
 type SimResource struct {
-	Name  string  `json:"name"`
-	Cores float64 `json:"cores"`
-	BusyS float64 `json:"busy_s"`
+	Name    string  `json:"name"`
+	Cores   float64 `json:"cores"`
+	BusyS   float64 `json:"busy_s"`
+	Machine string  `json:"machine,omitempty"`
+}
+
+// SimMachine is a modelled machine: core-seconds its cores were busy
+// (resources and neighbour), of which the neighbour's, and stolen;
+// cumulative on the model's clock.
+type SimMachine struct {
+	Name       string   `json:"name"`
+	Cores      float64  `json:"cores"`
+	BusyS      float64  `json:"busy_s"`
+	OtherBusyS *float64 `json:"other_busy_s,omitempty"`
+	StealS     *float64 `json:"steal_s,omitempty"`
 }
 
 func (s *SimSource) Read(ctx context.Context) ([]Reading, []string) {
-	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = SimTimeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	url := strings.TrimRight(s.URL, "/") + SimPath
 	req, err := http.NewRequestWithContext(cctx, http.MethodGet, url, nil)
@@ -68,10 +94,16 @@ func (s *SimSource) Read(ctx context.Context) ([]Reading, []string) {
 		if ctx.Err() != nil {
 			return nil, nil
 		}
+		if cctx.Err() != nil {
+			return nil, []string{fmt.Sprintf("credhub-sim utilisation: GET %s did not answer within %s; its samples are missing", url, timeout)}
+		}
 		return nil, []string{fmt.Sprintf("credhub-sim utilisation: GET %s: %v", url, err)}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil && cctx.Err() != nil {
+		return nil, []string{fmt.Sprintf("credhub-sim utilisation: GET %s did not finish its answer within %s; its samples are missing", url, timeout)}
+	}
 	if err != nil {
 		return nil, []string{fmt.Sprintf("credhub-sim utilisation: reading the answer: %v", err)}
 	}
@@ -98,7 +130,16 @@ func ParseSimReport(body []byte) ([]Reading, []string) {
 			warnings = append(warnings, fmt.Sprintf("credhub-sim utilisation: %s reports cores %v, busy_s %v: not usable", r.Name, r.Cores, r.BusyS))
 			return
 		}
-		out = append(out, Reading{Resource: res, Instance: r.Name, At: at, Busy: seconds(r.BusyS), Cores: r.Cores, Share: math.NaN(), RSSBytes: -1})
+		rd := Reading{Resource: res, Instance: clip(r.Name, 64), At: at, Busy: seconds(r.BusyS), Cores: r.Cores, Share: math.NaN(), RSSBytes: -1}
+		if r.Machine != "" {
+			m, w := simMachine(rep, r.Machine)
+			if w != "" {
+				warnings = append(warnings, w)
+			} else {
+				rd.Machine, rd.CPUs, rd.Counters = clip(r.Machine, 64), cores(m.Cores).String(), m.counters(rep.NowS)
+			}
+		}
+		out = append(out, rd)
 	}
 	for _, in := range rep.Instances {
 		add(CredHub, in)
@@ -110,4 +151,45 @@ func ParseSimReport(body []byte) ([]Reading, []string) {
 		warnings = append(warnings, "credhub-sim utilisation: the sim models no instances (start it with -workers K)")
 	}
 	return out, warnings
+}
+
+// simMachine finds a resource's machine in the report.
+func simMachine(rep SimReport, name string) (SimMachine, string) {
+	for _, m := range rep.Machines {
+		if m.Name != name {
+			continue
+		}
+		ok := finite(m.BusyS) && m.BusyS >= 0 && m.BusyS <= 1e12 && finite(m.Cores) && m.Cores >= 1 && m.Cores <= 1e4
+		for _, f := range []*float64{m.OtherBusyS, m.StealS} {
+			ok = ok && (f == nil || (finite(*f) && *f >= 0 && *f <= m.BusyS+1e12))
+		}
+		if !ok {
+			return m, fmt.Sprintf("credhub-sim utilisation: machine %s reports cores %v, busy_s %v: not usable", clip(name, 64), m.Cores, m.BusyS)
+		}
+		return m, ""
+	}
+	return SimMachine{}, fmt.Sprintf("credhub-sim utilisation: machine %q is not among its machines", clip(name, 64))
+}
+
+// counters are the machine's figures as a process source's: its cores'
+// time is cores x now_s; what the neighbour did not use, the resources
+// did; no iowait in the model.
+func (m SimMachine) counters(now float64) *MachineCounters {
+	c := &MachineCounters{Total: m.Cores * now, Busy: m.BusyS, Steal: -1, Iowait: -1, Sampled: -1}
+	if m.StealS != nil {
+		c.Steal = *m.StealS
+	}
+	if m.OtherBusyS != nil {
+		c.Sampled = math.Max(m.BusyS-*m.OtherBusyS, 0)
+	}
+	return c
+}
+
+// cores is CPUs 0 to n-1.
+func cores(n float64) CPUSet {
+	var s CPUSet
+	for i := 0; i < int(n) && i < maxCPU; i++ {
+		s = append(s, i)
+	}
+	return s
 }

@@ -18,8 +18,18 @@ func TestParseSimReport(t *testing.T) {
 		`{"now_s":1,"instances":[{"name":"i","cores":0,"busy_s":1}]}`:  "not usable",
 		`{"now_s":1,"instances":[{"name":"i","cores":1,"busy_s":-1}]}`: "not usable",
 		`{"now_s":1e400}`: "not its JSON",
+		`{"now_s":1,"instances":[{"name":"i","cores":1,"busy_s":1,"machine":"nowhere"}],"machines":[]}`:                                         "is not among its machines",
+		`{"now_s":1,"instances":[{"name":"i","cores":1,"busy_s":1,"machine":"m"}],"machines":[{"name":"m","cores":0,"busy_s":1}]}`:              "machine m reports cores 0",
+		`{"now_s":1,"instances":[{"name":"i","cores":1,"busy_s":1,"machine":"m"}],"machines":[{"name":"m","cores":1,"busy_s":1,"steal_s":-2}]}`: "not usable",
 	} {
 		rs, w := ParseSimReport([]byte(body))
+		if strings.Contains(body, "machine") {
+			// The instance is still read; its machine is not.
+			if len(rs) != 1 || rs[0].Machine != "" || !strings.Contains(strings.Join(w, "|"), want) {
+				t.Errorf("%s: %+v %q, want %q", body, rs, w, want)
+			}
+			continue
+		}
 		if len(rs) != 0 || !strings.Contains(strings.Join(w, "|"), want) {
 			t.Errorf("%s: %+v %q, want %q", body, rs, w, want)
 		}

@@ -58,7 +58,7 @@ func vitalsRecord(args []string, stderr io.Writer) int {
 	every := fs.Duration("interval", targetload.VitalsWindow, "time between two vitals calls (at least 10s, the agent's own interval)")
 	timeout := fs.Duration("timeout", 60*time.Second, "how long one vitals call may take")
 	var groups listFlag
-	fs.Var(&groups, "group", "instance group to sample as GROUP=RESOURCE (repeatable; default credhub=credhub and database=database)")
+	fs.Var(&groups, "group", "instance group to sample as GROUP=RESOURCE (repeatable; a group of colocated jobs twice, credhub=credhub and credhub=database; default credhub=credhub and database=database)")
 	if code := parseFlags(fs, args, stderr); code >= 0 {
 		return code
 	}
@@ -69,14 +69,10 @@ func vitalsRecord(args []string, stderr io.Writer) int {
 	if len(groups) == 0 {
 		groups = listFlag{"credhub=credhub", "database=database"}
 	}
-	gm := map[string]string{}
-	for _, g := range groups {
-		k, v, ok := strings.Cut(g, "=")
-		if !ok || k == "" || v == "" || strings.ContainsAny(g, ", \n") {
-			fmt.Fprintf(stderr, "credhub-perf vitals record: --group %q: want GROUP=RESOURCE, e.g. database=database\n", g)
-			return 2
-		}
-		gm[k] = v
+	gm, err := targetload.ParseGroups(groups)
+	if err != nil {
+		fmt.Fprintf(stderr, "credhub-perf vitals record: --group %v\n", err)
+		return 2
 	}
 	w, err := targetload.Create(*out)
 	if err != nil {
