@@ -292,3 +292,18 @@ func TestProcOverlappingCPUsAreOneMachine(t *testing.T) {
 		t.Errorf("readings %+v %q", rs, w)
 	}
 }
+
+// On a machine of several cores a resource's share is of its own cores,
+// which may be fewer than the machine's, so the verdict says whose share
+// it is, and the cores they share "are" the limit.
+func TestSharedCoresVerdictWords(t *testing.T) {
+	s := func(res string, cpu float64) Sample {
+		return Sample{Source: "credhub-sim", Resource: res, Instance: "instance 1", Start: 0, End: sec(1), CPU: cpu,
+			RSSBytes: -1, CPUs: "0-1", Machine: "host", MachineBusy: 0.98, MachineSteal: 0, MachineIowait: math.NaN(), MachineOther: 0.02}
+	}
+	l := Judge([]Sample{s(CredHub, 0.31), s(Database, 0.22)}, 0, sec(1))
+	want := "machine host, shared by CredHub (31 % of its cores) and the database (22 % of its cores), is 98 % busy: the cores they share are the limit; give them separate cores or VMs"
+	if !strings.HasPrefix(l.Verdict, want) {
+		t.Errorf("verdict %q\nwant prefix %q", l.Verdict, want)
+	}
+}

@@ -157,7 +157,7 @@ func findingOf(m MachineLoad, rs []ResourceLoad) *finding {
 		fmt.Fprintf(&b, ": other work on the %s they share is the limit; move it off or give them %s of their own", m.noun(), m.plural())
 	case shared:
 		f.kind = "shared"
-		fmt.Fprintf(&b, ": the %s they share is the limit; give them separate %s", m.noun(), m.separate())
+		fmt.Fprintf(&b, ": the %s they share %s the limit; give them separate %s", m.noun(), m.verb(), m.separate())
 	case other:
 		f.kind = "other work"
 		own := "a " + m.noun()
@@ -205,6 +205,14 @@ func (m MachineLoad) noun() string {
 	return "cores"
 }
 
+// verb agrees with noun: "the core they share is", "the cores ... are".
+func (m MachineLoad) verb() string {
+	if m.noun() == "cores" {
+		return "are"
+	}
+	return "is"
+}
+
 // plural is what to give resources of their own: "cores", "VMs".
 func (m MachineLoad) plural() string {
 	if m.noun() == "VM" {
@@ -220,14 +228,21 @@ func (m MachineLoad) separate() string {
 	return "cores or VMs"
 }
 
-// sharers: "CredHub (73 %) and the database (24 %)".
+// sharers: "CredHub (73 %) and the database (24 %)". A resource's CPU is
+// a share of the cores it may use: on one core that is the core's share,
+// so the figures add up to the machine's; on several, an instance may use
+// fewer cores than the machine has, so the share says whose it is.
 func sharers(m MachineLoad, rs []ResourceLoad) string {
+	of := ""
+	if m.noun() != "core" {
+		of = " of its cores"
+	}
 	var parts []string
 	for _, name := range m.Resources {
 		p := shortLabel(name)
 		for _, r := range rs {
 			if r.Resource == name && r.CPU != nil {
-				p += " (" + pct(*r.CPU) + ")"
+				p += " (" + pct(*r.CPU) + of + ")"
 			}
 		}
 		parts = append(parts, p)
