@@ -1,9 +1,7 @@
 package capacity
 
 import (
-	"context"
 	"math"
-	"sync"
 	"testing"
 	"time"
 )
@@ -36,45 +34,8 @@ func TestDatabasePlateausAcrossInstanceCounts(t *testing.T) {
 		if err := c.SetDatabase(300, 1); err != nil {
 			t.Fatal(err)
 		}
-		clients := 2*tc.k + 4
-		from, end := start.Add(time.Second), start.Add(3*time.Second)
-		var mu sync.Mutex
-		var served int
-		var u0 Utilisation
-		var once sync.Once
-		var wg sync.WaitGroup
-		for range clients {
-			clk.Join()
-		}
-		for range clients {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer clk.Leave()
-				for {
-					now := clk.Now()
-					if !now.Before(end) {
-						return
-					}
-					if !now.Before(from) {
-						once.Do(func() { u0 = c.Utilisation() })
-					}
-					if !c.Serve(context.Background(), false, func() {}) {
-						t.Error("request not served")
-						return
-					}
-					if t1 := clk.Now(); !t1.Before(from) && !t1.After(end) {
-						mu.Lock()
-						served++
-						mu.Unlock()
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		u1 := c.Utilisation()
+		rate, u0, u1 := measure(t, c, clk, start, 2*tc.k+4)
 		dt := u1.NowS - u0.NowS
-		rate := float64(served) / 2
 		var inst float64
 		for i := range u1.Instances {
 			inst += (u1.Instances[i].BusyS - u0.Instances[i].BusyS) / dt / float64(tc.k)
