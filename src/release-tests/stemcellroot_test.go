@@ -138,6 +138,9 @@ func prepareStemcellRoot(ctx context.Context, spec rootSpec) rootTarball {
 		defer cancel()
 		// A private mount namespace: the root's /proc mount goes with it.
 		cmd := exec.CommandContext(ctx, "unshare", "--mount", "--propagation", "private", "bash", spec.script, tarball)
+		// Cancelled (the rehearsal failed before it needed the root), the
+		// script's children may hold its output open: stop waiting for them.
+		cmd.WaitDelay = 10 * time.Second
 		out, err := cmd.CombinedOutput()
 		res.log, res.took = string(out), time.Since(began)
 		var exit *exec.ExitError

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/credhub-perf/credhub-perf/cpuload"
 	"github.com/credhub-perf/credhub-perf/load"
 	"github.com/credhub-perf/credhub-perf/load/loadtest"
 )
@@ -163,13 +164,28 @@ func TestOpenLoopRateRealTime(t *testing.T) {
 	if err := e.Run(context.Background(), load.Step{Concurrency: 20, Rate: rate, Duration: time.Second, KeepConns: true}, load.Discard); err != nil {
 		t.Fatal(err)
 	}
-	var c collect
-	if err := e.Run(context.Background(), load.Step{Concurrency: 20, Rate: rate, Duration: secs * time.Second}, &c); err != nil {
-		t.Fatal(err)
-	}
-	res := c.res
-	if len(res) != rate*secs {
-		t.Fatalf("%d requests scheduled, want %d", len(res), int(rate*secs))
+	// A run the tool's own verdict on this process says the machine
+	// disturbed (loadtest.SinceVerdict) measured the machine: run again.
+	loadtest.OnQuietMachine(t, func() string {
+		from := cpuload.Take(time.Now())
+		var c collect
+		if err := e.Run(context.Background(), load.Step{Concurrency: 20, Rate: rate, Duration: secs * time.Second}, &c); err != nil {
+			t.Fatal(err)
+		}
+		if busy := loadtest.SinceVerdict(from); busy != "" {
+			return busy
+		}
+		checkRealTimeRate(t, c.res, rate, secs)
+		return ""
+	})
+}
+
+// checkRealTimeRate: the requests of a secs-long step at rate were sent
+// at that rate, overall within 2 % and each second within 10 %.
+func checkRealTimeRate(t *testing.T, res []load.Result, rate float64, secs int) {
+	t.Helper()
+	if len(res) != int(rate)*secs {
+		t.Fatalf("%d requests scheduled, want %d", len(res), int(rate)*secs)
 	}
 	// When a worker took each request up: the pacer's release, late only
 	// by the tester's own lateness (a wait for a connection is the
