@@ -58,7 +58,8 @@ def status(by: str, value: float | None, confirmations: list) -> str:
         opened = sum(1 for c in confirmations if openloop.sized_by(c) == OPEN)
         some = f" in {opened} of {_runs(n)}" if 0 < opened < n else ""
         if value is None:
-            return f"open loop{some}: {openloop.NO_FIGURE}; size below the lowest rate tried"
+            why = next((c.why_no_figure for c in confirmations if c is not None and c.why_no_figure), openloop.NO_FIGURE)
+            return f"open loop{some}: {why}" + ("; size below the lowest rate tried" if why == openloop.NO_FIGURE else "")
         return f"open loop{some}: open arrivals hold the SLO only below the closed-loop capacity"
     if not had:
         if any(c is not None for c in confirmations):

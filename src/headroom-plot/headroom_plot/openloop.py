@@ -54,9 +54,18 @@ class Confirmation:
 
     @property
     def no_figure(self) -> bool:
-        """Open arrivals held the SLO at no rate tried: there is no figure to size with, and the closed-loop one
-        is not it."""
+        """Open arrivals held the SLO at no rate tried, or no step of theirs counted: there is no figure to size
+        with, and the closed-loop one is not it."""
         return sized_by(self) == "open loop" and self.size_with is None
+
+    @property
+    def why_no_figure(self) -> str:
+        """Why there is no figure to size with, in the words of every reader ("" when there is one)."""
+        if not self.no_figure:
+            return ""
+        if self.capacity is None and self.note and not self.note.startswith(MISSED):
+            return f"no figure to size with (open arrivals unconfirmed: {self.note})"
+        return NO_FIGURE
 
     @property
     def note(self) -> str:
@@ -179,6 +188,9 @@ def _same(a: float | None, b: float | None) -> bool:
 # Why a run with a confirmation has no figure to size with (summary.json size_with null): the words every
 # reader (capacity table, report, compare) uses.
 NO_FIGURE = "no figure to size with (open arrivals held the SLO at no rate tried)"
+# The start of credhub-perf's open_loop.note when every rate tried missed (results/openloop.go), as against a
+# note saying why no step counted.
+MISSED = "no open-loop step met the SLO"
 
 
 def sized_by(conf: Confirmation | None) -> str:
@@ -234,4 +246,5 @@ def row_figures(run) -> dict:
     cold-target label (runs.Run.capacity_label)."""
     c = run.confirmation
     return {"open_loop": c.capacity if c else None, "sized_by": sized_by(c), "size_with": size_with(run.max_tput, c),
-            "headline": c.headline if c else "", "capacity_label": run.capacity_label}
+            "headline": c.headline if c else "", "capacity_label": run.capacity_label,
+            "no_figure": c.why_no_figure if c else ""}

@@ -143,7 +143,7 @@ def _sized(c: CapacityRow) -> str:
     """The capacity table's "size with" cell: the figure and its kind, or why there is none."""
     if c.size_with is not None:
         return f"{_num(c.size_with)} ({c.sized_by})"
-    return openloop.NO_FIGURE if c.sized_by == "open loop" and c.max_tput is not None else "-"
+    return (c.no_figure or openloop.NO_FIGURE) if c.sized_by == "open loop" and c.max_tput is not None else "-"
 
 
 def _bottlenecks(s, para, table_) -> None:
@@ -335,12 +335,11 @@ def _scenario(doc, scen: str, several: bool, table: list[CapacityRow], recs: lis
                     if kept else "no instance count is left for the scalability fit and the recommendation."),
                  cls="warn")
     opened = [c.group for c in table if c.scenario == scen and c.sized_by == "open loop" and c.size_with is not None]
-    none = [c.group for c in table if c.scenario == scen and c.sized_by == "open loop" and c.size_with is None
-            and c.max_tput is not None]
-    if none:
-        para(f"NO FIGURE TO SIZE WITH for {', '.join(none)} instance(s): open arrivals held the SLO at no rate "
-             "tried, down to the lowest the confirmation ran; size below it (see each run's headline). The "
-             "closed-loop capacity in the table is not a rate open arrivals hold.", cls="warn")
+    for c in table:
+        if c.scenario == scen and c.sized_by == "open loop" and c.size_with is None and c.max_tput is not None:
+            why = (c.no_figure or openloop.NO_FIGURE).removeprefix("no figure to size with ")
+            para(f"NO FIGURE TO SIZE WITH for {c.group} instance(s) {why}: see each run's headline. The "
+                 "closed-loop capacity in the table is not a rate open arrivals were shown to hold.", cls="warn")
     if opened:
         para(f"SIZE WITH THE OPEN-LOOP FIGURE for {', '.join(opened)} instance(s): fixed-rate steps after the "
              "closed-loop ramp held the SLO only below its capacity (applications' requests arrive whether "

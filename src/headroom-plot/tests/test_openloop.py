@@ -225,3 +225,25 @@ def test_real_summaries_sized_as_credhub_perf_says(tmp):
     s = comparesizing.sizing(table[1], [slow])
     assert s.value is None and s.gap and s.status.startswith("open loop: no figure to size with")
     assert comparesizing.sizing(table[0], [ok]).status == "closed loop, confirmed by open arrivals"
+
+
+def test_no_figure_says_why():
+    """No rate held, or no step of the confirmation counted: no figure either way, each said in its words."""
+    from headroom_plot import comparesizing
+    c = openloop.Confirmation(steps=[], latency=np.empty(0), offset=np.empty(0), error=np.empty(0),
+                              step=np.empty(0))
+    openloop.attach(c, {"open_loop": {"closed_loop": 500.0, "capacity": None, "agree": False,
+                                      "note": "no open-loop step met the SLO; the lowest, rate 250/s, missed it"},
+                        "size_with": None, "closed_loop_capacity": 500.0})
+    assert c.why_no_figure == openloop.NO_FIGURE
+    openloop.attach(c, {"open_loop": {"closed_loop": 500.0, "capacity": None, "agree": False,
+                                      "note": "no step counts: 2 not steady"},
+                        "size_with": None, "closed_loop_capacity": 500.0})
+    assert c.why_no_figure == "no figure to size with (open arrivals unconfirmed: no step counts: 2 not steady)"
+    row = analysis.CapacityRow(scenario="get", group="1", instances=1, runs=1, max_tput=500.0, knee=None,
+                               efficiency=None, size_with=None, sized_by="open loop", no_figure=c.why_no_figure)
+    s = comparesizing.sizing(row, [SimpleNamespace(confirmation=c)])
+    assert s.status == "open loop: no figure to size with (open arrivals unconfirmed: no step counts: 2 not steady)"
+    openloop.attach(c, {"open_loop": {"closed_loop": 500.0, "capacity": 400.0, "held": 380.0, "agree": False},
+                        "size_with": 380.0, "size_with_kind": "open_loop"})
+    assert c.why_no_figure == "" and not c.no_figure
