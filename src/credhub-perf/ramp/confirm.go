@@ -39,10 +39,10 @@ import (
 // step leaves the target no backlog (a closed-loop step ends once every
 // request it sent was answered) and none of its connections (closed at
 // its end: load TestClosedLoopLeavesTargetIdle), and the step dials and
-// warms its own at its rate. A first step that reads slower on a busy
-// machine shows the tester's sends late and the target's answers held
-// (sched-lag, the tail's stalls), as any step would, and the tester-bound
-// and steadiness rules judge it so.
+// warms its own at its rate. First steps measured several times slower
+// than the rate alone, on a busy machine, showed the tester's sends late
+// and the target's answers held (sched-lag and response delay of tens of
+// ms): the machine's, which the tester-bound and steadiness rules judge.
 const confirmWarmup = time.Second
 
 // confirmWorkersPerRate sizes a confirmation step's workers: enough for a

@@ -124,11 +124,10 @@ func TestConfirmationAgreesWithoutPauses(t *testing.T) {
 // (6 connections on one core) leaves it nothing in flight (a closed-loop
 // step ends once every request it sent is answered, and its connections
 // are closed), and the first step's connections are warmed at its own
-// rate for at least a second, unrecorded, as each step's are. What made a
-// first step read several times slower on a busy machine was the machine:
-// the tester's sends late and the target's answers held (sched-lag and
-// response delay of tens of ms, stalls at any step), which a quiet machine
-// does not show.
+// rate for at least a second, unrecorded, as each step's are. First steps
+// read several times slower on a busy machine, with the tester's sends
+// late and the target's answers held (sched-lag and response delay of
+// tens of ms): the machine's, which a quiet machine does not show.
 func TestConfirmationFirstStepAsAlone(t *testing.T) {
 	binaries(t)
 	loadtest.QuietMachine(t)
