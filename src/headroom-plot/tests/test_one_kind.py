@@ -219,10 +219,14 @@ def _scaled_confirmed_run(path, credhub_perf, n, figure):
         json.dump(doc, f)
 
 
-@pytest.mark.parametrize("kind,needle", [(5, "size_with_kind: 5 is not a string"),
-                                         ("x" * 30, "size_with_kind: 30 characters, more than 20")])
-def test_a_damaged_size_with_kind_is_refused_in_one_line(tmp, credhub_perf, capsys, kind, needle):
-    a = confirmed_run(str(tmp / "before"), credhub_perf, open_ok=False, edit=lambda d: d.update(size_with_kind=kind))
+@pytest.mark.parametrize("fields,needle", [
+    ({"size_with_kind": 5}, "size_with_kind: 5 is not a string"),
+    ({"size_with_kind": "x" * 30}, "size_with_kind: 30 characters, more than 20"),
+    ({"closed_loop_capacity": "506"}, 'closed_loop_capacity: "506" is not a number'),
+    ({"closed_loop_capacity": -1}, "closed_loop_capacity: -1 is out of range"),
+])
+def test_a_damaged_sizing_field_is_refused_in_one_line(tmp, credhub_perf, capsys, fields, needle):
+    a = confirmed_run(str(tmp / "before"), credhub_perf, open_ok=False, edit=lambda d: d.update(fields))
     b = confirmed_run(str(tmp / "after"), credhub_perf, open_ok=True)
     rc = cli.main(["compare", a, b, "--out", str(tmp / "cmp"), "--format", "png", "--replicates", "0"])
     err = capsys.readouterr().err
