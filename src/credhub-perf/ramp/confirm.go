@@ -33,6 +33,16 @@ import (
 
 // confirmWarmup is the least warm-up of a confirmation step: its
 // connections are open, and its pacer settled, before its clock starts.
+//
+// The first step needs nothing more to read what its rate reads alone
+// (cmd/credhub-perf TestConfirmationFirstStepAsAlone): the ramp's last
+// step leaves the target no backlog (a closed-loop step ends once every
+// request it sent was answered) and none of its connections (closed at
+// its end: load TestClosedLoopLeavesTargetIdle), and the step dials and
+// warms its own at its rate. First steps measured several times slower
+// than the rate alone, on a busy machine, showed the tester's sends late
+// and the target's answers held (sched-lag and response delay of tens of
+// ms): the machine's, which the tester-bound and steadiness rules judge.
 const confirmWarmup = time.Second
 
 // confirmWorkersPerRate sizes a confirmation step's workers: enough for a

@@ -444,6 +444,8 @@ class CapacityRow:
     size_with: float | None = None
     sized_by: str = "closed loop"
     headlines: list[str] = field(default_factory=list)
+    # Why there is no figure to size with when open arrivals gave none (openloop.Confirmation.why_no_figure).
+    no_figure: str = ""
     # credhub-perf's cold-target labels of the group's runs (warm-up off, steps not showing it warm).
     capacity_labels: list[str] = field(default_factory=list)
 
@@ -460,6 +462,8 @@ def _size_with(c: CapacityRow, rs: list[dict]) -> None:
     c.sized_by = "open loop"
     sized = [r["size_with"] if r.get("sized_by") == "open loop" else r["max_tput"] for r in rs]
     c.size_with = float(np.median(sized)) if all(v is not None for v in sized) else None
+    if c.size_with is None:
+        c.no_figure = next((r["no_figure"] for r in rs if r.get("no_figure")), "")
 
 
 def capacity_table(rows: list[dict]) -> list[CapacityRow]:

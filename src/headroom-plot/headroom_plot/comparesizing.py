@@ -58,7 +58,8 @@ def status(by: str, value: float | None, confirmations: list) -> str:
         opened = sum(1 for c in confirmations if openloop.sized_by(c) == OPEN)
         some = f" in {opened} of {_runs(n)}" if 0 < opened < n else ""
         if value is None:
-            return f"open loop{some}: open arrivals held the SLO at no rate tried; size below the lowest"
+            why = next((c.why_no_figure for c in confirmations if c is not None and c.why_no_figure), openloop.NO_FIGURE)
+            return f"open loop{some}: {why}" + ("; size below the lowest rate tried" if why == openloop.NO_FIGURE else "")
         return f"open loop{some}: open arrivals hold the SLO only below the closed-loop capacity"
     if not had:
         if any(c is not None for c in confirmations):
@@ -83,6 +84,8 @@ def sizing(row, runs: list) -> Sizing:
 
 def figure(s: Sizing) -> str:
     """The figure to size with in a sentence: "700 req/s (open loop: ...)"."""
+    if s.value is None and s.by == OPEN:
+        return s.status  # it says there is no figure, and why
     v = "no figure" if s.value is None else f"{s.value:,.0f} req/s"
     return f"{v} ({s.status})"
 

@@ -28,6 +28,9 @@ class Confirmation:
     verdict: dict = field(default_factory=dict)   # summary.json's open_loop
     size_with: float | None = None
     size_with_kind: str = ""           # summary.json's "closed_loop" / "open_loop"; "" when not recorded
+    # The ramp's closed-loop capacity credhub-perf judged (summary.json closed_loop_capacity, else
+    # open_loop.closed_loop): None when the ramp found none, so there was nothing to confirm.
+    closed_loop: float | None = None
     headline: str = ""
     # Per step (as `steps`): credhub-perf's cause of the requests over the SLO latency ("target pauses",
     # "new connections", "queueing", "" none) and its note (summary.json steps' `tail`).
@@ -40,7 +43,29 @@ class Confirmation:
 
     @property
     def agree(self) -> bool:
+        """Confirmed: open arrivals held the SLO at the closed-loop figure (results/sizewith.go), the only case
+        the closed-loop figure is sized with after a confirmation."""
         return self.verdict.get("agree") is True
+
+    @property
+    def held(self) -> float | None:
+        """The highest offered rate at which open arrivals held the SLO in a step that counts."""
+        return _num(self.verdict.get("held"))
+
+    @property
+    def no_figure(self) -> bool:
+        """Open arrivals held the SLO at no rate tried, or no step of theirs counted: there is no figure to size
+        with, and the closed-loop one is not it."""
+        return sized_by(self) == "open loop" and self.size_with is None
+
+    @property
+    def why_no_figure(self) -> str:
+        """Why there is no figure to size with, in the words of every reader ("" when there is one)."""
+        if not self.no_figure:
+            return ""
+        if self.capacity is None and self.note and not self.note.startswith(MISSED):
+            return f"no figure to size with (open arrivals unconfirmed: {self.note})"
+        return NO_FIGURE
 
     @property
     def note(self) -> str:
@@ -131,6 +156,9 @@ def attach(conf: Confirmation, doc: dict) -> None:
     conf.size_with = _num(doc.get("size_with"))
     kind = doc.get("size_with_kind")
     conf.size_with_kind = kind if kind in KINDS else ""
+    conf.closed_loop = _num(doc.get("closed_loop_capacity"))
+    if conf.closed_loop is None and "closed_loop_capacity" not in doc:
+        conf.closed_loop = _num(conf.verdict.get("closed_loop"))  # a summary written before closed_loop_capacity
     h = doc.get("headline")
     conf.headline = h[:400] if isinstance(h, str) else ""
     conf.causes, conf.notes = [], []
@@ -157,16 +185,31 @@ def _same(a: float | None, b: float | None) -> bool:
     return a is not None and b is not None and abs(a - b) <= 1e-9 * max(1.0, abs(a))
 
 
+# Why a run with a confirmation has no figure to size with (summary.json size_with null): the words every
+# reader (capacity table, report, compare) uses.
+NO_FIGURE = "no figure to size with (open arrivals held the SLO at no rate tried)"
+# The start of credhub-perf's open_loop.note when every rate tried missed (results/openloop.go), as against a
+# note saying why no step counted.
+MISSED = "no open-loop step met the SLO"
+
+
 def sized_by(conf: Confirmation | None) -> str:
-    """Which figure the operator should size with: "open loop" when open arrivals hold the SLO only below
-    the ramp's capacity (or at no rate tried), "closed loop" otherwise (no confirmation included).
-    credhub-perf's size_with_kind decides when recorded; without it, the figure size_with equals (the ramp's
-    or open arrivals'), and when both or neither, its `agree`."""
+    """Which figure the operator should size with: "open loop" when open arrivals did not hold the SLO at the
+    ramp's capacity (their highest rate held, or none when they held at no rate tried: size_with None), "closed
+    loop" when they confirmed it or there was no confirmation. credhub-perf's size_with_kind decides when
+    recorded. A null size_with with a confirmation of a closed-loop capacity is "open loop" with no figure, never
+    the closed-loop one. A summary written before size_with_kind: the figure size_with equals (the ramp's or open
+    arrivals'), and when both or neither, its `agree`."""
     if conf is None or not conf.verdict:
         return "closed loop"
     if conf.size_with_kind:
         return KINDS[conf.size_with_kind]
-    closed = _num(conf.verdict.get("closed_loop"))
+    if conf.size_with is None:
+        # credhub-perf found no closed-loop capacity (open_loop.closed_loop null): nothing was confirmed or
+        # refuted, and the ramp has no figure either.
+        nothing = "closed_loop" in conf.verdict and conf.verdict["closed_loop"] is None
+        return "closed loop" if nothing else "open loop"
+    closed = conf.closed_loop
     if closed is not None and conf.capacity is not None and not _same(closed, conf.capacity):
         if _same(conf.size_with, closed):
             return "closed loop"
@@ -174,7 +217,7 @@ def sized_by(conf: Confirmation | None) -> str:
             return "open loop"
     if conf.agree:
         return "closed loop"
-    if conf.capacity is None and conf.size_with is not None:
+    if conf.capacity is None:
         return "closed loop"  # confirmation unknown (its steps did not count): the ramp's, flagged in the headline
     return "open loop"
 
@@ -203,4 +246,5 @@ def row_figures(run) -> dict:
     cold-target label (runs.Run.capacity_label)."""
     c = run.confirmation
     return {"open_loop": c.capacity if c else None, "sized_by": sized_by(c), "size_with": size_with(run.max_tput, c),
-            "headline": c.headline if c else "", "capacity_label": run.capacity_label}
+            "headline": c.headline if c else "", "capacity_label": run.capacity_label,
+            "no_figure": c.why_no_figure if c else ""}

@@ -435,7 +435,11 @@ def _confirmation_points(ax, run: Run, opts: Options) -> None:
         ax.plot(xs[~held], ys[~held], ls="none", marker="^", ms=10, mfc="white", mec=OPEN_COLOR, mew=2.0, zorder=7,
                 label=f"open-loop confirmation: p{pct:g} of a fixed-rate step (missed the SLO or not counted)")
     if c.capacity is not None:
-        verdict = "confirms the closed loop" if c.agree else "SIZE WITH THIS"
+        # The open-loop capacity is interpolated towards the miss: an estimate no step ran at, never the figure
+        # to size with unless it confirms the closed loop's (credhub-perf sizes with the highest rate held).
+        verdict = ("confirms the closed loop" if c.agree else
+                   f"estimate; SIZE WITH {c.size_with:,.0f} req/s, the highest rate held" if c.size_with is not None
+                   else "estimate; no rate tried held it")
         ax.plot([c.capacity], [slo_ms], marker="*", ms=16, color=OPEN_COLOR, mec="black", zorder=8,
                 label=f"open arrivals hold the SLO to {c.capacity:,.0f} req/s ({verdict})")
 

@@ -6,7 +6,7 @@ import datetime as dt
 import html
 import os
 
-from . import credhubperf, output, utilisation
+from . import credhubperf, openloop, output, utilisation
 from .analysis import CapacityRow
 from .scalability import Advice as Recommendation
 from .runs import Options, Run, warmup_headline, warmup_note, warmup_steady
@@ -134,8 +134,16 @@ def capacity(table: list[CapacityRow], scenario: str) -> tuple[list[str], list[l
                      _interval(c.max_tput_ci),
                      _num(c.knee) if c.knee is not None else "unknown" if c.why_none else "not reached",
                      _interval(c.knee_ci),
-                     "-" if c.efficiency is None else f"{c.efficiency:.0%}"])
+                     "-" if c.efficiency is None else f"{c.efficiency:.0%}"]
+                    + ([_sized(c)] if confirmed else []))
     return head, rows
+
+
+def _sized(c: CapacityRow) -> str:
+    """The capacity table's "size with" cell: the figure and its kind, or why there is none."""
+    if c.size_with is not None:
+        return f"{_num(c.size_with)} ({c.sized_by})"
+    return (c.no_figure or openloop.NO_FIGURE) if c.sized_by == "open loop" and c.max_tput is not None else "-"
 
 
 def _bottlenecks(s, para, table_) -> None:
@@ -326,7 +334,12 @@ def _scenario(doc, scen: str, several: bool, table: list[CapacityRow], recs: lis
                  + (f"the scalability fit and the recommendation use only {', '.join(kept)} instance(s)."
                     if kept else "no instance count is left for the scalability fit and the recommendation."),
                  cls="warn")
-    opened = [c.group for c in table if c.scenario == scen and c.sized_by == "open loop"]
+    opened = [c.group for c in table if c.scenario == scen and c.sized_by == "open loop" and c.size_with is not None]
+    for c in table:
+        if c.scenario == scen and c.sized_by == "open loop" and c.size_with is None and c.max_tput is not None:
+            why = (c.no_figure or openloop.NO_FIGURE).removeprefix("no figure to size with ")
+            para(f"NO FIGURE TO SIZE WITH for {c.group} instance(s) {why}: see each run's headline. The "
+                 "closed-loop capacity in the table is not a rate open arrivals were shown to hold.", cls="warn")
     if opened:
         para(f"SIZE WITH THE OPEN-LOOP FIGURE for {', '.join(opened)} instance(s): fixed-rate steps after the "
              "closed-loop ramp held the SLO only below its capacity (applications' requests arrive whether "

@@ -270,10 +270,12 @@ SUMMARY_RULES = (
     # credhub-perf's open-loop verdict and sizing (openloop.py): a damaged one would size a side wrongly
     ("open_loop.capacity", float, 0.0, True, 1e9, "what open arrivals hold in req/s, or null"),
     ("open_loop.closed_loop", float, 0.0, True, 1e9, "the ramp's capacity in req/s, or null"),
+    ("open_loop.held", float, 0.0, True, 1e9, "the highest rate open arrivals held in req/s, or null"),
     ("open_loop.agree", bool, 0, True, 0, "true or false"),
     ("open_loop.note", str, 0, True, 10_000, "credhub-perf's note"),
     ("size_with", float, 0.0, True, 1e9, "the capacity to size with in req/s, or null"),
     ("size_with_kind", str, 0, True, 20, "closed_loop or open_loop"),
+    ("closed_loop_capacity", float, 0.0, True, 1e9, "the closed-loop ramp's capacity in req/s, or null"),
     ("headline", str, 0, True, 10_000, "credhub-perf's headline"),
     ("capacity_label", str, 0, True, 10_000, "credhub-perf's cold-target label"),
 )

@@ -347,8 +347,9 @@ def _open_caveat(sizing: dict[int, float], pts: list[Point]) -> str:
     if not sizing:
         return ""
     cap = {p.instances: p.capacity for p in pts}
-    held = ", ".join(f"{n} instance(s) {v:,.0f} of {cap[n]:,.0f} req/s" for n, v in sorted(sizing.items())
-                     if n in cap)
+    held = ", ".join(f"{n} instance(s) {v:,.0f} of {cap[n]:,.0f} req/s" if v > 0 else
+                     f"{n} instance(s) at no rate tried of {cap[n]:,.0f} req/s"
+                     for n, v in sorted(sizing.items()) if n in cap)
     return (f" - but open arrivals held the SLO only below the closed loop ({held}): run that count with the "
             "open-loop confirmation before sizing with it")
 

@@ -137,7 +137,7 @@ def build(runs: list[Run], table: list[analysis.CapacityRow], opts: Options, tar
         s.utils = [(r.instances, r.max_tput, utilisation.from_summary(r.summary)) for r in runs if r.scenario == scen]
         s.ceiling = utilisation.ceiling([(n, u) for n, _, u in s.utils])
         if target:
-            s.advice = scalability.recommend(scen, target, points, f, opened, s.open_fit)
+            s.advice = scalability.recommend(scen, target, points, f, opened + unheld(rows), s.open_fit)
             _shared_ceiling(s, target)
             bad = scalability.misfits(points, f) if f is not None else []
             if bad and s.advice.basis == "fit":
@@ -172,6 +172,13 @@ def series(rows: list[analysis.CapacityRow]) -> tuple[list[scalability.Point], l
                                                                      c.size_with))
               for c in rows if c.instances and c.max_tput and c.size_with and c.sized_by == "open loop"]
     return closed, opened
+
+
+def unheld(rows: list[analysis.CapacityRow]) -> list[scalability.Point]:
+    """The counts where open arrivals held the SLO at no rate tried (no figure to size with), as figures of 0 for
+    the recommendation alone: it must not size such a count with its closed-loop capacity, nor fit a 0."""
+    return [scalability.Point(instances=c.instances, capacity=0.0, replicates=np.empty(0), runs=c.runs)
+            for c in rows if c.instances and c.max_tput and c.size_with is None and c.sized_by == "open loop"]
 
 
 def _shared_ceiling(s: Scenario, target: float) -> None:

@@ -219,11 +219,32 @@ def _scaled_confirmed_run(path, credhub_perf, n, figure):
         json.dump(doc, f)
 
 
-@pytest.mark.parametrize("kind,needle", [(5, "size_with_kind: 5 is not a string"),
-                                         ("x" * 30, "size_with_kind: 30 characters, more than 20")])
-def test_a_damaged_size_with_kind_is_refused_in_one_line(tmp, credhub_perf, capsys, kind, needle):
-    a = confirmed_run(str(tmp / "before"), credhub_perf, open_ok=False, edit=lambda d: d.update(size_with_kind=kind))
+@pytest.mark.parametrize("fields,needle", [
+    ({"size_with_kind": 5}, "size_with_kind: 5 is not a string"),
+    ({"size_with_kind": "x" * 30}, "size_with_kind: 30 characters, more than 20"),
+    ({"closed_loop_capacity": "506"}, 'closed_loop_capacity: "506" is not a number'),
+    ({"closed_loop_capacity": -1}, "closed_loop_capacity: -1 is out of range"),
+])
+def test_a_damaged_sizing_field_is_refused_in_one_line(tmp, credhub_perf, capsys, fields, needle):
+    a = confirmed_run(str(tmp / "before"), credhub_perf, open_ok=False, edit=lambda d: d.update(fields))
     b = confirmed_run(str(tmp / "after"), credhub_perf, open_ok=True)
     rc = cli.main(["compare", a, b, "--out", str(tmp / "cmp"), "--format", "png", "--replicates", "0"])
     err = capsys.readouterr().err
     assert rc == 2 and len(err.strip().splitlines()) == 1 and needle in err, err
+
+
+def test_a_count_held_at_no_rate_is_never_sized_with_its_closed_loop_capacity():
+    """Open arrivals held the SLO at no rate tried at 2 instances (no figure to size with): the recommendation
+    does not take its closed-loop 506 req/s for 450, nor a fit count at or below it; the open-loop fit is not
+    fed a 0."""
+    rows = [_row(1, 350.0), _row(2, 506.0), _row(4, 689.0)]
+    rows[1].size_with, rows[1].sized_by = None, "open loop"
+    closed, opened = study.series(rows)
+    assert opened == [] and [p.instances for p in study.unheld(rows)] == [2]
+    a = usl.recommend("get", 450, closed, usl.fit(closed), opened + study.unheld(rows), None)
+    # the fit's count above the one that held nowhere, with the caveat naming it
+    assert a.instances == 3 and a.basis == "fit" and a.text.endswith(
+        "but open arrivals held the SLO only below the closed loop (2 instance(s) at no rate tried of 506 req/s): "
+        "run that count with the open-loop confirmation before sizing with it")
+    b = usl.recommend("get", 450, closed, usl.fit(closed), opened, None)
+    assert b.instances == 2  # what it would have said from the closed-loop figure

@@ -148,3 +148,102 @@ def test_cold_target_labelled(tmp):
     from headroom_plot import report
     _, rows_ = report.capacity(table, "get")
     assert "[warm-up off: may be a cold target's]" in rows_[0][2]
+
+
+def test_sized_by_reads_the_kind_and_never_sizes_with_a_miss():
+    """size_with_kind decides; a null size_with after a confirmation of a closed-loop capacity is no figure at
+    all, never the closed-loop one; agree is "confirmed"."""
+    c = openloop.Confirmation(steps=[], latency=np.empty(0), offset=np.empty(0), error=np.empty(0),
+                              step=np.empty(0))
+    # touching brackets: held at 383, missed at 506 (the closed-loop figure): sized with 383, open loop
+    openloop.attach(c, {"open_loop": {"closed_loop": 506.0, "capacity": 450.0, "held": 383.0, "agree": False},
+                        "size_with": 383.0, "size_with_kind": "open_loop", "closed_loop_capacity": 506.0})
+    assert (openloop.sized_by(c), openloop.size_with(506.0, c), c.held, c.closed_loop) == ("open loop", 383.0,
+                                                                                           383.0, 506.0)
+    assert not c.agree and not c.no_figure
+    openloop.attach(c, {"open_loop": {"closed_loop": 506.0, "capacity": 540.0, "held": 520.0, "agree": True},
+                        "size_with": 506.0, "size_with_kind": "closed_loop", "closed_loop_capacity": 506.0})
+    assert openloop.sized_by(c) == "closed loop" and c.agree and openloop.size_with(505.0, c) == 505.0
+    # none held: no figure, whatever the ramp's
+    openloop.attach(c, {"open_loop": {"closed_loop": 506.0, "capacity": None, "held": None, "agree": False},
+                        "size_with": None, "closed_loop_capacity": 506.0})
+    assert openloop.sized_by(c) == "open loop" and openloop.size_with(506.0, c) is None and c.no_figure
+    # the ramp found no capacity at this SLO: nothing to confirm, nothing to size with
+    openloop.attach(c, {"open_loop": {"closed_loop": None, "capacity": 200.0, "agree": False}, "size_with": None,
+                        "closed_loop_capacity": None})
+    assert openloop.sized_by(c) == "closed loop" and openloop.size_with(None, c) is None and not c.no_figure
+    # hostile kind: ignored, the figures decide
+    openloop.attach(c, {"open_loop": {"closed_loop": 506.0, "capacity": 383.0, "agree": False}, "size_with": 383.0,
+                        "size_with_kind": "both"})
+    assert c.size_with_kind == "" and openloop.sized_by(c) == "open loop"
+
+
+def _confirmed_run(tmp, name, open_steps):
+    """A ramp of 1-3 workers at 10 ms (SLO p95 <= 20 ms), then open steps (rate, latency of request i), judged
+    by the real credhub-perf."""
+    d = tmp / name
+    d.mkdir()
+    rows, t = [], 0.0
+    for c in (1, 2, 3):
+        rows += closed_step(t, c, 0.01, 300 * c)
+        t += 3.5
+    for rate, lat in open_steps:
+        rows += _open_rows(t, rate, 3.0, lat)
+        t += 3.5
+    write_ours(d / "results.csv", rows)
+    write_meta(d, slo={"percentile": 95, "latency_s": 0.02})
+    return load_run(str(d), Options(slo_percentile=95, slo_s=0.02))
+
+
+def test_real_summaries_sized_as_credhub_perf_says(tmp):
+    """credhub-perf's own verdicts on three confirmations: held above the closed-loop figure (confirmed), held
+    at no rate tried (no figure: never the closed loop's), and in the capacity table, report and compare."""
+    from headroom_plot import comparesizing, report
+    from headroom_plot.cli import _open_loop
+    ok = _confirmed_run(tmp, "ok", [(150.0, lambda i: 0.005), (320.0, lambda i: 0.005)])
+    c = ok.confirmation
+    doc = ok.credhub[1]["summary"]
+    assert doc["size_with_kind"] == "closed_loop" and doc["closed_loop_capacity"] == doc["open_loop"]["closed_loop"]
+    assert c.agree and openloop.sized_by(c) == "closed loop" and c.closed_loop == doc["closed_loop_capacity"]
+    assert c.held == 320.0 and openloop.size_with(ok.max_tput, c) == ok.max_tput
+
+    slow = _confirmed_run(tmp, "none", [(150.0, lambda i: 0.05 if i % 5 == 0 else 0.005),
+                                        (250.0, lambda i: 0.05 if i % 5 == 0 else 0.005)])
+    c = slow.confirmation
+    doc = slow.credhub[1]["summary"]
+    assert doc["size_with"] is None and doc["open_loop"]["held"] is None and doc["closed_loop_capacity"] > 0
+    assert "size below 150 req/s" in c.headline and not c.agree
+    assert openloop.sized_by(c) == "open loop" and c.no_figure and openloop.size_with(slow.max_tput, c) is None
+
+    rows = [{"scenario": "get", "instances": n, "label": r.label, "max_tput": r.max_tput, "how": r.max_tput_how,
+             "why": "", "knee": None, **_open_loop(r)} for n, r in ((1, ok), (2, slow))]
+    table = analysis.capacity_table(rows)
+    assert [(t.sized_by, t.size_with) for t in table] == [("closed loop", ok.max_tput), ("open loop", None)]
+    head, cells = report.capacity(table, "get")
+    assert head[-1] == "size with (req/s)" and all(len(r) == len(head) for r in cells)
+    assert cells[0][-1].endswith("(closed loop)") and cells[1][-1] == openloop.NO_FIGURE
+    s = comparesizing.sizing(table[1], [slow])
+    assert s.value is None and s.gap and s.status.startswith("open loop: no figure to size with")
+    assert comparesizing.sizing(table[0], [ok]).status == "closed loop, confirmed by open arrivals"
+
+
+def test_no_figure_says_why():
+    """No rate held, or no step of the confirmation counted: no figure either way, each said in its words."""
+    from headroom_plot import comparesizing
+    c = openloop.Confirmation(steps=[], latency=np.empty(0), offset=np.empty(0), error=np.empty(0),
+                              step=np.empty(0))
+    openloop.attach(c, {"open_loop": {"closed_loop": 500.0, "capacity": None, "agree": False,
+                                      "note": "no open-loop step met the SLO; the lowest, rate 250/s, missed it"},
+                        "size_with": None, "closed_loop_capacity": 500.0})
+    assert c.why_no_figure == openloop.NO_FIGURE
+    openloop.attach(c, {"open_loop": {"closed_loop": 500.0, "capacity": None, "agree": False,
+                                      "note": "no step counts: 2 not steady"},
+                        "size_with": None, "closed_loop_capacity": 500.0})
+    assert c.why_no_figure == "no figure to size with (open arrivals unconfirmed: no step counts: 2 not steady)"
+    row = analysis.CapacityRow(scenario="get", group="1", instances=1, runs=1, max_tput=500.0, knee=None,
+                               efficiency=None, size_with=None, sized_by="open loop", no_figure=c.why_no_figure)
+    s = comparesizing.sizing(row, [SimpleNamespace(confirmation=c)])
+    assert s.status == "open loop: no figure to size with (open arrivals unconfirmed: no step counts: 2 not steady)"
+    openloop.attach(c, {"open_loop": {"closed_loop": 500.0, "capacity": 400.0, "held": 380.0, "agree": False},
+                        "size_with": 380.0, "size_with_kind": "open_loop"})
+    assert c.why_no_figure == "" and not c.no_figure
