@@ -28,6 +28,13 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// burn keeps one CPU busy until killed.
+func burn() {
+	for x := 0; ; x++ {
+		_ = x * x
+	}
+}
+
 // spin keeps one core busy for each phase's duty share of 1.5 s.
 func spin(duties string) {
 	for _, d := range strings.Split(duties, ",") {

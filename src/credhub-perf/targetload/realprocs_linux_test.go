@@ -25,13 +25,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// burn keeps one CPU busy until killed.
-func burn() {
-	for x := 0; ; x++ {
-		_ = x * x
-	}
-}
-
 // burner starts this test binary as a burner pinned to cpu.
 func burner(t *testing.T, cpu int) int {
 	t.Helper()
