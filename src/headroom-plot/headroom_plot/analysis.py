@@ -446,6 +446,9 @@ class CapacityRow:
     headlines: list[str] = field(default_factory=list)
     # Why there is no figure to size with when open arrivals gave none (openloop.Confirmation.why_no_figure).
     no_figure: str = ""
+    # The figure to size with is only a lower bound of what open arrivals hold (credhub-perf's open_loop
+    # capacity_is_lower_bound: rates above it met the SLO but did not count): never fitted as a value.
+    open_lower_bound: bool = False
     # credhub-perf's cold-target labels of the group's runs (warm-up off, steps not showing it warm).
     capacity_labels: list[str] = field(default_factory=list)
 
@@ -462,6 +465,7 @@ def _size_with(c: CapacityRow, rs: list[dict]) -> None:
     c.sized_by = "open loop"
     sized = [r["size_with"] if r.get("sized_by") == "open loop" else r["max_tput"] for r in rs]
     c.size_with = float(np.median(sized)) if all(v is not None for v in sized) else None
+    c.open_lower_bound = any(r.get("open_lower_bound") for r in rs if r.get("sized_by") == "open loop")
     if c.size_with is None:
         c.no_figure = next((r["no_figure"] for r in rs if r.get("no_figure")), "")
 

@@ -247,4 +247,5 @@ def row_figures(run) -> dict:
     c = run.confirmation
     return {"open_loop": c.capacity if c else None, "sized_by": sized_by(c), "size_with": size_with(run.max_tput, c),
             "headline": c.headline if c else "", "capacity_label": run.capacity_label,
-            "no_figure": c.why_no_figure if c else ""}
+            "no_figure": c.why_no_figure if c else "",
+            "open_lower_bound": bool(c and sized_by(c) == "open loop" and c.verdict.get("capacity_is_lower_bound") is True)}

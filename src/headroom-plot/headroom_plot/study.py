@@ -162,14 +162,16 @@ def build(runs: list[Run], table: list[analysis.CapacityRow], opts: Options, tar
 def series(rows: list[analysis.CapacityRow]) -> tuple[list[scalability.Point], list[scalability.Point]]:
     """The two kinds of figure, never fitted together: each count's closed-loop capacity (its ramp's, a lower
     bound flagged), and the figures to size with of the counts where open arrivals held the SLO only below
-    it (openloop.size_with), their replicates the closed loop's scaled to them."""
+    it (openloop.size_with; a lower bound flagged when higher rates met the SLO but did not count), their
+    replicates the closed loop's scaled to them."""
     closed = [scalability.Point(instances=c.instances, capacity=c.max_tput,
                                 replicates=getattr(c, "max_tput_reps", np.empty(0)), runs=c.runs,
                                 lower_bound=c.lower_bound or c.capacity_is_lower_bound)
               for c in rows if c.instances and c.max_tput]
     opened = [scalability.Point(instances=c.instances, capacity=c.size_with, runs=c.runs,
                                 replicates=openloop.scale_replicates(getattr(c, "max_tput_reps", None), c.max_tput,
-                                                                     c.size_with))
+                                                                     c.size_with),
+                                lower_bound=c.open_lower_bound)
               for c in rows if c.instances and c.max_tput and c.size_with and c.sized_by == "open loop"]
     return closed, opened
 

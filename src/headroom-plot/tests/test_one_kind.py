@@ -248,3 +248,28 @@ def test_a_count_held_at_no_rate_is_never_sized_with_its_closed_loop_capacity():
         "run that count with the open-loop confirmation before sizing with it")
     b = usl.recommend("get", 450, closed, usl.fit(closed), opened, None)
     assert b.instances == 2  # what it would have said from the closed-loop figure
+
+
+def test_an_open_loop_figure_that_is_a_lower_bound_is_not_fitted():
+    # The demo on a quiet 2-core guest: open arrivals held 192, 450 and "at least 465" req/s at 1, 2 and 4
+    # instances (at 4, rates above 465 met the SLO but were tester-bound). Fitted as a value, 465 bent the
+    # open-loop curve down past 3.5 instances; as a floor it is drawn, not fitted.
+    rows = [_row(1, 251.0, 192.0), _row(2, 467.0, 450.0), _row(4, 688.0, 465.0)]
+    rows[2].open_lower_bound = True
+    _, opened = study.series(rows)
+    assert [(p.instances, p.lower_bound) for p in opened] == [(1, False), (2, False), (4, True)]
+    g = usl.fit(opened)
+    assert g.counts == [1, 2] and not g.kappa_free
+
+
+def test_row_figures_carry_credhub_perfs_open_loop_lower_bound():
+    class Run:
+        max_tput, capacity_label = 688.0, ""
+        confirmation = openloop.Confirmation(
+            steps=[], latency=np.empty(0), offset=np.empty(0), error=np.empty(0), step=np.empty(0),
+            verdict={"capacity": 459.0, "capacity_is_lower_bound": True, "held": 465.0, "agree": False},
+            size_with=465.0, size_with_kind="open_loop", closed_loop=688.0)
+    f = openloop.row_figures(Run)
+    assert f["sized_by"] == "open loop" and f["size_with"] == 465.0 and f["open_lower_bound"] is True
+    Run.confirmation.verdict["capacity_is_lower_bound"] = False
+    assert openloop.row_figures(Run)["open_lower_bound"] is False
