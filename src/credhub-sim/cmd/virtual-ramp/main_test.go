@@ -111,20 +111,8 @@ func TestVirtualRampRefusesBadFlags(t *testing.T) {
 // 10 ms core behind a 150 requests/s database serve 150/s, the database
 // all busy and the instances three quarters.
 func TestVirtualRampSharedDatabaseSamples(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "run")
-	o, err := parse([]string{"-out", dir, "-workers", "2", "-cores", "1", "-service-time", "10ms", "-service-dist", "fixed",
-		"-concurrency", "8", "-step-duration", "2s", "-db-capacity", "150"}, os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := run(o); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "target-samples.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	b, lines := rampSamples(t, "-workers", "2", "-cores", "1", "-service-time", "10ms", "-service-dist", "fixed",
+		"-concurrency", "8", "-step-duration", "2s", "-db-capacity", "150")
 	if len(lines) != 4 || lines[0] != "source,resource,instance,start,end,cpu,rss_bytes" {
 		t.Fatalf("samples:\n%s", b)
 	}
@@ -142,7 +130,10 @@ func TestVirtualRampSharedDatabaseSamples(t *testing.T) {
 	}
 	// Without a database, no samples file: the run is as before.
 	dir2 := filepath.Join(t.TempDir(), "run")
-	o, _ = parse([]string{"-out", dir2, "-concurrency", "1", "-step-duration", "100ms"}, os.Stderr)
+	o, err := parse([]string{"-out", dir2, "-concurrency", "1", "-step-duration", "100ms"}, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := run(o); err != nil {
 		t.Fatal(err)
 	}
@@ -156,20 +147,8 @@ func TestVirtualRampSharedDatabaseSamples(t *testing.T) {
 // neighbour's, serve 1 / 6 ms halved, 83/s: each instance and the
 // database a sixth busy, the machine all busy, half of it other work.
 func TestVirtualRampSharedMachineSamples(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "run")
-	o, err := parse([]string{"-out", dir, "-workers", "2", "-cores", "1", "-service-time", "4ms", "-service-dist", "fixed",
-		"-concurrency", "8", "-step-duration", "2s", "-db-capacity", "500", "-shared-cores", "1", "-neighbour", "0.5"}, os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := run(o); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "target-samples.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	b, lines := rampSamples(t, "-workers", "2", "-cores", "1", "-service-time", "4ms", "-service-dist", "fixed",
+		"-concurrency", "8", "-step-duration", "2s", "-db-capacity", "500", "-shared-cores", "1", "-neighbour", "0.5")
 	if len(lines) != 4 || lines[0] != "source,resource,instance,start,end,cpu,rss_bytes,cpus,machine,machine_busy,machine_steal,machine_iowait,machine_other" {
 		t.Fatalf("samples:\n%s", b)
 	}
@@ -191,8 +170,30 @@ func TestVirtualRampSharedMachineSamples(t *testing.T) {
 			t.Errorf("sample %q: want cpu 0.167, machine 1 busy, half of it other work", l)
 		}
 	}
-	o, _ = parse([]string{"-out", filepath.Join(t.TempDir(), "x"), "-shared-cores", "1"}, os.Stderr)
+	o, err := parse([]string{"-out", filepath.Join(t.TempDir(), "x"), "-shared-cores", "1"}, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := run(o); err == nil || !strings.Contains(err.Error(), "-shared-cores needs -db-capacity") {
 		t.Errorf("-shared-cores without a database: %v", err)
 	}
+}
+
+// rampSamples runs a virtual ramp with args into a new directory and
+// returns its target-samples.csv, whole and as lines.
+func rampSamples(t *testing.T, args ...string) ([]byte, []string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "run")
+	o, err := parse(append([]string{"-out", dir}, args...), os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(o); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "target-samples.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, strings.Split(strings.TrimSpace(string(b)), "\n")
 }
