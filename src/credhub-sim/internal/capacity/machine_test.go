@@ -75,20 +75,7 @@ func TestSharedMachinePlateau(t *testing.T) {
 		{"the hypervisor steals a quarter", 1, 0, 0.25, 750.0 / 6, 0.75, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := New(2, 1, 4*time.Millisecond, 0, "fixed")
-			if err != nil {
-				t.Fatal(err)
-			}
-			start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-			clk := NewVirtualClock(start)
-			c.SetClock(clk)
-			if err := c.SetDatabase(500, 1); err != nil {
-				t.Fatal(err)
-			}
-			if err := c.SetMachine(tc.cores, tc.neighbour, tc.steal); err != nil {
-				t.Fatal(err)
-			}
-			rate, u0, u1 := measure(t, c, clk, start, 8)
+			rate, u0, u1 := measureMachine(t, tc.cores, tc.neighbour, tc.steal)
 			dt := u1.NowS - u0.NowS
 			if len(u1.Machines) != 1 || u1.Database == nil || u1.Database.Machine != "host" || u1.Instances[1].Machine != "host" {
 				t.Fatalf("report %+v", u1)
@@ -122,20 +109,7 @@ func TestSharedMachinePlateau(t *testing.T) {
 // Without a shared machine the same set-up is bounded by the instances
 // and the database alone (500/s each) and reports no machine.
 func TestSeparateCoresPlateau(t *testing.T) {
-	c, err := New(2, 1, 4*time.Millisecond, 0, "fixed")
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	clk := NewVirtualClock(start)
-	c.SetClock(clk)
-	if err := c.SetDatabase(500, 1); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.SetMachine(0, 0, 0); err != nil {
-		t.Fatal(err)
-	}
-	rate, _, u1 := measure(t, c, clk, start, 8)
+	rate, _, u1 := measureMachine(t, 0, 0, 0)
 	if math.Abs(rate-500)/500 > 0.02 || u1.Machines != nil || u1.Database.Machine != "" || u1.Instances[0].Machine != "" {
 		t.Errorf("%.1f/s, %+v; want 500/s and no machine", rate, u1)
 	}
@@ -182,4 +156,25 @@ func TestSharedMachineFlagsRefused(t *testing.T) {
 			t.Errorf("refused but set")
 		}
 	}
+}
+
+// measureMachine measures 8 clients against 2 instances of one 4 ms core
+// and a 500 requests/s database, on a machine of cores (0: none) that a
+// neighbour and the hypervisor take those shares of.
+func measureMachine(t *testing.T, cores int, neighbour, steal float64) (float64, Utilisation, Utilisation) {
+	t.Helper()
+	c, err := New(2, 1, 4*time.Millisecond, 0, "fixed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	clk := NewVirtualClock(start)
+	c.SetClock(clk)
+	if err := c.SetDatabase(500, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetMachine(cores, neighbour, steal); err != nil {
+		t.Fatal(err)
+	}
+	return measure(t, c, clk, start, 8)
 }
