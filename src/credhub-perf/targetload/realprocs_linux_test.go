@@ -7,14 +7,11 @@ package targetload
 // 5 points, whatever else the machine runs.
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"math"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -22,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/credhub-perf/credhub-perf/internal/testdb"
 	"github.com/credhub-perf/credhub-perf/load/loadtest"
 	"github.com/jackc/pgx/v5"
 )
@@ -49,29 +47,7 @@ func pin(t *testing.T, pid, cpu int) {
 // backend spinning in a PL/pgSQL loop; its PID.
 func busyBackend(t *testing.T) int {
 	t.Helper()
-	dir := t.TempDir()
-	script, _ := filepath.Abs("../../../scripts/test-db")
-	cmd := exec.Command(script, "start", "postgres", dir)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("TEST_DB_OWNER_PID=%d", os.Getpid()))
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	out, err := cmd.Output()
-	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 2 {
-			t.Skipf("postgres is not installed: %s", errb.String())
-		}
-		t.Fatalf("test-db start: %v\n%s", err, errb.String())
-	}
-	t.Cleanup(func() { _ = exec.Command(script, "stop", dir).Run() })
-	env := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		for _, f := range strings.Fields(sc.Text()) {
-			if k, v, ok := strings.Cut(f, "="); ok {
-				env[k] = v
-			}
-		}
-	}
+	env := testdb.Start(t, "postgres")
 	ctx, cancel := context.WithCancel(context.Background())
 	conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://%s:%s@%s:%s/%s", env["DB_USER"], env["DB_PASSWORD"], env["DB_HOST"], env["DB_PORT"], env["DB_NAME"]))
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/credhub-perf/credhub-perf/internal/testdb"
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 
@@ -68,7 +69,7 @@ func TestDatabaseCleanup(t *testing.T) {
 	for _, kind := range []string{"postgres", "mariadb"} {
 		t.Run(kind, func(t *testing.T) {
 			binaries(t)
-			env := testDB(t, kind)
+			env := testdb.Start(t, kind)
 			port, _ := strconv.Atoi(env["DB_PORT"])
 			db := cleanup.Database{Type: env["DB_TYPE"], Host: env["DB_HOST"], Port: port, User: env["DB_USER"], Password: env["DB_PASSWORD"], Name: env["DB_NAME"]}
 			exec, count := sqlDB(t, env)
@@ -208,7 +209,7 @@ func TestDatabaseSafetyBeforeSeeding(t *testing.T) {
 	for _, kind := range []string{"postgres", "mariadb"} {
 		t.Run(kind, func(t *testing.T) {
 			binaries(t)
-			env := testDB(t, kind)
+			env := testdb.Start(t, kind)
 			exec, count := sqlDB(t, env)
 
 			// A target on its own SQLite database, cleanup pointed at an

@@ -5,7 +5,6 @@ package main
 // PostgreSQL and MariaDB servers from scripts/test-db.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/x509"
@@ -652,34 +651,6 @@ capacity: {max_probes: 8}`)
 	if !strings.Contains(r.stdout, "capacity: concurrency") {
 		t.Fatalf("no capacity line:\n%s", r.stdout)
 	}
-}
-
-// testDB starts a throwaway database with scripts/test-db.
-func testDB(t *testing.T, kind string) map[string]string {
-	t.Helper()
-	dir := t.TempDir()
-	script, _ := filepath.Abs("../../../../scripts/test-db")
-	cmd := exec.Command(script, "start", kind, dir)
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	out, err := cmd.Output()
-	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 2 {
-			t.Skipf("%s is not installed: %s", kind, errb.String())
-		}
-		t.Fatalf("test-db start %s: %v\n%s", kind, err, errb.String())
-	}
-	t.Cleanup(func() { _ = exec.Command(script, "stop", dir).Run() })
-	env := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		for _, f := range strings.Fields(sc.Text()) {
-			if k, v, ok := strings.Cut(f, "="); ok {
-				env[k] = v
-			}
-		}
-	}
-	return env
 }
 
 func uaaConfig(t *testing.T, url, secret string) string {
