@@ -66,7 +66,7 @@ func AppendCleanupRecord(dir string, e CleanupEntry) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, CleanupRecordFile), append(b, '\n'))
+	return WriteFileAtomic(filepath.Join(dir, CleanupRecordFile), append(b, '\n'), 0o644)
 }
 
 // StoppedNote is summary.json's `stopped`: a run that did not complete its

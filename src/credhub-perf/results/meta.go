@@ -235,7 +235,7 @@ func WriteMetaFile(path string, m *Meta) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, append(b, '\n'))
+	return WriteFileAtomic(path, append(b, '\n'), 0o644)
 }
 
 // ReadMeta reads dir/meta.json.

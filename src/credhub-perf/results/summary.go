@@ -829,12 +829,12 @@ func (s *Summary) WriteFilesAs(dir, base string) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(dir, base+".json"), append(b, '\n')); err != nil {
+	if err := WriteFileAtomic(filepath.Join(dir, base+".json"), append(b, '\n'), 0o644); err != nil {
 		return err
 	}
 	var sb strings.Builder
 	s.WriteTable(&sb)
-	return writeFileAtomic(filepath.Join(dir, base+".txt"), []byte(sb.String()))
+	return WriteFileAtomic(filepath.Join(dir, base+".txt"), []byte(sb.String()), 0o644)
 }
 
 // ReadSummary reads a summary.json.
@@ -1011,12 +1011,12 @@ func (s *Summary) writeVerdicts(w io.Writer) {
 	}
 }
 
-// writeFileAtomic replaces path so a reader never sees half a file.
-// On any failure (a full disk included) the temporary file is removed, so
-// a run directory never keeps one.
-func writeFileAtomic(path string, data []byte) error {
+// WriteFileAtomic replaces path (mode perm) so a reader never sees half a
+// file. On any failure (a full disk included) the temporary file is
+// removed, so a directory never keeps one.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+	if err := os.WriteFile(tmp, data, perm); err != nil {
 		os.Remove(tmp)
 		return err
 	}

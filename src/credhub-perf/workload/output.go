@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/credhub-perf/credhub-perf/results"
 )
 
 // Workload is workload.json (see the package doc; fields may be added,
@@ -204,19 +206,7 @@ func WriteJSON(path string, w *Workload) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(path, append(b, '\n'))
-}
-
-func writeAtomic(path string, b []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
+	return results.WriteFileAtomic(path, append(b, '\n'), 0o600)
 }
 
 // ReadJSON reads a workload.json.
