@@ -13,10 +13,12 @@ import (
 	"regexp"
 
 	"github.com/credhub-perf/credhub-perf/results"
+	"github.com/credhub-perf/credhub-perf/workload"
 )
 
-// Format is the format id of the workload.json this package reads.
-const Format = "credhub-perf-workload/1"
+// Format is the format id of the workload.json this package reads: the
+// one package workload writes.
+const Format = workload.Format
 
 // MaxFileBytes bounds the file: a workload.json holds counts, not names
 // (unless --keep-names lists the top ones), so it is a few kilobytes.
