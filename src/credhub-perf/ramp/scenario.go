@@ -296,7 +296,10 @@ func (s *scenarioState) runStep(ctx context.Context, i, total int, st load.Step)
 	} else if snap.Requests > 0 && step.Unjudged() {
 		flags += "; too short to judge steady"
 	}
-	if ms.TesterBound {
+	switch {
+	case ms.TesterBound && step.HeldDespiteTester():
+		flags += "; " + results.HeldDespiteTesterNote(ms.TesterBoundReason)
+	case ms.TesterBound:
 		flags += "; TESTER-BOUND: " + ms.TesterBoundReason
 	}
 	r.log.Printf("step %d/%d %s: %d requests, %.1f req/s, p50 %s p95 %s p99 %s, errors %d (%.2f%%), tester CPU %s%s",

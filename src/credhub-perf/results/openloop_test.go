@@ -213,7 +213,8 @@ func TestCapacityIntervals(t *testing.T) {
 
 // No open-loop step met the SLO: nothing to size with that the data
 // supports; the headline says to size below the lowest rate tried. One
-// that met it but does not count leaves the confirmation unknown.
+// that met it but does not count (tester-bound, its schedule not kept)
+// leaves the confirmation unknown.
 func TestOpenLoopConfirmationFailsOrUnknown(t *testing.T) {
 	s := rampWithConfirmation(openStep(250, 0.2), openStep(500, 0.4))
 	if s.SizeWith != nil || s.OpenLoop.Capacity != nil || !strings.HasSuffix(s.Headline, "— size below 250 req/s") ||
@@ -222,6 +223,7 @@ func TestOpenLoopConfirmationFailsOrUnknown(t *testing.T) {
 	}
 	bound := openStep(250, 0.02)
 	bound.TesterBound, bound.TesterBoundReason = true, "tester CPU 95 % of 1 core(s)"
+	bound.SchedLagMeanS, bound.SchedLagMaxS = 0.012, 0.03
 	s = rampWithConfirmation(bound, openStep(500, 0.4))
 	if s.OpenLoop.Capacity != nil || !strings.Contains(s.Headline, "open arrivals unconfirmed: 1 of 2 steps met the SLO but none counts: 1 tester-bound") ||
 		!strings.HasSuffix(s.Headline, "— no figure to size with") || s.SizeWith != nil {
@@ -258,6 +260,7 @@ func jsonOf(v any) string { b, _ := json.Marshal(v); return string(b) }
 func TestNoKneeSaysTheRealReason(t *testing.T) {
 	bound, drift := headlineStep(1), headlineStep(2)
 	bound.TesterBound, bound.TesterBoundReason = true, "tester CPU 95 % of 1 core(s)"
+	bound.SchedLagMeanS, bound.SchedLagMaxS = 0.012, 0.03
 	drift.Steady = bp(false)
 	s := &Summary{SLO: SLO{Percentile: 95, LatencyS: 0.1, MaxErrorRate: 0.01}, Steps: []SummaryStep{bound, drift}}
 	s.Finish()
@@ -297,6 +300,7 @@ func TestOpenLoopOverloadIsAMiss(t *testing.T) {
 	}
 	bound := openStep(500, 0.12)
 	bound.TesterBound, bound.TesterBoundReason = true, "tester CPU 95 % of 1 core(s)"
+	bound.SchedLagMeanS, bound.SchedLagMaxS = 0.012, 0.03
 	s = rampWithConfirmation(openStep(250, 0.02), bound)
 	if o = s.OpenLoop; o.Agree || jsonOf(o.CapacityInterval) != `{"low":250,"high":null}` || *s.SizeWith != 250 {
 		t.Fatalf("tester-bound above: %+v %s, size with %v", o, jsonOf(o.CapacityInterval), *s.SizeWith)

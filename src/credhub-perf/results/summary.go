@@ -414,6 +414,7 @@ func (s *Summary) Finish() {
 		s.Steps[i].Step = i + 1
 	}
 	s.Requests, s.Errors = 0, 0
+	s.clearHeldTesterBounds()
 	s.stepWarnings()
 	s.StepsNotJudged, s.NotJudgedReason = s.notJudged()
 	// The ramp's figures come from the ramp's steps alone; a confirmation's

@@ -15,7 +15,8 @@ import (
 
 // confirmAgainst ramps concurrency 1..3 against credhub-sim (one instance
 // of 4 cores, a fixed 5 ms a request: the ramp never queues) and confirms
-// its capacity with 6 s open-loop steps; simArgs adds the sim's pauses.
+// its capacity with 4 s open-loop steps (four of the pauses, at
+// -pause-every 1s); simArgs adds the sim's pauses.
 // A run whose steps the tool judges disturbed by the machine is run again
 // (loadtest.OnQuietMachine): other work's stalls look like the target's pauses.
 func confirmAgainst(t *testing.T, simArgs ...string) (*results.Summary, perfRun) {
@@ -28,7 +29,7 @@ func confirmAgainst(t *testing.T, simArgs ...string) (*results.Summary, perfRun)
 		s := startSim(t, "", append([]string{"-workers", "1", "-cores", "4", "-service-time", "5ms"}, simArgs...)...)
 		cfg := writeConfig(t, s.URL, `steps: {min_concurrency: 1, max_concurrency: 3, step: 1, duration: 3s}
 slo: {percentile: 95, latency: 20ms}`)
-		r = perf(t, "run", "--config", cfg, "--scenarios", "get", "--confirm.duration", "6s")
+		r = perf(t, "run", "--config", cfg, "--scenarios", "get", "--confirm.duration", "4s")
 		if r.code != 0 {
 			t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
@@ -170,9 +171,9 @@ var firstStepSim = []string{"-workers", "1", "-cores", "1", "-service-time", "1m
 // capacity found: that one step, or why the machine disturbed the run.
 func firstConfirmationStep(t *testing.T) (results.SummaryStep, string) {
 	s := startSim(t, "", firstStepSim...)
-	cfg := writeConfig(t, s.URL, `steps: {min_concurrency: 1, max_concurrency: 6, step: 1, duration: 3s, warmup: 300ms}
+	cfg := writeConfig(t, s.URL, `steps: {min_concurrency: 1, max_concurrency: 6, step: 1, duration: 2s, warmup: 300ms}
 slo: {percentile: 95, latency: 5ms}`)
-	r := perf(t, "run", "--config", cfg, "--scenarios", "get", "--confirm.fractions", "0.5", "--confirm.refine", "0", "--confirm.duration", "6s")
+	r := perf(t, "run", "--config", cfg, "--scenarios", "get", "--confirm.fractions", "0.5", "--confirm.refine", "0", "--confirm.duration", "4s")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -191,7 +192,7 @@ slo: {percentile: 95, latency: 5ms}`)
 // confirmation's step (confirmWarmup), with no run warm-up either.
 func rateAlone(t *testing.T, rate float64) (results.SummaryStep, string) {
 	s := startSim(t, "", firstStepSim...)
-	cfg := writeConfig(t, s.URL, `steps: {duration: 6s, warmup: 1s}
+	cfg := writeConfig(t, s.URL, `steps: {duration: 4s, warmup: 1s}
 slo: {percentile: 95, latency: 5ms}`)
 	r := perf(t, "run", "--config", cfg, "--scenarios", "get", "--steps.rates", fmt.Sprint(rate), "--confirm.open_loop=false")
 	if r.code != 0 {

@@ -4,6 +4,13 @@
 // headroom-plot compare's verdict on two set-ups of known capacity.
 //
 //	virtual-ramp -out DIR -workers 2 -cores 2 -service-time 8ms [-seed 1] [-db-capacity R]
+//	virtual-ramp -out DIR ... -rates 400,500,600 [-pause-every 2s -pause 50ms]
+//
+// With -rates the steps are open loop instead (openloop.go): requests
+// arrive at fixed intervals, as credhub-perf's open loop sends them,
+// whatever the answers; -pause-every and -pause add the target's pauses
+// (capacity.Model.SetPauses). Long steps of it are what open arrivals
+// hold on a set-up, the truth a real run's figure to size with is held to.
 //
 // With -db-capacity the instances share a database of that many requests/s
 // (capacity.Model.SetDatabase), and the run directory also gets
@@ -62,6 +69,9 @@ type options struct {
 	dbCores        int
 	sharedCores    int
 	neighbour      float64
+	rates          []float64 // open loop: one step per rate (openloop.go)
+	pauseEvery     time.Duration
+	pause          time.Duration
 }
 
 // row is one request: when it started after the run's start, and how long it took.
@@ -103,7 +113,13 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.dbCores, "db-cores", 1, "capacity model: the database's servers")
 	fs.IntVar(&o.sharedCores, "shared-cores", 0, "capacity model: the instances and the database share one machine of this many cores (0 = none; with -db-capacity)")
 	fs.Float64Var(&o.neighbour, "neighbour", 0, "capacity model: the share 0..1 of the shared machine a neighbour process takes")
+	rates := fs.String("rates", "", "open loop: the steps' offered rates, requests/s, comma-separated, in order (replaces -concurrency)")
+	fs.DurationVar(&o.pauseEvery, "pause-every", 0, "capacity model: the target stops every this long (with -pause)")
+	fs.DurationVar(&o.pause, "pause", 0, "capacity model: for this long each time (with -pause-every)")
 	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if err := parseRates(&o, *rates); err != nil {
 		return o, err
 	}
 	if o.out == "" {
@@ -113,6 +129,9 @@ func parse(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("-step-duration %v: use a duration in (0, 1h]", o.step)
 	}
 	for _, f := range strings.Split(*conc, ",") {
+		if len(o.rates) > 0 {
+			break
+		}
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 || n > 10000 {
 			return o, fmt.Errorf("-concurrency %q: use client counts from 1 to 10000, comma-separated", *conc)
@@ -139,13 +158,20 @@ func run(o options) error {
 	if err := m.SetMachine(o.sharedCores, o.neighbour, 0); err != nil {
 		return err
 	}
+	if err := m.SetPauses(o.start, o.pauseEvery, o.pause); err != nil {
+		return err
+	}
 	if err := os.Mkdir(o.out, 0o755); err != nil {
 		return err
 	}
 	var steps [][]row
 	var util []capacity.Utilisation
-	for _, c := range o.concurrency {
+	for k, c := range o.concurrency {
 		util = append(util, m.Utilisation())
+		if len(o.rates) > 0 {
+			steps = append(steps, openStep(m, clk, o.rates[k], o.start, clk.Now().Add(o.step)))
+			continue
+		}
 		steps = append(steps, step(m, clk, c, o.start, clk.Now().Add(o.step)))
 	}
 	util = append(util, m.Utilisation())
@@ -189,12 +215,16 @@ func step(m *capacity.Model, clk *capacity.VirtualClock, c int, start, end time.
 		}()
 	}
 	wg.Wait()
-	// completion order, as credhub-perf writes
+	byCompletion(rows)
+	return rows
+}
+
+// byCompletion sorts rows in completion order, as credhub-perf writes them.
+func byCompletion(rows []row) {
 	sort.Slice(rows, func(i, j int) bool {
 		ei, ej := rows[i].offset+rows[i].latency, rows[j].offset+rows[j].latency
 		return ei < ej || ei == ej && rows[i].offset < rows[j].offset
 	})
-	return rows
 }
 
 func writeCSV(path string, o options, steps [][]row) error {
@@ -207,8 +237,8 @@ func writeCSV(path string, o options, steps [][]row) error {
 	for k, rows := range steps {
 		for _, r := range rows {
 			lat := r.latency.Seconds()
-			fmt.Fprintf(&b, "%s,%.6f,0.000000,0.000000,0.000000,%.6f,0.000000,200,%.6f,%d,0,0.000000,,get\n",
-				o.start.Add(r.offset).Format(time.RFC3339Nano), lat, lat, r.offset.Seconds(), o.concurrency[k])
+			fmt.Fprintf(&b, "%s,%.6f,0.000000,0.000000,0.000000,%.6f,0.000000,200,%.6f,%d,%s,0.000000,,get\n",
+				o.start.Add(r.offset).Format(time.RFC3339Nano), lat, lat, r.offset.Seconds(), o.concurrency[k], o.rateOf(k))
 		}
 	}
 	if _, err := f.WriteString(b.String()); err != nil {
@@ -274,11 +304,12 @@ func writeMeta(path string, o options, steps [][]row, end time.Time) error {
 	}
 	var ss []step
 	for k, rows := range steps {
-		ss = append(ss, step{o.concurrency[k], 0, len(rows), o.step.Seconds()})
+		rate, _ := strconv.ParseFloat(o.rateOf(k), 64)
+		ss = append(ss, step{o.concurrency[k], rate, len(rows), o.step.Seconds()})
 	}
 	meta := map[string]any{
 		"tool_version": "virtual-ramp", "scenario": "get", "label": o.label, "instances": o.workers,
-		"mode": "closed", "steps": ss, "tester": 0, "testers": 1,
+		"mode": o.mode(), "steps": ss, "tester": 0, "testers": 1,
 		"slo":        map[string]float64{"percentile": o.sloPercentile, "latency_s": o.sloLatency.Seconds()},
 		"started_at": o.start.Format(time.RFC3339), "ended_at": end.Format(time.RFC3339),
 		"target_url": fmt.Sprintf("virtual://credhub-sim?workers=%d&cores=%d&service-time=%s&seed=%d",
