@@ -17,6 +17,10 @@ import (
 func TestMixSetsSlowReads(t *testing.T) {
 	loadtest.QuietMachine(t)
 	binaries(t)
+	// Beside the warm-up tests, which mostly wait on their warming targets
+	// at a few connections: at 90-170 requests/s this takes a few % of a
+	// core, and each test judges its own steps' machine (busySteps).
+	t.Parallel()
 	// One instance, 2 cores, 10 ms exponential service: 90 gets/s alone use
 	// 45 % of the cores; with 80 sets/s as well, 85 % (the write lock 80 %).
 	// The sets must be that many for the effect to stand clear of the noise
