@@ -231,6 +231,14 @@ func simFake(t *testing.T, p *loadtest.PKI, fake *fakeCredHub, actors int) (*loa
 	return clk, loadtest.NewMTLSServer(t, p, clk.Handler(fake, nil), true, false)
 }
 
+// slowSimFake is simFake with every answered request taking 25 ms: a
+// minute of simulated load in 2,400 requests at concurrency 1.
+func slowSimFake(t *testing.T, p *loadtest.PKI, fake *fakeCredHub) (*loadtest.SimClock, *loadtest.Server) {
+	clk := loadtest.NewSimClock(simStart, 1)
+	service := func(*http.Request) time.Duration { return 25 * time.Millisecond }
+	return clk, loadtest.NewMTLSServer(t, p, clk.Handler(fake, service), true, false)
+}
+
 // executeSim runs one tester on clk (one of its actors), which it leaves
 // when done.
 func executeSim(t *testing.T, clk *loadtest.SimClock, c config.Config) (int, string) {
@@ -253,11 +261,12 @@ func executeSimAs(t *testing.T, clk *loadtest.SimClock, c config.Config, capacit
 	return code, out.String(), log.String()
 }
 
-// steadyCapacitySearch is a capacity search on a simulated clock (every
-// request 1 ms) after an auto run warm-up, which a constant target passes
-// once the trend judge has its minute of windows: its probes count whether
-// or not they are long enough to judge steady, and none drifts with the
-// machine's load.
+// steadyCapacitySearch is a capacity search on a simulated clock after an
+// auto run warm-up, which a constant target passes once the trend judge
+// has its minute of windows: its probes count whether or not they are
+// long enough to judge steady, and none drifts with the machine's load.
+// That minute is simulated time, so its cost is its number of requests:
+// serve them through slowSimFake, not 1 ms each (60,000 TLS requests).
 func steadyCapacitySearch(t *testing.T, c config.Config, clk *loadtest.SimClock) (int, string, string) {
 	t.Helper()
 	c.Warmup = config.WarmupConfig{Run: "auto", Concurrency: 1, Max: config.Duration(2 * time.Minute)}
@@ -521,7 +530,7 @@ func TestAbortPolicyStopsRamp(t *testing.T) {
 func TestCapacitySearchBounded(t *testing.T) {
 	p := loadtest.NewPKI(t, loadtest.ECDSA)
 	fake := newFake()
-	clk, srv := simFake(t, p, fake, 1)
+	clk, srv := slowSimFake(t, p, fake)
 	c := fakeConfig(t, p, srv.URL)
 	c.Steps = config.StepsConfig{MinConcurrency: 1, MaxConcurrency: 16, Step: 1, Requests: 64}
 	c.SLO.Latency = config.Duration(10 * time.Second) // always met: the search runs to the bound
