@@ -30,7 +30,9 @@ import (
 // bosh-cli's ERB renderer and run through config.LoadBytes and Validate;
 // both accept, or both refuse naming the same property. The wording may
 // differ (the template writes a value as the manifest gave it). The values
-// come from the key table itself, so a new key is covered when it is added.
+// come from the key table itself, so a new key is covered when it is added:
+// its own rules' bounds and pattern samples, and at least one of its type's
+// wrong-type values (each of those reaches at least one key of the type).
 func TestTemplateAndGoAgreeOnEveryKey(t *testing.T) {
 	cases := boundaryCases(t)
 	if len(cases) < 200 {
@@ -46,6 +48,7 @@ func TestTemplateAndGoAgreeOnEveryKey(t *testing.T) {
 			t.Errorf("no boundary case for %s (key %s)", k.BOSH.Name, k.Name)
 		}
 	}
+	checkWrongTypesSpread(t, cases)
 	sem := make(chan struct{}, 2)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -78,6 +81,54 @@ func TestTemplateAndGoAgreeOnEveryKey(t *testing.T) {
 	t.Logf("%d cases: %d accepted by both, %d refused by both naming the same property", len(cases), accepted, refused)
 	if accepted == 0 || refused == 0 {
 		t.Fatalf("accepted %d, refused %d: the cases do not reach both sides of the bounds", accepted, refused)
+	}
+}
+
+// checkWrongTypesSpread: every wrong-type value of a type reaches some
+// property of that type, and every property with wrong-type values gets
+// at least one of them.
+func checkWrongTypesSpread(t *testing.T, cases []boundaryCase) {
+	typeOf := map[string]string{}
+	for _, k := range config.Keys {
+		switch {
+		case k.BOSH == nil:
+		case k.BOSH.Via == config.ViaDerived:
+			typeOf[k.BOSH.Name] = k.BOSH.Type
+		default:
+			typeOf[k.BOSH.Name] = k.Type
+		}
+	}
+	for _, p := range config.BOSHOnly {
+		if len(p.Rules) > 0 {
+			typeOf[p.Name] = p.Type
+		}
+	}
+	valueSeen := map[[2]string]bool{}
+	propSeen := map[string]bool{}
+	for _, c := range cases {
+		typ := typeOf[c.prop]
+		for _, v := range wrongTypes[typ] {
+			if c.value == v {
+				valueSeen[[2]string{typ, v}] = true
+				propSeen[c.prop] = true
+			}
+		}
+	}
+	for prop, typ := range typeOf {
+		if len(wrongTypes[typ]) > 0 && !propSeen[prop] {
+			t.Errorf("%s (%s) has no wrong-type case", prop, typ)
+		}
+	}
+	for typ, values := range wrongTypes {
+		used := false
+		for _, ty := range typeOf {
+			used = used || ty == typ
+		}
+		for _, v := range values {
+			if used && !valueSeen[[2]string{typ, v}] {
+				t.Errorf("wrong-type value %s of %s reaches no property", v, typ)
+			}
+		}
 	}
 }
 
@@ -160,9 +211,23 @@ var patternSamples = map[string][]string{
 	"uaa.client_secret":     {"s", `""`},
 }
 
-// boundaryCases derives the cases from the key table.
+// wrongTypeTarget is a property that takes its share of its type's
+// wrong-type values.
+type wrongTypeTarget struct {
+	key, prop string
+	written   map[string]string
+}
+
+// boundaryCases derives the cases from the key table. Every key gets its
+// own rules' boundary values and its pattern samples; the wrong-type values
+// of a type are dealt round the keys of that type (spreadWrongTypes), not
+// each one to every key: one Ruby render per case is most of this test's
+// time, and a value of the wrong type is refused by the type check every
+// key of that type shares.
 func boundaryCases(t *testing.T) []boundaryCase {
 	var out []boundaryCase
+	byType := map[string][]wrongTypeTarget{}
+	var types []string
 	add := func(key, prop, typ string, rules []config.Rule, values []string) {
 		written := writtenWhen(t, key, prop)
 		for _, r := range rules {
@@ -180,9 +245,13 @@ func boundaryCases(t *testing.T) []boundaryCase {
 				out = append(out, boundaryCase{key, prop, v, ctx})
 			}
 		}
-		for _, v := range append(wrongTypes[typ], values...) {
+		for _, v := range values {
 			out = append(out, boundaryCase{key, prop, v, written})
 		}
+		if _, ok := byType[typ]; !ok {
+			types = append(types, typ)
+		}
+		byType[typ] = append(byType[typ], wrongTypeTarget{key, prop, written})
 	}
 	for _, k := range config.Keys {
 		if k.BOSH == nil {
@@ -200,6 +269,9 @@ func boundaryCases(t *testing.T) []boundaryCase {
 			add("", p.Name, p.Type, p.Rules, nil)
 		}
 	}
+	for _, typ := range types {
+		out = append(out, spreadWrongTypes(byType[typ], wrongTypes[typ])...)
+	}
 	seen := map[string]bool{}
 	var unique []boundaryCase
 	for _, c := range out {
@@ -209,6 +281,26 @@ func boundaryCases(t *testing.T) []boundaryCase {
 		}
 	}
 	return unique
+}
+
+// spreadWrongTypes deals a type's wrong-type values round the properties
+// of that type: every value reaches at least one property and every
+// property at least one value (target i%len(targets) takes value
+// i%len(values), for i up to the longer of the two).
+func spreadWrongTypes(targets []wrongTypeTarget, values []string) []boundaryCase {
+	if len(targets) == 0 || len(values) == 0 {
+		return nil
+	}
+	n := len(targets)
+	if len(values) > n {
+		n = len(values)
+	}
+	out := make([]boundaryCase, 0, n)
+	for i := 0; i < n; i++ {
+		w := targets[i%len(targets)]
+		out = append(out, boundaryCase{w.key, w.prop, values[i%len(values)], w.written})
+	}
+	return out
 }
 
 // writtenWhen is the context in which the template writes a key at all:

@@ -63,6 +63,12 @@ func yamlBlock(s, pad string) string { return "|\n" + pad + strings.ReplaceAll(s
 // an intermediate, that intermediate: CredHub trusts only the root.
 func TestTemplatesClientCertificateChain(t *testing.T) {
 	c := newTestChain(t)
+	// client.crt and the template that refuses a CA that does not parse:
+	// no other template reads credhub.client_cert.ca.
+	job := loadJob(t, "credhub-perf")
+	render := func(t *testing.T, props string) (string, error) {
+		return renderTemplates(t, job, props, instanceSpec{}, []string{"config/client.crt.erb", "config/validation_certificates.yml.erb"})
+	}
 	props := func(cert, ca string) string {
 		p := `
 credhub:
@@ -85,7 +91,7 @@ credhub:
 		{"no ca", c.leaf, "", c.leaf + "\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir, err := renderJob(t, "credhub-perf", props(tc.cert, tc.ca), instanceSpec{})
+			dir, err := render(t, props(tc.cert, tc.ca))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,7 +102,7 @@ credhub:
 	}
 	t.Run("ca that does not parse", func(t *testing.T) {
 		bad := "-----BEGIN CERTIFICATE-----\nTm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----"
-		_, err := renderJob(t, "credhub-perf", props(c.leaf, bad), instanceSpec{})
+		_, err := render(t, props(c.leaf, bad))
 		if err == nil || !strings.Contains(err.Error(), "credhub.client_cert.ca: certificate 1 does not parse") {
 			t.Fatalf("render error %v; want one naming credhub.client_cert.ca", err)
 		}

@@ -145,6 +145,9 @@ func writeOps(t *testing.T, ops string) string {
 // Values without a sane bound fail `bosh deploy` (the render), naming the
 // property and its limit, as credhub-perf would at the errand's start.
 func TestRenderRefusesValuesBeyondTheirBounds(t *testing.T) {
+	// The bounds are checked in validation_properties.yml.erb: that one
+	// template, not the job's ten.
+	job := loadJob(t, "credhub-perf")
 	for _, c := range []struct{ props, want string }{
 		{"steps: {max_concurrency: 1000000}", "steps.max_concurrency: must be at most 100000 workers per tester"},
 		{"steps: {duration: 2540400h}", "steps.duration: must be at most 24h"},
@@ -161,7 +164,7 @@ func TestRenderRefusesValuesBeyondTheirBounds(t *testing.T) {
 		if c.props == "credhub.timeout" {
 			props = strings.Replace(minimalProps(""), "credhub:\n", "credhub:\n  timeout: 1000h\n", 1)
 		}
-		_, err := renderJob(t, "credhub-perf", props, instanceSpec{})
+		_, err := renderTemplates(t, job, props, instanceSpec{}, []string{"config/validation_properties.yml.erb"})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error with %q", c.props, err, c.want)
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	bireljob "github.com/cloudfoundry/bosh-cli/v7/release/job"
@@ -112,6 +114,14 @@ func renderJob(t testing.TB, name string, propsYAML string, spec instanceSpec) (
 // renderLoadedJob is renderJob for a job read with loadJobFrom.
 func renderLoadedJob(t testing.TB, job *bireljob.Job, propsYAML string, spec instanceSpec) (string, error) {
 	t.Helper()
+	return renderTemplates(t, job, propsYAML, spec, nil)
+}
+
+// renderTemplates renders the job's templates named in only (their paths
+// under templates/), or all of them and monit when only is nil: one Ruby
+// process each, for tests about one or two templates.
+func renderTemplates(t testing.TB, job *bireljob.Job, propsYAML string, spec instanceSpec, only []string) (string, error) {
+	t.Helper()
 	logger := boshlog.NewLogger(boshlog.LevelNone)
 	fs := boshsys.NewOsFileSystem(logger)
 	built := buildProps(t, propsYAML)
@@ -124,11 +134,36 @@ func renderLoadedJob(t testing.TB, job *bireljob.Job, propsYAML string, spec ins
 	}
 	erb := bierbrenderer.NewERBRenderer(fs, boshsys.NewExecCmdRunner(logger), logger)
 	out := t.TempDir()
-	files := map[string]string{"monit": "monit"}
-	for src, dst := range job.Templates {
-		files[filepath.Join("templates", src)] = dst
+	files := map[string]string{}
+	if only == nil {
+		files["monit"] = "monit"
 	}
-	for src, dst := range files {
+	for src, dst := range job.Templates {
+		if only == nil || slices.Contains(only, src) {
+			files[filepath.Join("templates", src)] = dst
+		}
+	}
+	if len(files) != len(only) && only != nil {
+		t.Fatalf("templates %v: the job has %d of them", only, len(files))
+	}
+	// The templates that refuse a job first: a refused job then costs one
+	// or two Ruby processes, not up to all of them in map order.
+	srcs := make([]string, 0, len(files))
+	for src := range files {
+		srcs = append(srcs, src)
+	}
+	slices.SortFunc(srcs, func(a, b string) int {
+		va, vb := strings.Contains(a, "/validation_"), strings.Contains(b, "/validation_")
+		if va != vb {
+			if va {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	for _, src := range srcs {
+		dst := files[src]
 		dstPath := filepath.Join(out, dst)
 		if err := os.MkdirAll(filepath.Dir(dstPath), 0o755); err != nil {
 			t.Fatal(err)
