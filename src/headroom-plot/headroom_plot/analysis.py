@@ -353,17 +353,31 @@ def fit_knee(x: np.ndarray, r: np.ndarray, elasticity: float = 1.0) -> Knee | No
              throughput=None, estimate=None, measured_max=xm, points=len(x))
     if k.b <= 0:
         return k
-    lo, hi = 0.0, k.xmax * (1 - 1e-12)
-    for _ in range(100):  # the elasticity rises monotonically towards xmax
-        mid = 0.5 * (lo + hi)
-        if k.elasticity_at(mid) >= elasticity:
-            hi = mid
-        else:
-            lo = mid
-    k.estimate = hi
+    k.estimate = hi = _knee_bisect(k, elasticity)
     if hi <= xm * 1.0001:
         k.throughput = hi
     return k
+
+
+def _knee_bisect(k: Knee, elasticity: float) -> float:
+    """The throughput where k's elasticity reaches `elasticity`, by bisection (it rises monotonically
+    towards xmax). Knee.elasticity_at in plain floats, the same operations in the same order (so the
+    same bits), and stopped once an iteration leaves (lo, hi) as it was: every further one would too,
+    so the answer is that of the full 100 iterations. The bootstrap runs this a hundred times a run."""
+    a, b, m, p = k.a, k.b, k.xmax, k.p
+    lo, hi = 0.0, m * (1 - 1e-12)
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        slope = b * p * m ** p * (m - mid) ** (-p - 1)
+        if mid * slope / (a + b * (m / (m - mid)) ** p) >= elasticity:
+            if hi == mid:
+                break
+            hi = mid
+        else:
+            if lo == mid:
+                break
+            lo = mid
+    return hi
 
 
 # ---------------------------------------------------------------- SLO
