@@ -271,6 +271,11 @@ MAX_KNEE_POINTS = 64
 _knee_grid_cache: list = [None, None]
 
 
+# The grid's shape, the same for every fit: xmax's steps above the largest throughput, and the powers.
+_KNEE_MSTEPS = np.geomspace(1e-4, 50.0, 300)
+_KNEE_PGRID = np.geomspace(0.25, 8.0, 41)
+
+
 def _knee_grid(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The (xmax, p) grid of fit_knee for throughputs x, flattened, (xmax / (xmax - x))**p for
     every grid point (rows) and step (columns), and its square."""
@@ -278,8 +283,8 @@ def _knee_grid(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nd
     if _knee_grid_cache[0] == key:
         return _knee_grid_cache[1]
     xm = float(x.max())
-    mgrid = xm + xm * np.geomspace(1e-4, 50.0, 300)
-    pgrid = np.geomspace(0.25, 8.0, 41)
+    mgrid = xm + xm * _KNEE_MSTEPS
+    pgrid = _KNEE_PGRID
     mm, pp = (g.ravel() for g in np.meshgrid(mgrid, pgrid))
     # xmax / (xmax - x) once per xmax (not per grid point), then each power: grid point i is
     # (pgrid[i // 300], mgrid[i % 300]), as meshgrid lays them out

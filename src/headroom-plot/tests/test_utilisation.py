@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import subprocess
 
 import numpy as np
@@ -75,6 +76,10 @@ SIM_SRC = os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", 
 
 @pytest.fixture(scope="module")
 def virtual_ramp(tmp_path_factory):
+    """$VIRTUAL_RAMP or virtual-ramp on PATH (make build puts it in bin/, as credhub-perf), else built
+    from this checkout."""
+    if os.environ.get("VIRTUAL_RAMP") or shutil.which("virtual-ramp"):
+        return os.environ.get("VIRTUAL_RAMP") or shutil.which("virtual-ramp")
     out = str(tmp_path_factory.mktemp("bin") / "virtual-ramp")
     subprocess.run(["go", "build", "-o", out, "./cmd/virtual-ramp"], cwd=SIM_SRC, check=True)
     return out
