@@ -15,8 +15,6 @@ of its noise.
 import json
 import subprocess
 
-import pytest
-
 from headroom_plot import cli
 
 PAIRS = 5

@@ -9,7 +9,6 @@ import os
 import subprocess
 
 import numpy as np
-import pytest
 
 from headroom_plot import cli, utilisation
 
