@@ -271,6 +271,11 @@ MAX_KNEE_POINTS = 64
 _knee_grid_cache: list = [None, None]
 
 
+# The grid's shape, the same for every fit: xmax's steps above the largest throughput, and the powers.
+_KNEE_MSTEPS = np.geomspace(1e-4, 50.0, 300)
+_KNEE_PGRID = np.geomspace(0.25, 8.0, 41)
+
+
 def _knee_grid(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The (xmax, p) grid of fit_knee for throughputs x, flattened, (xmax / (xmax - x))**p for
     every grid point (rows) and step (columns), and its square."""
@@ -278,8 +283,8 @@ def _knee_grid(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nd
     if _knee_grid_cache[0] == key:
         return _knee_grid_cache[1]
     xm = float(x.max())
-    mgrid = xm + xm * np.geomspace(1e-4, 50.0, 300)
-    pgrid = np.geomspace(0.25, 8.0, 41)
+    mgrid = xm + xm * _KNEE_MSTEPS
+    pgrid = _KNEE_PGRID
     mm, pp = (g.ravel() for g in np.meshgrid(mgrid, pgrid))
     # xmax / (xmax - x) once per xmax (not per grid point), then each power: grid point i is
     # (pgrid[i // 300], mgrid[i % 300]), as meshgrid lays them out
@@ -353,17 +358,31 @@ def fit_knee(x: np.ndarray, r: np.ndarray, elasticity: float = 1.0) -> Knee | No
              throughput=None, estimate=None, measured_max=xm, points=len(x))
     if k.b <= 0:
         return k
-    lo, hi = 0.0, k.xmax * (1 - 1e-12)
-    for _ in range(100):  # the elasticity rises monotonically towards xmax
-        mid = 0.5 * (lo + hi)
-        if k.elasticity_at(mid) >= elasticity:
-            hi = mid
-        else:
-            lo = mid
-    k.estimate = hi
+    k.estimate = hi = _knee_bisect(k, elasticity)
     if hi <= xm * 1.0001:
         k.throughput = hi
     return k
+
+
+def _knee_bisect(k: Knee, elasticity: float) -> float:
+    """The throughput where k's elasticity reaches `elasticity`, by bisection (it rises monotonically
+    towards xmax). Knee.elasticity_at in plain floats, the same operations in the same order (so the
+    same bits), and stopped once an iteration leaves (lo, hi) as it was: every further one would too,
+    so the answer is that of the full 100 iterations. The bootstrap runs this a hundred times a run."""
+    a, b, m, p = k.a, k.b, k.xmax, k.p
+    lo, hi = 0.0, m * (1 - 1e-12)
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        slope = b * p * m ** p * (m - mid) ** (-p - 1)
+        if mid * slope / (a + b * (m / (m - mid)) ** p) >= elasticity:
+            if hi == mid:
+                break
+            hi = mid
+        else:
+            if lo == mid:
+                break
+            lo = mid
+    return hi
 
 
 # ---------------------------------------------------------------- SLO

@@ -88,9 +88,11 @@ def _set_latency_axis(ax, log: bool, lo_ms: float, hi_ms: float) -> None:
     ax.grid(True, which="major", axis="both", color="#dddddd", linewidth=0.6)
 
 
-def _save(fig, out_dir: str, stem: str, formats: list[str]) -> list[str]:
+def _save(fig, out_dir: str, stem: str, formats: list[str], spills: bool = False) -> list[str]:
+    """spills: the figure's tight box reaches past its canvas (a legend hung outside the axes), so a
+    drawing on the canvas cannot give the PNG: savefig measures without rendering and draws once."""
     paths = []
-    layout = _Layout(fig, "png" in formats)
+    layout = _Layout(fig, "png" in formats and not spills)
     for fmt in formats:
         p = os.path.join(out_dir, f"{stem}.{fmt}")
         # to a temporary name, renamed when complete: no truncated image on a full disk or Ctrl-C
@@ -156,7 +158,7 @@ def _write_image(layout: _Layout, path: str, fmt: str) -> None:
     if fmt == "png" and layout.png is not None:
         matplotlib.image.imsave(path, layout.png, format="png", origin="upper", dpi=fig.dpi, **png)
     elif fmt == "png":
-        fig.savefig(path, format="png", bbox_inches=layout.bbox, **png)
+        fig.savefig(path, format="png", bbox_inches="tight" if layout.bbox is None else layout.bbox, **png)
     elif fmt == "svg" and layout.bbox is not None:
         fig.savefig(path, format="svg", bbox_inches=layout.svg_bbox())
     else:  # no drawing laid out yet, or a PDF (measured its own way): savefig measures and draws
@@ -259,7 +261,7 @@ def headroom(run: Run, opts: Options, out_dir: str, formats: list[str], title: s
     _time_strip(axs, run, show_errors=True)
     axc.text(0, 1.0, textwrap.fill(_caption(run, opts), 160), va="top", ha="left", fontsize=9,
              color="#333333", transform=axc.transAxes)
-    return _save(fig, out_dir, f"headroom-{run.slug}", formats)
+    return _save(fig, out_dir, f"headroom-{run.slug}", formats, spills=True)
 
 
 PEAK_COLOR = "#8c564b"  # brown: apart from the percentiles', the SLO's and the confirmation's colours

@@ -9,6 +9,10 @@ import subprocess
 
 import pytest
 
+# One BLAS thread: the suite runs beside others on two cores, where OpenBLAS's second thread spins
+# waiting for work and burns CPU for no speed-up on these small products (set before numpy loads).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 OURS13 = ("start-time,response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,"
           "status-code,offset,concurrency,rate,sched-lag,error")
 OURS = OURS13 + ",request"
@@ -116,3 +120,17 @@ def credhub_perf(tmp_path_factory):
     os.environ["CREDHUB_PERF"] = out
     yield out
     del os.environ["CREDHUB_PERF"]
+
+
+CREDHUB_SIM_SRC = os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "credhub-sim")
+
+
+@pytest.fixture(scope="session")
+def virtual_ramp(tmp_path_factory):
+    """credhub-sim's virtual-ramp: $VIRTUAL_RAMP or virtual-ramp on PATH (make build puts it in bin/, beside
+    credhub-perf), else built from this checkout once for the session."""
+    if os.environ.get("VIRTUAL_RAMP") or shutil.which("virtual-ramp"):
+        return os.environ.get("VIRTUAL_RAMP") or shutil.which("virtual-ramp")
+    out = str(tmp_path_factory.mktemp("bin") / "virtual-ramp")
+    subprocess.run(["go", "build", "-o", out, "./cmd/virtual-ramp"], cwd=CREDHUB_SIM_SRC, check=True)
+    return out

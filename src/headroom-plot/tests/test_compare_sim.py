@@ -13,22 +13,11 @@ of the steps within the SLO, so a side with more of them would be read a little 
 of its noise.
 """
 import json
-import os
 import subprocess
-
-import pytest
 
 from headroom_plot import cli
 
-SIM_SRC = os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "credhub-sim")
 PAIRS = 5
-
-
-@pytest.fixture(scope="module")
-def virtual_ramp(tmp_path_factory):
-    out = str(tmp_path_factory.mktemp("bin") / "virtual-ramp")
-    subprocess.run(["go", "build", "-o", out, "./cmd/virtual-ramp"], cwd=SIM_SRC, check=True)
-    return out
 
 
 def _ramp(binary, out, service, seed, label):

@@ -102,12 +102,10 @@ def test_utilisation_figure_shows_the_machine(tmp):
 # (virtual-ramp -shared-cores 1), as CredHub 2.15 and PostgreSQL pinned to one core were measured: each
 # alone well under the core, together all of it. credhub-perf attributes the samples' machine columns and
 # judges the run; the figure draws the machine.
-SIM_SRC = os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "credhub-sim")
 
 
-def test_shared_core_end_to_end(tmp, credhub_perf):
-    vr = str(tmp / "virtual-ramp")
-    subprocess.run(["go", "build", "-o", vr, "./cmd/virtual-ramp"], cwd=SIM_SRC, check=True)
+def test_shared_core_end_to_end(tmp, credhub_perf, virtual_ramp):
+    vr = virtual_ramp
     d = str(tmp / "run")
     subprocess.run([vr, "-out", d, "-workers", "1", "-cores", "2", "-service-time", "7ms", "-service-dist", "fixed",
                     "-db-capacity", "400", "-shared-cores", "1", "-concurrency", "1,2,4,8", "-step-duration", "3s",

@@ -9,7 +9,6 @@ import os
 import subprocess
 
 import numpy as np
-import pytest
 
 from headroom_plot import cli, utilisation
 
@@ -70,16 +69,6 @@ def test_ceiling_by_the_utilisation_law():
 # (100 req/s each) behind a database of 300 req/s, ramps at 1, 2, 4 and 8 instances written by
 # virtual-ramp with the model's utilisation per step. credhub-perf attributes the samples and judges
 # each run; headroom-plot reports the verdicts and refuses a target above the database's ceiling.
-SIM_SRC = os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "credhub-sim")
-
-
-@pytest.fixture(scope="module")
-def virtual_ramp(tmp_path_factory):
-    out = str(tmp_path_factory.mktemp("bin") / "virtual-ramp")
-    subprocess.run(["go", "build", "-o", out, "./cmd/virtual-ramp"], cwd=SIM_SRC, check=True)
-    return out
-
-
 def _study_run(root, n, virtual_ramp, credhub_perf):
     d = os.path.join(root, f"{n}-instances")
     conc = ",".join(str(c) for c in (1, n, 2 * n, 3 * n + 2, 4 * n + 4, 6 * n + 8))

@@ -11,7 +11,7 @@ from headroom_plot import cli, workload
 from headroom_plot.csvread import InputError
 
 import synth
-from test_utilisation import _study_run, virtual_ramp  # noqa: F401 (a fixture)
+from test_utilisation import _study_run
 
 
 def _workload(path, peak=200, **extra):
