@@ -1,6 +1,9 @@
 package results
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // An open-loop step that met the SLO counts even when the tester was
 // short of CPU, as long as it kept its schedule. A tester short of CPU
@@ -31,10 +34,19 @@ func (st SummaryStep) HeldDespiteTester() bool {
 		LateSchedule(st.SchedLagMeanS, st.SchedLagMaxS, st.MeanS, "") == ""
 }
 
+// HeldDespiteTesterCleared: the step was tester-bound by the tester's
+// verdict and counts as HeldDespiteTester (its note in host_busy).
+func (st SummaryStep) HeldDespiteTesterCleared() bool {
+	return !st.TesterBound && strings.Contains(st.HostBusy, heldNoteTail)
+}
+
+// heldNoteTail ends every HeldDespiteTesterNote.
+const heldNoteTail = "a tester short of CPU only adds latency, so the step counts"
+
 // HeldDespiteTesterNote says why such a step counts, naming the tester's
 // bound (its reason).
 func HeldDespiteTesterNote(reason string) string {
-	return fmt.Sprintf("the tester was short of CPU (%s), but open arrivals held the SLO at this rate with the schedule kept; a tester short of CPU only adds latency, so the step counts", reason)
+	return fmt.Sprintf("the tester was short of CPU (%s), but open arrivals held the SLO at this rate with the schedule kept; %s", reason, heldNoteTail)
 }
 
 // clearHeldTesterBounds counts the steps HeldDespiteTester: no longer

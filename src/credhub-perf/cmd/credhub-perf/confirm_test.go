@@ -171,7 +171,7 @@ var firstStepSim = []string{"-workers", "1", "-cores", "1", "-service-time", "1m
 // capacity found: that one step, or why the machine disturbed the run.
 func firstConfirmationStep(t *testing.T) (results.SummaryStep, string) {
 	s := startSim(t, "", firstStepSim...)
-	cfg := writeConfig(t, s.URL, `steps: {min_concurrency: 1, max_concurrency: 6, step: 1, duration: 2s, warmup: 300ms}
+	cfg := writeConfig(t, s.URL, `steps: {min_concurrency: 1, max_concurrency: 6, step: 1, duration: 3s, warmup: 300ms}
 slo: {percentile: 95, latency: 5ms}`)
 	r := perf(t, "run", "--config", cfg, "--scenarios", "get", "--confirm.fractions", "0.5", "--confirm.refine", "0", "--confirm.duration", "4s")
 	if r.code != 0 {

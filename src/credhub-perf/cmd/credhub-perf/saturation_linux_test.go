@@ -155,9 +155,15 @@ func TestTesterSaturationFlagged(t *testing.T) {
 	waitSpinning(t, testerCPU)
 	busy, _ := run("hogged")
 	for i, st := range busy.Steps {
-		// The hog shares the tester's core: the tester waits for it.
-		if !st.TesterBound || !strings.Contains(st.TesterBoundReason, "host CPU") || st.TesterWait != nil && !strings.Contains(st.TesterBoundReason, "waited") {
-			t.Errorf("hogged run: step %d not tester-bound: host CPU %v, %q", i, deref(st.HostCPU), st.TesterBoundReason)
+		// The hog shares the tester's core: the tester waits for it. An
+		// open-loop step that still met the SLO on schedule counts, the
+		// tester's verdict kept in host_busy (results/heldtester.go).
+		reason := st.TesterBoundReason
+		if !st.TesterBound && st.HeldDespiteTesterCleared() {
+			reason = st.HostBusy
+		}
+		if !strings.Contains(reason, "host CPU") || st.TesterWait != nil && !strings.Contains(reason, "waited") {
+			t.Errorf("hogged run: step %d not tester-bound: host CPU %v, %q", i, deref(st.HostCPU), reason)
 		}
 	}
 	if busy.MaxThroughputAtSLO != nil {
