@@ -42,10 +42,16 @@ func TestDemoFigureToSizeWith(t *testing.T) {
 		f := *sum.SizeWith
 		// Long steps on the warm target, each 12 s: six of its pauses.
 		lo, hi := math.Round(f/1.15), math.Round(f/0.85)
+		// Workers enough for a pause's backlog: a capped tester sends late
+		// and measures its own queue.
 		long, out := demoRun(t, s, "--steps.rates", fmt.Sprintf("%g,%g", lo, hi), "--steps.duration", "12s",
-			"--warmup.run", "1s", "--confirm.open_loop=false")
+			"--warmup.run", "1s", "--confirm.open_loop=false", "--steps.max_concurrency", "500")
 		if busy := before.othersSince(t, s); busy != "" {
 			return busy
+		}
+		// A step held to the SLO only if the tester kept its schedule.
+		if late := results.LateSchedule(long.Steps[0].SchedLagMeanS, long.Steps[0].SchedLagMaxS, long.Steps[0].MeanS, "steps.max_concurrency"); late != "" {
+			return fmt.Sprintf("long step at %g req/s: %s", lo, late)
 		}
 		t.Logf("%s; long open-loop steps: p95 %.1f ms at %g req/s, %.1f ms at %g; the model holds %g",
 			sum.Headline, 1000*long.Steps[0].SLOPercentileS, lo, 1000*long.Steps[1].SLOPercentileS, hi, model)
