@@ -10,7 +10,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/credhub-perf/credhub-perf/cpuload"
 	"github.com/credhub-perf/credhub-perf/load/loadtest"
 	"github.com/credhub-perf/credhub-perf/results"
 )
@@ -31,7 +33,7 @@ func TestDemoFigureToSizeWith(t *testing.T) {
 	model := openArrivalsHold(t, flags)
 	loadtest.OnQuietMachine(t, func() string {
 		s := startSim(t, "", append([]string{"-workers", "4"}, flags...)...)
-		before := takeMachine(t, s)
+		before := takeMachine(s)
 		sum, out := demoRun(t, s, "--steps.max_concurrency", "48", "--steps.step", "6")
 		if busy := before.othersSince(t, s); busy != "" {
 			return busy
@@ -135,17 +137,11 @@ func openArrivalsHold(t *testing.T, flags []string) float64 {
 // processes used (the target and finished credhub-perf runs), in ticks.
 type machineSample struct{ busy, total, ours uint64 }
 
-func takeMachine(t *testing.T, s *sim) machineSample {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f [10]uint64
-	fields := strings.Fields(strings.SplitN(string(b), "\n", 2)[0])[1:]
-	for i := 0; i < len(f) && i < len(fields); i++ {
-		f[i], _ = strconv.ParseUint(fields[i], 10, 64)
-	}
-	m := machineSample{busy: f[0] + f[1] + f[2] + f[5] + f[6] + f[7], total: f[0] + f[1] + f[2] + f[3] + f[4] + f[5] + f[6] + f[7]}
+func takeMachine(s *sim) machineSample {
+	// The CPUs this test may use, as the tester reads them; steal is
+	// other work too.
+	h := cpuload.Take(time.Now()).Host
+	m := machineSample{busy: h.Busy + h.Steal, total: h.Total}
 	if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid)); err == nil {
 		p := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+2:]))
 		ut, _ := strconv.ParseUint(p[11], 10, 64)
@@ -163,7 +159,7 @@ func takeMachine(t *testing.T, s *sim) machineSample {
 // othersSince is why the machine was busy with other work than this
 // test's processes since m (past 10 % of its CPUs), or "".
 func (m machineSample) othersSince(t *testing.T, s *sim) string {
-	now := takeMachine(t, s)
+	now := takeMachine(s)
 	total := float64(now.total - m.total)
 	others := (float64(now.busy-m.busy) - float64(now.ours-m.ours)) / total
 	if total > 0 && others > 0.10 {
